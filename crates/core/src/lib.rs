@@ -1,0 +1,3 @@
+pub mod queue;
+pub mod rng;
+pub mod time;

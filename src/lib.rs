@@ -1,0 +1,2 @@
+//! retrystorm: see the core crate.
+pub use retrystorm_core::*;

@@ -1,0 +1,145 @@
+//! Backoff between attempts: the delay before retry number `n`.
+//!
+//! Formulas from the AWS Architecture Blog, "Exponential Backoff And Jitter" (Marc Brooker, 2015),
+//! in the convention of the article this project grew from: `n` counts retries already made, so
+//! `n = 0` before the first retry, and `d = min(cap, base * multiplier^(n + first_exponent))`.
+//!
+//! - `none`:         `d`
+//! - `full`:         `U(0, d)`
+//! - `equal`:        `d/2 + U(0, d/2)`
+//! - `decorrelated`: `min(cap, U(base, 3 * previous))`, `previous` starting at `base` and then the
+//!   last delay drawn (its own sequence, independent of `n` and `multiplier`).
+//!
+//! `first_exponent = 1` reproduces the blog's simulator, which counts retries from 1 (its first
+//! window is `2 * base`).
+
+use crate::rng::Stream;
+use crate::time::Duration;
+use serde::{Deserialize, Serialize};
+
+/// How the delay grows with the retry count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackoffKind {
+    /// Retry at once (no delay, jitter ignored).
+    Immediate,
+    /// `base` every time (jitter applies to it).
+    Constant,
+    /// `base * multiplier^n`, capped.
+    Exponential,
+}
+
+/// How randomness spreads the delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Jitter {
+    None,
+    Full,
+    Equal,
+    Decorrelated,
+}
+
+/// A fully specified backoff policy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Backoff {
+    pub kind: BackoffKind,
+    pub jitter: Jitter,
+    pub base: Duration,
+    pub cap: Duration,
+    pub multiplier: f64,
+    pub first_exponent: u32,
+}
+
+impl Backoff {
+    /// The un-jittered window `d` before retry `n`.
+    pub fn window(&self, n: u32) -> Duration {
+        match self.kind {
+            BackoffKind::Immediate => Duration::ZERO,
+            BackoffKind::Constant => self.base.min(self.cap),
+            BackoffKind::Exponential => {
+                let e = n.saturating_add(self.first_exponent).min(1024) as i32;
+                let d = self.base.0 as f64 * self.multiplier.powi(e);
+                if d >= self.cap.0 as f64 { self.cap } else { Duration::from_nanos_f64(d) }
+            }
+        }
+    }
+
+    /// The delay before retry `n`. `previous` is the last delay drawn for this intent (for
+    /// decorrelated jitter; pass `None` before the first retry).
+    pub fn delay(&self, n: u32, previous: Option<Duration>, s: &mut Stream) -> Duration {
+        if self.kind == BackoffKind::Immediate {
+            return Duration::ZERO;
+        }
+        match self.jitter {
+            Jitter::None => self.window(n),
+            Jitter::Full => Duration(s.range_u64(0, self.window(n).0)),
+            Jitter::Equal => {
+                let d = self.window(n).0;
+                let half = d / 2;
+                Duration(d - half + s.range_u64(0, half))
+            }
+            Jitter::Decorrelated => {
+                let prev = previous.unwrap_or(self.base).0;
+                let hi = prev.saturating_mul(3).max(self.base.0);
+                Duration(s.range_u64(self.base.0, hi).min(self.cap.0))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Purpose;
+
+    fn policy(jitter: Jitter) -> Backoff {
+        Backoff {
+            kind: BackoffKind::Exponential,
+            jitter,
+            base: Duration::from_millis(100),
+            cap: Duration::from_secs(10),
+            multiplier: 2.0,
+            first_exponent: 0,
+        }
+    }
+
+    #[test]
+    fn no_jitter_doubles_to_cap() {
+        let b = policy(Jitter::None);
+        let mut s = Stream::new(1, 1, Purpose::Backoff, 0);
+        let d: Vec<u64> = (0..9).map(|n| b.delay(n, None, &mut s).0 / 1_000_000).collect();
+        assert_eq!(d, vec![100, 200, 400, 800, 1600, 3200, 6400, 10000, 10000]);
+        let blog = Backoff { first_exponent: 1, ..b };
+        assert_eq!(blog.window(0), Duration::from_millis(200));
+    }
+
+    #[test]
+    fn jitter_stays_in_its_window() {
+        let mut s = Stream::new(2, 1, Purpose::Backoff, 0);
+        for n in 0..10 {
+            let d = policy(Jitter::None).window(n);
+            for _ in 0..100 {
+                assert!(policy(Jitter::Full).delay(n, None, &mut s) <= d);
+                let e = policy(Jitter::Equal).delay(n, None, &mut s);
+                assert!(e.0 >= d.0 / 2 && e <= d);
+            }
+        }
+        let b = policy(Jitter::Decorrelated);
+        let mut prev = None;
+        for n in 0..50 {
+            let d = b.delay(n, prev, &mut s);
+            let hi = prev.unwrap_or(b.base).0 * 3;
+            assert!(d >= b.base && d.0 <= hi.min(b.cap.0), "{d:?}");
+            prev = Some(d);
+        }
+    }
+
+    #[test]
+    fn immediate_and_constant() {
+        let mut s = Stream::new(3, 1, Purpose::Backoff, 0);
+        let i = Backoff { kind: BackoffKind::Immediate, ..policy(Jitter::Full) };
+        assert_eq!(i.delay(5, None, &mut s), Duration::ZERO);
+        let c = Backoff { kind: BackoffKind::Constant, ..policy(Jitter::None) };
+        assert_eq!(c.delay(7, None, &mut s), Duration::from_millis(100));
+    }
+}

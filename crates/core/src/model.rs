@@ -1,0 +1,629 @@
+//! The scenario a run simulates: workload, retry policy, network, server and idempotency.
+//!
+//! Every field has a default, so a model file states only what it changes. Field names are a
+//! contract (users' model files and `--set` flags spell them): add, never rename. The reference
+//! with units, defaults and sources is `docs/model.md`. Loading from TOML (with file/line errors)
+//! lives in [`crate::load`]; this module is the typed form and its semantic checks.
+
+use crate::backoff::{Backoff, BackoffKind, Jitter};
+use crate::dist::Dist;
+use crate::time::Duration;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// One scenario, fully resolved (a variant is a `Model` too).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Model {
+    /// Shown in tables and charts.
+    pub name: String,
+    pub description: String,
+    /// The run's seed when the command line gives none.
+    pub seed: u64,
+    /// Simulated time after which the run stops, settled or not.
+    pub horizon: Duration,
+    /// Width of a time-series bucket (arrivals per bucket, the "peak per 10 ms").
+    pub bucket: Duration,
+    /// Stop after this many events (a guard against runs that cannot end).
+    pub max_events: u64,
+    pub workload: Workload,
+    pub retry: Retry,
+    pub network: Network,
+    pub server: Server,
+    pub idempotency: Idempotency,
+}
+
+impl Default for Model {
+    fn default() -> Self {
+        Model {
+            name: "model".into(),
+            description: String::new(),
+            seed: 1,
+            horizon: Duration::from_secs(3600),
+            bucket: Duration::from_millis(10),
+            max_events: 2_000_000_000,
+            workload: Workload::default(),
+            retry: Retry::default(),
+            network: Network::default(),
+            server: Server::default(),
+            idempotency: Idempotency::default(),
+        }
+    }
+}
+
+/// Where intents come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// `clients` intents, all at `start` or spread uniformly over `[start, start + spread)`.
+    Burst,
+    /// Poisson arrivals at `rate`, changed over time by `schedule`.
+    Open,
+    /// `workers` loops that each run intents back to back (with `think` between) until
+    /// `intents` have been started in all.
+    Closed,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Workload {
+    pub kind: WorkloadKind,
+    /// burst: number of clients (one intent each).
+    pub clients: u64,
+    /// burst: when the burst starts.
+    pub start: Duration,
+    /// burst: width of the window the starts are spread over (0 = all at `start`).
+    pub spread: Duration,
+    /// open: arrival rate before the first schedule point.
+    pub rate: Rate,
+    /// open: rate changes over time (steps, ramps, spikes).
+    pub schedule: Vec<RatePoint>,
+    /// closed: concurrent workers.
+    pub workers: u64,
+    /// closed: total intents over all workers; open: optional cap on arrivals (0 = none).
+    pub intents: u64,
+    /// closed: pause between one intent's end and the next one's start.
+    pub think: Dist,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Workload {
+            kind: WorkloadKind::Burst,
+            clients: 1000,
+            start: Duration::ZERO,
+            spread: Duration::ZERO,
+            rate: Rate(100.0),
+            schedule: Vec::new(),
+            workers: 10,
+            intents: 0,
+            think: Dist::default(),
+        }
+    }
+}
+
+/// A point of the open workload's rate schedule: from `at` on the rate is `rate`; with
+/// `ramp = true` the rate moves linearly from the previous point's rate to this one.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatePoint {
+    pub at: Duration,
+    pub rate: Rate,
+    #[serde(default)]
+    pub ramp: bool,
+}
+
+/// Requests per second, written `"80/s"`, `"5/ms"`, `"1200/m"`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate(pub f64);
+
+impl Rate {
+    pub fn parse(text: &str) -> Result<Rate, String> {
+        let (n, unit) = text
+            .split_once('/')
+            .ok_or_else(|| format!("expected a rate like \"80/s\" (per ms, s, m or h), got {text:?}"))?;
+        let n: f64 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("expected a rate like \"80/s\", got {text:?}"))?;
+        let per = match unit.trim() {
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            u => return Err(format!("unknown rate unit {u:?} in {text:?}; allowed: /ms, /s, /m, /h")),
+        };
+        if !n.is_finite() || n < 0.0 {
+            return Err(format!("a rate must be finite and >= 0, got {text:?}"));
+        }
+        Ok(Rate(n / per))
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/s", self.0)
+    }
+}
+
+impl Serialize for Rate {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Rate {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Rate::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Which failures a client retries (issue: retryable classes).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Retry {
+    /// Attempts per intent, the first try included (1 = never retry).
+    pub max_attempts: u32,
+    /// Per-attempt timeout; none = wait for the reply however long it takes.
+    pub timeout: Option<Duration>,
+    /// Total time an intent may take across attempts; no retry starts after it.
+    pub deadline: Option<Duration>,
+    pub backoff: BackoffKind,
+    pub jitter: Jitter,
+    pub base: Duration,
+    pub cap: Duration,
+    pub multiplier: f64,
+    /// Exponent of the first retry's window: 0 as in the article, 1 as in the AWS blog's simulator.
+    pub first_exponent: u32,
+    /// Probability that the client process restarts before a retry (see `idempotency.persist_key`).
+    pub restart_probability: f64,
+}
+
+impl Default for Retry {
+    fn default() -> Self {
+        Retry {
+            max_attempts: 3,
+            timeout: None,
+            deadline: None,
+            backoff: BackoffKind::Exponential,
+            jitter: Jitter::Full,
+            base: Duration::from_millis(100),
+            cap: Duration::from_secs(20),
+            multiplier: 2.0,
+            first_exponent: 0,
+            restart_probability: 0.0,
+        }
+    }
+}
+
+impl Retry {
+    pub fn backoff(&self) -> Backoff {
+        Backoff {
+            kind: self.backoff,
+            jitter: self.jitter,
+            base: self.base,
+            cap: self.cap,
+            multiplier: self.multiplier,
+            first_exponent: self.first_exponent,
+        }
+    }
+}
+
+/// How a client learns that its request was lost before reaching the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossNotice {
+    /// At once, as a connection error (the article's `throw` before `fetch`).
+    Error,
+    /// Only when its per-attempt timeout fires.
+    Timeout,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Network {
+    /// One-way latency, both directions, unless a direction is given on its own.
+    pub latency: Dist,
+    pub request_latency: Option<Dist>,
+    pub response_latency: Option<Dist>,
+    /// Probability a request never reaches the server.
+    pub request_loss: f64,
+    pub loss_notice: LossNotice,
+    /// Probability a reply never reaches the client (the effect ran).
+    pub response_loss: f64,
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network {
+            latency: Dist::default(),
+            request_latency: None,
+            response_latency: None,
+            request_loss: 0.0,
+            loss_notice: LossNotice::Timeout,
+            response_loss: 0.0,
+        }
+    }
+}
+
+impl Network {
+    pub fn request_latency(&self) -> Dist {
+        self.request_latency.unwrap_or(self.latency)
+    }
+    pub fn response_latency(&self) -> Dist {
+        self.response_latency.unwrap_or(self.latency)
+    }
+}
+
+/// When the server fails an attempt.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FailMode {
+    Never,
+    /// Every attempt fails at once, without service (the article's pure-scheduling model).
+    Always,
+    /// Each served attempt fails with this probability (after its service time).
+    Probability(f64),
+}
+
+impl Serialize for FailMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            FailMode::Never => s.serialize_str("never"),
+            FailMode::Always => s.serialize_str("always"),
+            FailMode::Probability(p) => s.serialize_f64(*p),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FailMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = FailMode;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"never\", \"always\" or a probability in [0, 1]")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<FailMode, E> {
+                match s {
+                    "never" => Ok(FailMode::Never),
+                    "always" => Ok(FailMode::Always),
+                    _ => Err(E::custom(format!("expected \"never\", \"always\" or a probability in [0, 1], got {s:?}"))),
+                }
+            }
+            fn visit_f64<E: serde::de::Error>(self, p: f64) -> Result<FailMode, E> {
+                if (0.0..=1.0).contains(&p) {
+                    Ok(FailMode::Probability(p))
+                } else {
+                    Err(E::custom(format!("a failure probability must be in [0, 1], got {p}")))
+                }
+            }
+            fn visit_i64<E: serde::de::Error>(self, p: i64) -> Result<FailMode, E> {
+                self.visit_f64(p as f64)
+            }
+            fn visit_u64<E: serde::de::Error>(self, p: u64) -> Result<FailMode, E> {
+                self.visit_f64(p as f64)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A half-open window of simulated time `[from, to)`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Window {
+    pub from: Duration,
+    pub to: Duration,
+}
+
+/// Order of the server's wait queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Discipline {
+    Fifo,
+    Lifo,
+}
+
+/// Where a crash fault strikes inside the handler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CrashPoint {
+    /// After the effect, before the key record.
+    AfterEffect,
+    /// After the key record, before the effect.
+    AfterKey,
+}
+
+/// A size that may be unlimited: a number or `"unlimited"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit(pub Option<u64>);
+
+impl Serialize for Limit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(n) => s.serialize_u64(n),
+            None => s.serialize_str("unlimited"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Limit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Limit;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a non-negative integer or \"unlimited\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Limit, E> {
+                match s {
+                    "unlimited" | "unbounded" => Ok(Limit(None)),
+                    _ => Err(E::custom(format!("expected a non-negative integer or \"unlimited\", got {s:?}"))),
+                }
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Limit, E> {
+                u64::try_from(n)
+                    .map(|n| Limit(Some(n)))
+                    .map_err(|_| E::custom(format!("expected a non-negative integer or \"unlimited\", got {n}")))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Limit, E> {
+                Ok(Limit(Some(n)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Server {
+    /// Concurrent workers.
+    pub capacity: Limit,
+    /// Requests that may wait for a worker; a full queue rejects at once (503).
+    pub queue: Limit,
+    pub discipline: Discipline,
+    pub service: Dist,
+    pub fail: FailMode,
+    /// Windows in which every arriving request fails at once.
+    pub outages: Vec<Window>,
+    /// Deadline propagation: drop a queued request whose client has already timed out.
+    pub drop_expired: bool,
+    /// Probability that the handler crashes part-way (see `crash_point`, `idempotency.commit`).
+    pub crash_probability: f64,
+    pub crash_point: CrashPoint,
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Server {
+            capacity: Limit(None),
+            queue: Limit(None),
+            discipline: Discipline::Fifo,
+            service: Dist::default(),
+            fail: FailMode::Never,
+            outages: Vec::new(),
+            drop_expired: false,
+            crash_probability: 0.0,
+            crash_point: CrashPoint::AfterEffect,
+        }
+    }
+}
+
+/// How the client chooses idempotency keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyMode {
+    None,
+    /// Chosen once before the first send and reused on every retry (correct).
+    PerIntent,
+    /// A new key inside the retry loop: the bug the article warns about.
+    PerAttempt,
+}
+
+/// The server's dedupe store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StoreMode {
+    None,
+    /// Key recorded before the effect; a concurrent duplicate waits and shares the result.
+    RecordBefore,
+    /// Key recorded before the effect; a concurrent duplicate gets 409 Conflict (IETF draft).
+    RecordBefore409,
+    /// Key recorded only after the effect: concurrent duplicates both run it (the article's bug).
+    RecordAfter,
+}
+
+/// How the effect and the key record are committed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommitMode {
+    /// One transaction: a crash rolls back both.
+    Atomic,
+    EffectThenKey,
+    KeyThenEffect,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Idempotency {
+    pub key: KeyMode,
+    pub store: StoreMode,
+    /// How long a key is remembered; none = forever.
+    pub ttl: Option<Duration>,
+    pub commit: CommitMode,
+    /// On a client restart, keep the key (true, the article's rule 2) or make a new one.
+    pub persist_key: bool,
+}
+
+impl Default for Idempotency {
+    fn default() -> Self {
+        Idempotency {
+            key: KeyMode::None,
+            store: StoreMode::None,
+            ttl: None,
+            commit: CommitMode::Atomic,
+            persist_key: true,
+        }
+    }
+}
+
+/// A semantic error: the dotted field path and what is allowed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invalid {
+    pub path: String,
+    pub message: String,
+}
+
+fn invalid(path: &str, message: impl Into<String>) -> Invalid {
+    Invalid { path: path.to_string(), message: message.into() }
+}
+
+fn probability(path: &str, p: f64) -> Result<(), Invalid> {
+    if p.is_finite() && (0.0..=1.0).contains(&p) {
+        Ok(())
+    } else {
+        Err(invalid(path, format!("must be a probability in [0, 1], got {p}")))
+    }
+}
+
+/// The largest number of intents one run may hold in memory (about 100 bytes each).
+pub const MAX_INTENTS: u64 = 100_000_000;
+
+impl Model {
+    /// Checks what types cannot: ranges, orderings, sizes.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if self.bucket.0 == 0 {
+            return Err(invalid("bucket", "must be a positive duration, e.g. \"10ms\""));
+        }
+        if self.horizon.0 == 0 {
+            return Err(invalid("horizon", "must be a positive duration"));
+        }
+        if self.horizon.0 / self.bucket.0 > 50_000_000 {
+            return Err(invalid(
+                "bucket",
+                format!("horizon / bucket gives {} buckets; at most 50000000 (widen the bucket)", self.horizon.0 / self.bucket.0),
+            ));
+        }
+        if self.max_events == 0 {
+            return Err(invalid("max_events", "must be at least 1"));
+        }
+        let w = &self.workload;
+        match w.kind {
+            WorkloadKind::Burst => {
+                if w.clients == 0 {
+                    return Err(invalid("workload.clients", "must be at least 1"));
+                }
+                if w.clients > MAX_INTENTS {
+                    return Err(invalid(
+                        "workload.clients",
+                        format!(
+                            "{} clients would need about {} MB; the limit is {MAX_INTENTS} clients (about {} MB)",
+                            w.clients,
+                            w.clients.saturating_mul(100) / 1_000_000,
+                            MAX_INTENTS * 100 / 1_000_000
+                        ),
+                    ));
+                }
+            }
+            WorkloadKind::Open => {
+                let rates = std::iter::once(w.rate.0).chain(w.schedule.iter().map(|p| p.rate.0));
+                if rates.clone().all(|r| r == 0.0) {
+                    return Err(invalid("workload.rate", "an open workload needs a rate above zero somewhere, e.g. \"80/s\""));
+                }
+                for (i, pair) in w.schedule.windows(2).enumerate() {
+                    if pair[1].at < pair[0].at {
+                        return Err(invalid(&format!("workload.schedule[{}].at", i + 1), "schedule points must be in time order"));
+                    }
+                }
+            }
+            WorkloadKind::Closed => {
+                if w.workers == 0 {
+                    return Err(invalid("workload.workers", "must be at least 1"));
+                }
+                if w.intents == 0 {
+                    return Err(invalid("workload.intents", "a closed workload needs a total number of intents >= 1"));
+                }
+                if w.intents > MAX_INTENTS {
+                    return Err(invalid("workload.intents", format!("at most {MAX_INTENTS}")));
+                }
+            }
+        }
+        let r = &self.retry;
+        if r.max_attempts == 0 {
+            return Err(invalid("retry.max_attempts", "must be at least 1 (the first try counts)"));
+        }
+        if r.max_attempts > 10_000 {
+            return Err(invalid("retry.max_attempts", "at most 10000"));
+        }
+        if r.timeout == Some(Duration::ZERO) {
+            return Err(invalid("retry.timeout", "must be a positive duration (omit it to wait forever)"));
+        }
+        if !(r.multiplier.is_finite() && r.multiplier >= 1.0) {
+            return Err(invalid("retry.multiplier", format!("must be a finite number >= 1, got {}", r.multiplier)));
+        }
+        if r.backoff != BackoffKind::Immediate && r.cap < r.base {
+            return Err(invalid("retry.cap", format!("must be >= retry.base ({}), got {}", r.base, r.cap)));
+        }
+        if r.jitter == Jitter::Decorrelated && r.base.0 == 0 && r.backoff != BackoffKind::Immediate {
+            return Err(invalid("retry.base", "decorrelated jitter needs a positive base"));
+        }
+        probability("retry.restart_probability", r.restart_probability)?;
+        let n = &self.network;
+        probability("network.request_loss", n.request_loss)?;
+        probability("network.response_loss", n.response_loss)?;
+        let s = &self.server;
+        if s.capacity.0 == Some(0) {
+            return Err(invalid("server.capacity", "must be at least 1 (or \"unlimited\")"));
+        }
+        if let FailMode::Probability(p) = s.fail {
+            probability("server.fail", p)?;
+        }
+        probability("server.crash_probability", s.crash_probability)?;
+        for (i, o) in s.outages.iter().enumerate() {
+            if o.to <= o.from {
+                return Err(invalid(&format!("server.outages[{i}].to"), format!("must be after `from` ({})", o.from)));
+            }
+        }
+        if self.idempotency.ttl == Some(Duration::ZERO) {
+            return Err(invalid("idempotency.ttl", "must be a positive duration (omit it to keep keys forever)"));
+        }
+        Ok(())
+    }
+
+    /// The number of intents a run will start, when it is known in advance.
+    pub fn planned_intents(&self) -> Option<u64> {
+        match self.workload.kind {
+            WorkloadKind::Burst => Some(self.workload.clients),
+            WorkloadKind::Closed => Some(self.workload.intents),
+            WorkloadKind::Open => (self.workload.intents > 0).then_some(self.workload.intents),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_parse() {
+        assert_eq!(Rate::parse("80/s"), Ok(Rate(80.0)));
+        assert_eq!(Rate::parse("5/ms"), Ok(Rate(5000.0)));
+        assert_eq!(Rate::parse("120/m"), Ok(Rate(2.0)));
+        assert!(Rate::parse("80").is_err());
+        assert!(Rate::parse("-1/s").is_err());
+        assert!(Rate::parse("nan/s").is_err());
+    }
+
+    #[test]
+    fn defaults_validate() {
+        Model::default().validate().unwrap();
+    }
+
+    #[test]
+    fn cap_below_base_is_refused() {
+        let mut m = Model::default();
+        m.retry.cap = Duration::from_millis(1);
+        assert_eq!(m.validate().unwrap_err().path, "retry.cap");
+    }
+}

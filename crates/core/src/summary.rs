@@ -1,0 +1,135 @@
+//! What a run reports: the typed form of the JSON contract in `docs/output.md`.
+//!
+//! Field names are read by users' scripts and CI: add fields, never rename them. Durations are
+//! milliseconds as f64 in fields named `*_ms`.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the JSON layout; readers refuse files with a different major number.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Completion-time percentiles, milliseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+/// Why the run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ended {
+    /// Every intent settled and nothing was left in flight.
+    Settled,
+    /// The model's horizon was reached first.
+    Horizon,
+    /// The `max_events` guard stopped it (the summary is partial).
+    MaxEvents,
+}
+
+/// Totals and distributions of one run of one variant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Intents started.
+    pub intents: u64,
+    /// Attempts sent by clients (first tries and retries).
+    pub attempts: u64,
+    pub retries: u64,
+    /// Attempts per intent.
+    pub amplification: f64,
+    /// Intents whose client was told success.
+    pub succeeded: u64,
+    /// Intents whose client gave up.
+    pub failed: u64,
+    /// Intents neither succeeded nor failed when the run stopped.
+    pub unsettled: u64,
+    /// Most server arrivals in one bucket (first attempts and retries).
+    pub peak_arrivals: u64,
+    /// Most retry arrivals in one bucket.
+    pub peak_retries: u64,
+    pub bucket_ms: f64,
+    /// From an intent's first send to its final outcome (settled intents only).
+    pub completion_ms: Percentiles,
+    /// Time of the last arrival at the server.
+    pub last_arrival_ms: f64,
+    /// Intents whose effect was applied 0 times (settled intents only, as all below).
+    pub lost: u64,
+    pub applied_once: u64,
+    /// Applied two or more times.
+    pub duplicated: u64,
+    /// The client was told success but the effect never happened.
+    pub phantom: u64,
+    /// The client gave up but the effect was applied.
+    pub false_failures: u64,
+    /// Total times an effect ran.
+    pub effects: u64,
+    /// Attempts that reached the server.
+    pub arrivals: u64,
+    pub timeouts: u64,
+    /// Replies that came after their attempt had timed out or been superseded.
+    pub late_responses: u64,
+    pub requests_lost: u64,
+    pub responses_lost: u64,
+    /// Rejected at once: full queue (503) or outage.
+    pub rejected: u64,
+    /// Dropped from the queue because their client had already given up (deadline propagation).
+    pub dropped_expired: u64,
+    /// 409 answers to a concurrent duplicate (record-before-409).
+    pub conflicts: u64,
+    /// Duplicates answered from the dedupe store.
+    pub replayed: u64,
+    pub crashes: u64,
+    /// Server busy time, and the part of it spent on attempts whose client had given up.
+    pub work_ms: f64,
+    pub wasted_work_ms: f64,
+    pub wasted_share: f64,
+    /// Mean wait in the queue of served requests, and time-averaged queue length and busy workers.
+    pub mean_wait_ms: f64,
+    pub mean_queue_len: f64,
+    pub mean_busy: f64,
+    /// Simulated time when the run stopped, why, and how many events it processed.
+    pub end_ms: f64,
+    pub ended: Ended,
+    pub events: u64,
+}
+
+/// Per-bucket time series, all of the same length; bucket `i` covers
+/// `[i * bucket_ms, (i + 1) * bucket_ms)`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    pub bucket_ms: f64,
+    /// First attempts arriving at the server.
+    pub first: Vec<u32>,
+    /// Retries arriving at the server.
+    pub retries: Vec<u32>,
+    /// Intents that succeeded (goodput), counted when the client learns it.
+    pub succeeded: Vec<u32>,
+    /// Time-averaged queue length.
+    pub queue_len: Vec<f32>,
+    /// Time-averaged busy workers.
+    pub busy: Vec<f32>,
+}
+
+/// One variant's result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VariantResult {
+    pub name: String,
+    pub summary: Summary,
+    pub series: Series,
+    /// Completion-time CDF points `(ms, fraction)`, for charts.
+    pub completion_cdf: Vec<(f64, f64)>,
+}
+
+/// The whole output of `run` or `compare`: what `--json` writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    pub schema_version: u32,
+    /// The model's name.
+    pub model: String,
+    pub seed: u64,
+    pub variants: Vec<VariantResult>,
+}

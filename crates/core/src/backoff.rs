@@ -59,7 +59,11 @@ impl Backoff {
             BackoffKind::Exponential => {
                 let e = n.saturating_add(self.first_exponent).min(1024) as i32;
                 let d = self.base.0 as f64 * self.multiplier.powi(e);
-                if d >= self.cap.0 as f64 { self.cap } else { Duration::from_nanos_f64(d) }
+                if d >= self.cap.0 as f64 {
+                    self.cap
+                } else {
+                    Duration::from_nanos_f64(d)
+                }
             }
         }
     }
@@ -107,9 +111,14 @@ mod tests {
     fn no_jitter_doubles_to_cap() {
         let b = policy(Jitter::None);
         let mut s = Stream::new(1, 1, Purpose::Backoff, 0);
-        let d: Vec<u64> = (0..9).map(|n| b.delay(n, None, &mut s).0 / 1_000_000).collect();
+        let d: Vec<u64> = (0..9)
+            .map(|n| b.delay(n, None, &mut s).0 / 1_000_000)
+            .collect();
         assert_eq!(d, vec![100, 200, 400, 800, 1600, 3200, 6400, 10000, 10000]);
-        let blog = Backoff { first_exponent: 1, ..b };
+        let blog = Backoff {
+            first_exponent: 1,
+            ..b
+        };
         assert_eq!(blog.window(0), Duration::from_millis(200));
     }
 
@@ -137,9 +146,15 @@ mod tests {
     #[test]
     fn immediate_and_constant() {
         let mut s = Stream::new(3, 1, Purpose::Backoff, 0);
-        let i = Backoff { kind: BackoffKind::Immediate, ..policy(Jitter::Full) };
+        let i = Backoff {
+            kind: BackoffKind::Immediate,
+            ..policy(Jitter::Full)
+        };
         assert_eq!(i.delay(5, None, &mut s), Duration::ZERO);
-        let c = Backoff { kind: BackoffKind::Constant, ..policy(Jitter::None) };
+        let c = Backoff {
+            kind: BackoffKind::Constant,
+            ..policy(Jitter::None)
+        };
         assert_eq!(c.delay(7, None, &mut s), Duration::from_millis(100));
     }
 }

@@ -13,12 +13,23 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Dist {
     Constant(Duration),
-    Uniform { min: Duration, max: Duration },
-    Exponential { mean: Duration },
+    Uniform {
+        min: Duration,
+        max: Duration,
+    },
+    Exponential {
+        mean: Duration,
+    },
     /// Log-normal with the given mean; `sigma` is the standard deviation of ln(X).
-    Lognormal { mean: Duration, sigma: f64 },
+    Lognormal {
+        mean: Duration,
+        sigma: f64,
+    },
     /// |N(mean, sd)|.
-    Normal { mean: Duration, sd: Duration },
+    Normal {
+        mean: Duration,
+        sd: Duration,
+    },
 }
 
 impl Default for Dist {
@@ -64,7 +75,8 @@ impl Dist {
                     return m;
                 }
                 let z = m / s;
-                s * (2.0 / std::f64::consts::PI).sqrt() * (-z * z / 2.0).exp() + m * erf(z / std::f64::consts::SQRT_2)
+                s * (2.0 / std::f64::consts::PI).sqrt() * (-z * z / 2.0).exp()
+                    + m * erf(z / std::f64::consts::SQRT_2)
             }
         }
     }
@@ -83,14 +95,19 @@ impl Dist {
             .ok_or_else(|| format!("missing ')' in {text:?}; a distribution is {FORMS}"))?;
         let args: Vec<&str> = args.split(',').map(str::trim).collect();
         let dur = |i: usize| -> Result<Duration, String> {
-            let a = args.get(i).ok_or_else(|| format!("{name}(...) needs more arguments in {text:?}"))?;
+            let a = args
+                .get(i)
+                .ok_or_else(|| format!("{name}(...) needs more arguments in {text:?}"))?;
             Duration::parse(a).map_err(|e| format!("in {text:?}: {e}"))
         };
         let want = |n: usize| -> Result<(), String> {
             if args.len() == n {
                 Ok(())
             } else {
-                Err(format!("{name}(...) takes {n} argument(s), got {} in {text:?}", args.len()))
+                Err(format!(
+                    "{name}(...) takes {n} argument(s), got {} in {text:?}",
+                    args.len()
+                ))
             }
         };
         let d = match name.as_str() {
@@ -112,19 +129,34 @@ impl Dist {
             }
             "lognormal" => {
                 want(2)?;
-                let sigma: f64 = args[1]
-                    .parse()
-                    .map_err(|_| format!("lognormal(MEAN, SIGMA): SIGMA must be a number, got {:?}", args[1]))?;
+                let sigma: f64 = args[1].parse().map_err(|_| {
+                    format!(
+                        "lognormal(MEAN, SIGMA): SIGMA must be a number, got {:?}",
+                        args[1]
+                    )
+                })?;
                 if !sigma.is_finite() || sigma < 0.0 {
-                    return Err(format!("lognormal(MEAN, SIGMA): SIGMA must be finite and >= 0, got {sigma}"));
+                    return Err(format!(
+                        "lognormal(MEAN, SIGMA): SIGMA must be finite and >= 0, got {sigma}"
+                    ));
                 }
-                Dist::Lognormal { mean: dur(0)?, sigma }
+                Dist::Lognormal {
+                    mean: dur(0)?,
+                    sigma,
+                }
             }
             "normal" => {
                 want(2)?;
-                Dist::Normal { mean: dur(0)?, sd: dur(1)? }
+                Dist::Normal {
+                    mean: dur(0)?,
+                    sd: dur(1)?,
+                }
             }
-            other => return Err(format!("unknown distribution {other:?}; a distribution is {FORMS}")),
+            other => {
+                return Err(format!(
+                    "unknown distribution {other:?}; a distribution is {FORMS}"
+                ));
+            }
         };
         Ok(d)
     }
@@ -134,7 +166,8 @@ impl Dist {
 fn erf(x: f64) -> f64 {
     let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
     let y = 1.0
-        - (((((1.061_405_429 * t - 1.453_152_027) * t) + 1.421_413_741) * t - 0.284_496_736) * t + 0.254_829_592)
+        - (((((1.061_405_429 * t - 1.453_152_027) * t) + 1.421_413_741) * t - 0.284_496_736) * t
+            + 0.254_829_592)
             * t
             * (-x * x).exp();
     if x >= 0.0 { y } else { -y }
@@ -184,16 +217,24 @@ impl<'de> serde::Deserialize<'de> for Dist {
                 if n == 0 {
                     Ok(Dist::Constant(Duration::ZERO))
                 } else {
-                    Err(E::custom(format!("expected {FORMS}, got the bare number {n} (add a unit)")))
+                    Err(E::custom(format!(
+                        "expected {FORMS}, got the bare number {n} (add a unit)"
+                    )))
                 }
             }
             fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<Dist, E> {
-                Err(E::custom(format!("expected {FORMS}, got the bare number {n} (add a unit)")))
+                Err(E::custom(format!(
+                    "expected {FORMS}, got the bare number {n} (add a unit)"
+                )))
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Dist, A::Error> {
                 use serde::de::Error;
-                let t = <Table as serde::Deserialize>::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-                let need = |o: Option<Duration>, k: &str| o.ok_or_else(|| A::Error::custom(format!("dist = {:?} needs `{k}`", t.dist)));
+                let t = <Table as serde::Deserialize>::deserialize(
+                    serde::de::value::MapAccessDeserializer::new(map),
+                )?;
+                let need = |o: Option<Duration>, k: &str| {
+                    o.ok_or_else(|| A::Error::custom(format!("dist = {:?} needs `{k}`", t.dist)))
+                };
                 Ok(match t.dist.as_str() {
                     "constant" => Dist::Constant(need(t.value, "value")?),
                     "uniform" => {
@@ -203,19 +244,31 @@ impl<'de> serde::Deserialize<'de> for Dist {
                         }
                         Dist::Uniform { min, max }
                     }
-                    "exp" | "exponential" => Dist::Exponential { mean: need(t.mean, "mean")? },
+                    "exp" | "exponential" => Dist::Exponential {
+                        mean: need(t.mean, "mean")?,
+                    },
                     "lognormal" => {
-                        let sigma = t.sigma.ok_or_else(|| A::Error::custom("dist = \"lognormal\" needs `sigma`"))?;
+                        let sigma = t.sigma.ok_or_else(|| {
+                            A::Error::custom("dist = \"lognormal\" needs `sigma`")
+                        })?;
                         if !sigma.is_finite() || sigma < 0.0 {
-                            return Err(A::Error::custom("lognormal sigma must be finite and >= 0"));
+                            return Err(A::Error::custom(
+                                "lognormal sigma must be finite and >= 0",
+                            ));
                         }
-                        Dist::Lognormal { mean: need(t.mean, "mean")?, sigma }
+                        Dist::Lognormal {
+                            mean: need(t.mean, "mean")?,
+                            sigma,
+                        }
                     }
-                    "normal" => Dist::Normal { mean: need(t.mean, "mean")?, sd: need(t.sd, "sd")? },
+                    "normal" => Dist::Normal {
+                        mean: need(t.mean, "mean")?,
+                        sd: need(t.sd, "sd")?,
+                    },
                     other => {
                         return Err(A::Error::custom(format!(
                             "unknown dist {other:?}; allowed: constant, uniform, exponential, lognormal, normal"
-                        )))
+                        )));
                     }
                 })
             }
@@ -231,28 +284,55 @@ mod tests {
 
     #[test]
     fn parses_forms() {
-        assert_eq!(Dist::parse("10ms"), Ok(Dist::Constant(Duration::from_millis(10))));
+        assert_eq!(
+            Dist::parse("10ms"),
+            Ok(Dist::Constant(Duration::from_millis(10)))
+        );
         assert_eq!(
             Dist::parse("uniform(0ms, 60ms)"),
-            Ok(Dist::Uniform { min: Duration::ZERO, max: Duration::from_millis(60) })
+            Ok(Dist::Uniform {
+                min: Duration::ZERO,
+                max: Duration::from_millis(60)
+            })
         );
-        assert_eq!(Dist::parse("exp(5ms)"), Ok(Dist::Exponential { mean: Duration::from_millis(5) }));
+        assert_eq!(
+            Dist::parse("exp(5ms)"),
+            Ok(Dist::Exponential {
+                mean: Duration::from_millis(5)
+            })
+        );
         assert!(Dist::parse("uniform(60ms, 0ms)").is_err());
         assert!(Dist::parse("gamma(1ms)").is_err());
         assert!(Dist::parse("lognormal(1ms, -1)").is_err());
-        for s in ["uniform(1ms, 2ms)", "exp(3ms)", "lognormal(10ms, 0.5)", "normal(10ms, 2ms)", "7us"] {
+        for s in [
+            "uniform(1ms, 2ms)",
+            "exp(3ms)",
+            "lognormal(10ms, 0.5)",
+            "normal(10ms, 2ms)",
+            "7us",
+        ] {
             assert_eq!(Dist::parse(s).unwrap().to_string(), s);
         }
     }
 
     #[test]
     fn sample_means_match() {
-        for d in ["uniform(0ms, 60ms)", "exp(10ms)", "lognormal(10ms, 0.5)", "normal(10ms, 2ms)", "normal(1ms, 2ms)"] {
+        for d in [
+            "uniform(0ms, 60ms)",
+            "exp(10ms)",
+            "lognormal(10ms, 0.5)",
+            "normal(10ms, 2ms)",
+            "normal(1ms, 2ms)",
+        ] {
             let d = Dist::parse(d).unwrap();
             let mut s = Stream::new(5, 0, Purpose::Service, 0);
             let n = 200_000;
             let mean = (0..n).map(|_| d.sample(&mut s).0 as f64).sum::<f64>() / n as f64;
-            assert!((mean / d.mean_ns() - 1.0).abs() < 0.01, "{d}: {mean} vs {}", d.mean_ns());
+            assert!(
+                (mean / d.mean_ns() - 1.0).abs() < 0.01,
+                "{d}: {mean} vs {}",
+                d.mean_ns()
+            );
         }
     }
 }

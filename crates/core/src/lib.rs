@@ -1,7 +1,10 @@
+pub mod backoff;
+pub mod dist;
+pub mod load;
+pub mod metrics;
+pub mod model;
 pub mod queue;
 pub mod rng;
-pub mod time;
-pub mod dist;
-pub mod backoff;
-pub mod model;
+pub mod sim;
 pub mod summary;
+pub mod time;

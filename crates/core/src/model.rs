@@ -119,9 +119,9 @@ pub struct Rate(pub f64);
 
 impl Rate {
     pub fn parse(text: &str) -> Result<Rate, String> {
-        let (n, unit) = text
-            .split_once('/')
-            .ok_or_else(|| format!("expected a rate like \"80/s\" (per ms, s, m or h), got {text:?}"))?;
+        let (n, unit) = text.split_once('/').ok_or_else(|| {
+            format!("expected a rate like \"80/s\" (per ms, s, m or h), got {text:?}")
+        })?;
         let n: f64 = n
             .trim()
             .parse()
@@ -131,7 +131,11 @@ impl Rate {
             "s" => 1.0,
             "m" | "min" => 60.0,
             "h" => 3600.0,
-            u => return Err(format!("unknown rate unit {u:?} in {text:?}; allowed: /ms, /s, /m, /h")),
+            u => {
+                return Err(format!(
+                    "unknown rate unit {u:?} in {text:?}; allowed: /ms, /s, /m, /h"
+                ));
+            }
         };
         if !n.is_finite() || n < 0.0 {
             return Err(format!("a rate must be finite and >= 0, got {text:?}"));
@@ -288,14 +292,18 @@ impl<'de> Deserialize<'de> for FailMode {
                 match s {
                     "never" => Ok(FailMode::Never),
                     "always" => Ok(FailMode::Always),
-                    _ => Err(E::custom(format!("expected \"never\", \"always\" or a probability in [0, 1], got {s:?}"))),
+                    _ => Err(E::custom(format!(
+                        "expected \"never\", \"always\" or a probability in [0, 1], got {s:?}"
+                    ))),
                 }
             }
             fn visit_f64<E: serde::de::Error>(self, p: f64) -> Result<FailMode, E> {
                 if (0.0..=1.0).contains(&p) {
                     Ok(FailMode::Probability(p))
                 } else {
-                    Err(E::custom(format!("a failure probability must be in [0, 1], got {p}")))
+                    Err(E::custom(format!(
+                        "a failure probability must be in [0, 1], got {p}"
+                    )))
                 }
             }
             fn visit_i64<E: serde::de::Error>(self, p: i64) -> Result<FailMode, E> {
@@ -359,13 +367,17 @@ impl<'de> Deserialize<'de> for Limit {
             fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Limit, E> {
                 match s {
                     "unlimited" | "unbounded" => Ok(Limit(None)),
-                    _ => Err(E::custom(format!("expected a non-negative integer or \"unlimited\", got {s:?}"))),
+                    _ => Err(E::custom(format!(
+                        "expected a non-negative integer or \"unlimited\", got {s:?}"
+                    ))),
                 }
             }
             fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Limit, E> {
-                u64::try_from(n)
-                    .map(|n| Limit(Some(n)))
-                    .map_err(|_| E::custom(format!("expected a non-negative integer or \"unlimited\", got {n}")))
+                u64::try_from(n).map(|n| Limit(Some(n))).map_err(|_| {
+                    E::custom(format!(
+                        "expected a non-negative integer or \"unlimited\", got {n}"
+                    ))
+                })
             }
             fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Limit, E> {
                 Ok(Limit(Some(n)))
@@ -476,14 +488,20 @@ pub struct Invalid {
 }
 
 fn invalid(path: &str, message: impl Into<String>) -> Invalid {
-    Invalid { path: path.to_string(), message: message.into() }
+    Invalid {
+        path: path.to_string(),
+        message: message.into(),
+    }
 }
 
 fn probability(path: &str, p: f64) -> Result<(), Invalid> {
     if p.is_finite() && (0.0..=1.0).contains(&p) {
         Ok(())
     } else {
-        Err(invalid(path, format!("must be a probability in [0, 1], got {p}")))
+        Err(invalid(
+            path,
+            format!("must be a probability in [0, 1], got {p}"),
+        ))
     }
 }
 
@@ -494,7 +512,10 @@ impl Model {
     /// Checks what types cannot: ranges, orderings, sizes.
     pub fn validate(&self) -> Result<(), Invalid> {
         if self.bucket.0 == 0 {
-            return Err(invalid("bucket", "must be a positive duration, e.g. \"10ms\""));
+            return Err(invalid(
+                "bucket",
+                "must be a positive duration, e.g. \"10ms\"",
+            ));
         }
         if self.horizon.0 == 0 {
             return Err(invalid("horizon", "must be a positive duration"));
@@ -502,7 +523,10 @@ impl Model {
         if self.horizon.0 / self.bucket.0 > 50_000_000 {
             return Err(invalid(
                 "bucket",
-                format!("horizon / bucket gives {} buckets; at most 50000000 (widen the bucket)", self.horizon.0 / self.bucket.0),
+                format!(
+                    "horizon / bucket gives {} buckets; at most 50000000 (widen the bucket)",
+                    self.horizon.0 / self.bucket.0
+                ),
             ));
         }
         if self.max_events == 0 {
@@ -529,11 +553,17 @@ impl Model {
             WorkloadKind::Open => {
                 let rates = std::iter::once(w.rate.0).chain(w.schedule.iter().map(|p| p.rate.0));
                 if rates.clone().all(|r| r == 0.0) {
-                    return Err(invalid("workload.rate", "an open workload needs a rate above zero somewhere, e.g. \"80/s\""));
+                    return Err(invalid(
+                        "workload.rate",
+                        "an open workload needs a rate above zero somewhere, e.g. \"80/s\"",
+                    ));
                 }
                 for (i, pair) in w.schedule.windows(2).enumerate() {
                     if pair[1].at < pair[0].at {
-                        return Err(invalid(&format!("workload.schedule[{}].at", i + 1), "schedule points must be in time order"));
+                        return Err(invalid(
+                            &format!("workload.schedule[{}].at", i + 1),
+                            "schedule points must be in time order",
+                        ));
                     }
                 }
             }
@@ -542,31 +572,53 @@ impl Model {
                     return Err(invalid("workload.workers", "must be at least 1"));
                 }
                 if w.intents == 0 {
-                    return Err(invalid("workload.intents", "a closed workload needs a total number of intents >= 1"));
+                    return Err(invalid(
+                        "workload.intents",
+                        "a closed workload needs a total number of intents >= 1",
+                    ));
                 }
                 if w.intents > MAX_INTENTS {
-                    return Err(invalid("workload.intents", format!("at most {MAX_INTENTS}")));
+                    return Err(invalid(
+                        "workload.intents",
+                        format!("at most {MAX_INTENTS}"),
+                    ));
                 }
             }
         }
         let r = &self.retry;
         if r.max_attempts == 0 {
-            return Err(invalid("retry.max_attempts", "must be at least 1 (the first try counts)"));
+            return Err(invalid(
+                "retry.max_attempts",
+                "must be at least 1 (the first try counts)",
+            ));
         }
         if r.max_attempts > 10_000 {
             return Err(invalid("retry.max_attempts", "at most 10000"));
         }
         if r.timeout == Some(Duration::ZERO) {
-            return Err(invalid("retry.timeout", "must be a positive duration (omit it to wait forever)"));
+            return Err(invalid(
+                "retry.timeout",
+                "must be a positive duration (omit it to wait forever)",
+            ));
         }
         if !(r.multiplier.is_finite() && r.multiplier >= 1.0) {
-            return Err(invalid("retry.multiplier", format!("must be a finite number >= 1, got {}", r.multiplier)));
+            return Err(invalid(
+                "retry.multiplier",
+                format!("must be a finite number >= 1, got {}", r.multiplier),
+            ));
         }
         if r.backoff != BackoffKind::Immediate && r.cap < r.base {
-            return Err(invalid("retry.cap", format!("must be >= retry.base ({}), got {}", r.base, r.cap)));
+            return Err(invalid(
+                "retry.cap",
+                format!("must be >= retry.base ({}), got {}", r.base, r.cap),
+            ));
         }
-        if r.jitter == Jitter::Decorrelated && r.base.0 == 0 && r.backoff != BackoffKind::Immediate {
-            return Err(invalid("retry.base", "decorrelated jitter needs a positive base"));
+        if r.jitter == Jitter::Decorrelated && r.base.0 == 0 && r.backoff != BackoffKind::Immediate
+        {
+            return Err(invalid(
+                "retry.base",
+                "decorrelated jitter needs a positive base",
+            ));
         }
         probability("retry.restart_probability", r.restart_probability)?;
         let n = &self.network;
@@ -574,7 +626,10 @@ impl Model {
         probability("network.response_loss", n.response_loss)?;
         let s = &self.server;
         if s.capacity.0 == Some(0) {
-            return Err(invalid("server.capacity", "must be at least 1 (or \"unlimited\")"));
+            return Err(invalid(
+                "server.capacity",
+                "must be at least 1 (or \"unlimited\")",
+            ));
         }
         if let FailMode::Probability(p) = s.fail {
             probability("server.fail", p)?;
@@ -582,11 +637,17 @@ impl Model {
         probability("server.crash_probability", s.crash_probability)?;
         for (i, o) in s.outages.iter().enumerate() {
             if o.to <= o.from {
-                return Err(invalid(&format!("server.outages[{i}].to"), format!("must be after `from` ({})", o.from)));
+                return Err(invalid(
+                    &format!("server.outages[{i}].to"),
+                    format!("must be after `from` ({})", o.from),
+                ));
             }
         }
         if self.idempotency.ttl == Some(Duration::ZERO) {
-            return Err(invalid("idempotency.ttl", "must be a positive duration (omit it to keep keys forever)"));
+            return Err(invalid(
+                "idempotency.ttl",
+                "must be a positive duration (omit it to keep keys forever)",
+            ));
         }
         Ok(())
     }

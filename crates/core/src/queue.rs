@@ -26,7 +26,11 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: RadixHeapMap::new(), seq: 0, now: Time::ZERO }
+        EventQueue {
+            heap: RadixHeapMap::new(),
+            seq: 0,
+            now: Time::ZERO,
+        }
     }
 
     /// Schedules `event` at `at`. An `at` in the past is clamped to now: the clock never goes back.
@@ -46,12 +50,6 @@ impl<E> EventQueue<E> {
         debug_assert!(t >= self.now, "the clock went back");
         self.now = t;
         Some((t, e))
-    }
-
-    /// The time of the earliest pending event, without removing it.
-    #[inline]
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.top().map(|Reverse(k)| Time((k >> 64) as u64))
     }
 
     /// The time of the last popped event.

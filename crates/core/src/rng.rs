@@ -113,7 +113,9 @@ mod tests {
 
     #[test]
     fn same_key_same_draws_and_keys_are_independent() {
-        let a: Vec<u64> = (0..4).map(|_| Stream::new(42, 7, Purpose::Backoff, 3).next_u64()).collect();
+        let a: Vec<u64> = (0..4)
+            .map(|_| Stream::new(42, 7, Purpose::Backoff, 3).next_u64())
+            .collect();
         assert!(a.windows(2).all(|w| w[0] == w[1]));
         let b = Stream::new(42, 7, Purpose::Backoff, 4).next_u64();
         let c = Stream::new(42, 8, Purpose::Backoff, 3).next_u64();
@@ -130,7 +132,10 @@ mod tests {
     #[test]
     fn uniform_mean_is_half() {
         let n = 200_000;
-        let mean: f64 = (0..n).map(|i| Stream::new(1, i, Purpose::Start, 0).uniform()).sum::<f64>() / n as f64;
+        let mean: f64 = (0..n)
+            .map(|i| Stream::new(1, i, Purpose::Start, 0).uniform())
+            .sum::<f64>()
+            / n as f64;
         assert!((mean - 0.5).abs() < 0.005, "mean {mean}");
     }
 

@@ -160,7 +160,13 @@ impl fmt::Display for Duration {
         if ns == 0 {
             return write!(f, "0s");
         }
-        for (unit, k) in [("h", 3_600_000_000_000u64), ("m", 60_000_000_000), ("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
+        for (unit, k) in [
+            ("h", 3_600_000_000_000u64),
+            ("m", 60_000_000_000),
+            ("s", 1_000_000_000),
+            ("ms", 1_000_000),
+            ("us", 1_000),
+        ] {
             if ns % k == 0 {
                 return write!(f, "{}{unit}", ns / k);
             }
@@ -231,10 +237,22 @@ mod tests {
 
     #[test]
     fn refuses_bad_input() {
-        assert!(matches!(Duration::parse("10"), Err(DurationError::NoUnit(_))));
-        assert!(matches!(Duration::parse("-5ms"), Err(DurationError::Negative(_))));
-        assert!(matches!(Duration::parse("ms"), Err(DurationError::NoUnit(_))));
-        assert!(matches!(Duration::parse("10 parsecs"), Err(DurationError::NoUnit(_))));
+        assert!(matches!(
+            Duration::parse("10"),
+            Err(DurationError::NoUnit(_))
+        ));
+        assert!(matches!(
+            Duration::parse("-5ms"),
+            Err(DurationError::Negative(_))
+        ));
+        assert!(matches!(
+            Duration::parse("ms"),
+            Err(DurationError::NoUnit(_))
+        ));
+        assert!(matches!(
+            Duration::parse("10 parsecs"),
+            Err(DurationError::NoUnit(_))
+        ));
         assert!(Duration::parse("nanms").is_err());
         assert!(Duration::parse("1e400s").is_err());
         assert!(Duration::parse("99999999999h").is_err());

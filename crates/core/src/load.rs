@@ -1,0 +1,605 @@
+//! Loading a model file: TOML in, resolved [`Model`]s out, or an error that points at the line.
+//!
+//! A file holds the base model and optional `[[variant]]` tables. A variant has a `name` and any
+//! model keys (dotted keys or sub-tables) that override the base, merged key by key. `--set
+//! KEY=VALUE` overrides apply last, to the base and to every variant. Every error names the file,
+//! line and column (or the flag) and the field, and says what is allowed; unknown fields get a
+//! "did you mean" suggestion.
+
+use crate::model::{Invalid, Model};
+use std::fmt;
+use toml::{Table, Value};
+
+/// A refused input. `Display` gives the one-line form `file:line:col: field: message`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadError {
+    /// The file path, or the flag (`--set retry.base=5`).
+    pub origin: String,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    /// Dotted field path, when the error is about one field.
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.origin)?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": {field}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// One `--set KEY=VALUE` override.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Override {
+    pub key: Vec<String>,
+    pub value: Value,
+    /// The flag as the user wrote it, for error messages.
+    pub flag: String,
+}
+
+impl Override {
+    /// Parses `KEY=VALUE`. The value is read as TOML (`5000`, `true`, `0.15`, `[...]`) when it
+    /// parses as such, otherwise as a string (`full`, `30ms`).
+    pub fn parse(text: &str) -> Result<Override, LoadError> {
+        Self::parse_as("--set", text)
+    }
+
+    /// As [`Override::parse`], naming `flag` in errors.
+    pub fn parse_as(flag: &str, text: &str) -> Result<Override, LoadError> {
+        let origin = format!("{flag} {text}");
+        let err = |m: String| LoadError {
+            origin: origin.clone(),
+            line: None,
+            column: None,
+            field: None,
+            message: m,
+        };
+        let (k, v) = text
+            .split_once('=')
+            .ok_or_else(|| err("expected KEY=VALUE, e.g. retry.jitter=full".into()))?;
+        let key: Vec<String> = k.trim().split('.').map(|s| s.trim().to_string()).collect();
+        if key.iter().any(|s| {
+            s.is_empty()
+                || !s
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        }) {
+            return Err(err(format!("{k:?} is not a dotted key like retry.jitter")));
+        }
+        Ok(Override {
+            key,
+            value: parse_value(v.trim()),
+            flag: origin,
+        })
+    }
+
+    fn dotted(&self) -> String {
+        self.key.join(".")
+    }
+}
+
+/// Reads a command-line value as TOML when it is one, else as a string.
+pub fn parse_value(v: &str) -> Value {
+    match format!("v = {v}").parse::<Table>() {
+        Ok(mut t) => match t.remove("v") {
+            Some(Value::Float(f)) if !f.is_finite() => Value::String(v.to_string()),
+            Some(x) => x,
+            None => Value::String(v.to_string()),
+        },
+        Err(_) => Value::String(v.to_string()),
+    }
+}
+
+/// A loaded model file: its variants resolved (a file without variants yields one, the base).
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub variants: Vec<Model>,
+    /// The raw `[[expect]]` tables, for the assertions layer.
+    pub expect: Vec<Table>,
+    /// Where each `[[expect]]` table starts (line), parallel to `expect`.
+    pub expect_lines: Vec<usize>,
+}
+
+struct Doc<'a> {
+    origin: &'a str,
+    text: &'a str,
+    spans: Option<toml_edit::Document<&'a str>>,
+}
+
+impl Doc<'_> {
+    fn line_col(&self, offset: usize) -> (usize, usize) {
+        let before = &self.text[..offset.min(self.text.len())];
+        let line = before.matches('\n').count() + 1;
+        let col = before
+            .rfind('\n')
+            .map_or(before.len(), |p| before.len() - p - 1)
+            + 1;
+        (line, col)
+    }
+
+    /// The span of the deepest existing key along `path` (array indices are skipped).
+    fn find(&self, path: &[String]) -> Option<usize> {
+        let doc = self.spans.as_ref()?;
+        let mut item: &toml_edit::Item = doc.as_item();
+        let mut best = None;
+        for seg in path {
+            match get_key(item, seg) {
+                Some((key_span, next)) => {
+                    best = key_span.or(next.span().map(|s| s.start)).or(best);
+                    item = next;
+                }
+                None => break,
+            }
+        }
+        best
+    }
+
+    fn error(&self, at: Option<usize>, field: Option<String>, message: String) -> LoadError {
+        let (line, column) = match at {
+            Some(o) => {
+                let (l, c) = self.line_col(o);
+                (Some(l), Some(c))
+            }
+            None => (None, None),
+        };
+        LoadError {
+            origin: self.origin.to_string(),
+            line,
+            column,
+            field,
+            message,
+        }
+    }
+}
+
+fn get_key<'i>(item: &'i toml_edit::Item, k: &str) -> Option<(Option<usize>, &'i toml_edit::Item)> {
+    match item {
+        toml_edit::Item::Table(t) => t
+            .get_key_value(k)
+            .map(|(key, it)| (key.span().map(|s| s.start), it)),
+        toml_edit::Item::Value(toml_edit::Value::InlineTable(t)) => t
+            .get_key_value(k)
+            .map(|(key, it)| (key.span().map(|s| s.start), it)),
+        _ => None,
+    }
+}
+
+/// Loads a model file. `origin` is how errors name it (usually its path).
+pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, LoadError> {
+    let doc = Doc {
+        origin,
+        text,
+        spans: toml_edit::Document::parse(text).ok(),
+    };
+    let mut table: Table = text.parse().map_err(|e: toml::de::Error| {
+        let at = e.span().map(|s| s.start);
+        doc.error(at, None, e.message().trim().to_string())
+    })?;
+    let default_name = std::path::Path::new(origin)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("model")
+        .to_string();
+    if !table.contains_key("name") {
+        table.insert("name".into(), Value::String(default_name));
+    }
+    let variants = match table.remove("variant") {
+        None => None,
+        Some(Value::Array(a)) if a.is_empty() => {
+            return Err(doc.error(
+                doc.find(&["variant".into()]),
+                Some("variant".into()),
+                "an empty variant list; give at least one [[variant]] with a name, or none at all"
+                    .into(),
+            ));
+        }
+        Some(Value::Array(a)) => Some(a),
+        Some(_) => {
+            return Err(doc.error(
+                doc.find(&["variant".into()]),
+                Some("variant".into()),
+                "expected [[variant]] tables".into(),
+            ));
+        }
+    };
+    let (expect, expect_lines) = match table.remove("expect") {
+        None => (Vec::new(), Vec::new()),
+        Some(Value::Array(a)) => {
+            let mut tables = Vec::new();
+            let mut lines = Vec::new();
+            for (i, v) in a.into_iter().enumerate() {
+                let line = expect_line(&doc, i);
+                match v {
+                    Value::Table(t) => {
+                        tables.push(t);
+                        lines.push(line);
+                    }
+                    _ => {
+                        return Err(doc.error(
+                            None,
+                            Some(format!("expect[{i}]")),
+                            "expected [[expect]] tables".into(),
+                        ));
+                    }
+                }
+            }
+            (tables, lines)
+        }
+        Some(_) => {
+            return Err(doc.error(
+                None,
+                Some("expect".into()),
+                "expected [[expect]] tables".into(),
+            ));
+        }
+    };
+    let name = table
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("model")
+        .to_string();
+
+    let mut layers: Vec<(Option<usize>, Table)> = Vec::new();
+    match variants {
+        None => layers.push((None, Table::new())),
+        Some(list) => {
+            let mut seen: Vec<String> = Vec::new();
+            for (i, v) in list.into_iter().enumerate() {
+                let at = |p: &[String]| variant_span(&doc, i, p);
+                let Value::Table(mut t) = v else {
+                    return Err(doc.error(
+                        None,
+                        Some(format!("variant[{i}]")),
+                        "expected a [[variant]] table".into(),
+                    ));
+                };
+                let vname = match t.remove("name") {
+                    Some(Value::String(s)) if !s.trim().is_empty() => s,
+                    Some(_) => {
+                        return Err(doc.error(
+                            at(&["name".into()]),
+                            Some(format!("variant[{i}].name")),
+                            "must be a non-empty string".into(),
+                        ));
+                    }
+                    None => {
+                        return Err(doc.error(
+                            at(&[]),
+                            Some(format!("variant[{i}]")),
+                            "every [[variant]] needs a `name`".into(),
+                        ));
+                    }
+                };
+                if seen.contains(&vname) {
+                    return Err(doc.error(
+                        at(&["name".into()]),
+                        Some(format!("variant[{i}].name")),
+                        format!("duplicate variant name {vname:?}; names must be unique"),
+                    ));
+                }
+                seen.push(vname.clone());
+                t.insert("name".into(), Value::String(vname));
+                layers.push((Some(i), t));
+            }
+        }
+    }
+
+    let mut models = Vec::with_capacity(layers.len());
+    for (vi, overrides) in layers {
+        let mut merged = table.clone();
+        merge(&mut merged, overrides.clone());
+        for s in sets {
+            set_path(&mut merged, &s.key, s.value.clone()).map_err(|m| set_error(s, None, m))?;
+        }
+        // Where did the value at `path` come from: a --set flag, the variant, or the base?
+        let locate = |path: &str, message: String| -> LoadError {
+            let segs: Vec<String> = path
+                .split('.')
+                .filter(|s| !s.is_empty())
+                .map(|s| s.split('[').next().unwrap_or(s).to_string())
+                .collect();
+            if let Some(s) = sets.iter().rev().find(|s| path_overlaps(&s.key, &segs)) {
+                return set_error(s, Some(path.to_string()), message);
+            }
+            let field = Some(path.to_string());
+            if let Some(i) = vi
+                && has_path(&overrides, &segs)
+            {
+                let name = overrides.get("name").and_then(Value::as_str).unwrap_or("?");
+                return doc.error(
+                    variant_span(&doc, i, &segs),
+                    field,
+                    format!("{message} (in variant {name:?})"),
+                );
+            }
+            doc.error(doc.find(&segs), field, message)
+        };
+        let model: Model = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|e| {
+            let path = e.path().to_string();
+            let msg = with_suggestion(&e.inner().to_string());
+            let path = if path == "." { String::new() } else { path };
+            locate(&path, msg)
+        })?;
+        model
+            .validate()
+            .map_err(|Invalid { path, message }| locate(&path, message))?;
+        models.push(model);
+    }
+    Ok(Scenario {
+        name,
+        variants: models,
+        expect,
+        expect_lines,
+    })
+}
+
+fn variant_span(doc: &Doc, i: usize, path: &[String]) -> Option<usize> {
+    let d = doc.spans.as_ref()?;
+    let aot = d.get("variant")?.as_array_of_tables()?;
+    let t = aot.get(i)?;
+    let mut item_span = t.span().map(|s| s.start);
+    let mut cur: Option<&toml_edit::Item> = None;
+    for (n, seg) in path.iter().enumerate() {
+        let found = if n == 0 {
+            t.get_key_value(seg)
+                .map(|(k, it)| (k.span().map(|s| s.start), it))
+        } else {
+            cur.and_then(|c| get_key(c, seg))
+        };
+        match found {
+            Some((span, it)) => {
+                item_span = span.or(item_span);
+                cur = Some(it);
+            }
+            None => break,
+        }
+    }
+    item_span
+}
+
+fn expect_line(doc: &Doc, i: usize) -> usize {
+    doc.spans
+        .as_ref()
+        .and_then(|d| d.get("expect")?.as_array_of_tables()?.get(i)?.span())
+        .map(|s| doc.line_col(s.start).0)
+        .unwrap_or(0)
+}
+
+fn set_error(s: &Override, field: Option<String>, message: String) -> LoadError {
+    LoadError {
+        origin: s.flag.clone(),
+        line: None,
+        column: None,
+        field: field.or_else(|| Some(s.dotted())),
+        message,
+    }
+}
+
+fn path_overlaps(set: &[String], path: &[String]) -> bool {
+    let n = set.len().min(path.len());
+    n > 0 && set[..n] == path[..n]
+}
+
+fn has_path(t: &Table, path: &[String]) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return false;
+    };
+    match t.get(first) {
+        None => false,
+        Some(Value::Table(sub)) if !rest.is_empty() => {
+            has_path(sub, rest) || !rest.is_empty() && sub.is_empty()
+        }
+        Some(_) => true,
+    }
+}
+
+/// Deep-merges `over` into `base`: tables merge key by key, anything else replaces.
+pub fn merge(base: &mut Table, over: Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(Value::Table(b)), Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Sets `value` at a dotted path, creating tables on the way.
+pub fn set_path(t: &mut Table, key: &[String], value: Value) -> Result<(), String> {
+    let (last, parents) = key.split_last().ok_or("empty key")?;
+    let mut cur = t;
+    for (n, p) in parents.iter().enumerate() {
+        let entry = cur
+            .entry(p.clone())
+            .or_insert_with(|| Value::Table(Table::new()));
+        cur = match entry {
+            Value::Table(sub) => sub,
+            _ => {
+                return Err(format!(
+                    "`{}` is a value, not a section: cannot set `{}` inside it",
+                    key[..=n].join("."),
+                    key.join(".")
+                ));
+            }
+        };
+    }
+    cur.insert(last.clone(), value);
+    Ok(())
+}
+
+/// Adds "did you mean `x`?" to serde's unknown field / variant messages.
+pub fn with_suggestion(msg: &str) -> String {
+    let Some(rest) = msg
+        .strip_prefix("unknown field `")
+        .or_else(|| msg.strip_prefix("unknown variant `"))
+    else {
+        return msg.to_string();
+    };
+    let Some((got, tail)) = rest.split_once('`') else {
+        return msg.to_string();
+    };
+    let allowed: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();
+    match closest(got, &allowed) {
+        Some(best) => format!("{msg}; did you mean `{best}`?"),
+        None => msg.to_string(),
+    }
+}
+
+/// The allowed word closest to `got` by edit distance, when it is close enough to be a typo.
+pub fn closest<'a>(got: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    allowed
+        .iter()
+        .map(|a| (levenshtein(got, a), *a))
+        .filter(|(d, a)| *d <= (a.len().max(got.len()) / 3).max(1))
+        .min()
+        .map(|(_, a)| a)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HERD: &str = r#"
+name = "herd"
+bucket = "10ms"
+
+[workload]
+clients = 100
+
+[retry]
+max_attempts = 6
+jitter = "none"
+
+[[variant]]
+name = "full"
+retry.jitter = "full"
+
+[[variant]]
+name = "equal"
+[variant.retry]
+jitter = "equal"
+"#;
+
+    #[test]
+    fn variants_merge_over_the_base() {
+        let s = load("herd.toml", HERD, &[]).unwrap();
+        assert_eq!(s.variants.len(), 2);
+        assert_eq!(s.variants[0].name, "full");
+        assert_eq!(s.variants[0].retry.jitter, crate::backoff::Jitter::Full);
+        assert_eq!(s.variants[1].retry.jitter, crate::backoff::Jitter::Equal);
+        assert_eq!(s.variants[1].retry.max_attempts, 6);
+        assert_eq!(s.variants[1].workload.clients, 100);
+    }
+
+    #[test]
+    fn set_applies_to_every_variant() {
+        let sets = [
+            Override::parse("workload.clients=5000").unwrap(),
+            Override::parse("retry.base=5ms").unwrap(),
+        ];
+        let s = load("herd.toml", HERD, &sets).unwrap();
+        assert!(
+            s.variants
+                .iter()
+                .all(|m| m.workload.clients == 5000 && m.retry.base.0 == 5_000_000)
+        );
+    }
+
+    #[test]
+    fn unknown_field_points_at_the_line_with_a_suggestion() {
+        let e = load(
+            "m.toml",
+            "[retry]\nmax_attempts = 3\njiter = \"full\"\n",
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.column), (Some(3), Some(1)), "{e}");
+        assert!(e.to_string().contains("did you mean `jitter`?"), "{e}");
+        assert!(e.to_string().starts_with("m.toml:3:1: retry"), "{e}");
+    }
+
+    #[test]
+    fn bad_value_in_a_variant_names_the_variant() {
+        let text = "[retry]\nbase = \"10ms\"\n\n[[variant]]\nname = \"x\"\nretry.cap = \"1ms\"\n";
+        let e = load("m.toml", text, &[]).unwrap_err();
+        assert_eq!(e.line, Some(6), "{e}");
+        assert!(e.to_string().contains("retry.cap"), "{e}");
+        assert!(e.to_string().contains("variant \"x\""), "{e}");
+    }
+
+    #[test]
+    fn set_errors_name_the_flag() {
+        let e = load(
+            "m.toml",
+            "",
+            &[Override::parse("retry.jitterr=full").unwrap()],
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("--set retry.jitterr=full"), "{e}");
+        assert!(e.to_string().contains("did you mean `jitter`"), "{e}");
+        let e = load("m.toml", "", &[Override::parse("retry.base=-5ms").unwrap()]).unwrap_err();
+        assert!(e.to_string().contains("negative"), "{e}");
+    }
+
+    #[test]
+    fn duplicate_and_empty_variants_are_refused() {
+        let e = load(
+            "m.toml",
+            "[[variant]]\nname = \"a\"\n[[variant]]\nname = \"a\"\n",
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.message.contains("duplicate"), "{e}");
+        assert_eq!(e.line, Some(4));
+        let e = load("m.toml", "variant = []\n", &[]).unwrap_err();
+        assert!(e.message.contains("empty variant list"), "{e}");
+    }
+
+    #[test]
+    fn malformed_toml_has_a_line() {
+        let e = load("m.toml", "[retry\n", &[]).unwrap_err();
+        assert_eq!(e.line, Some(1), "{e}");
+    }
+
+    #[test]
+    fn unitless_and_negative_durations() {
+        let e = load("m.toml", "[retry]\nbase = 100\n", &[]).unwrap_err();
+        assert!(e.to_string().contains("m.toml:2:1: retry.base"), "{e}");
+        assert!(e.message.contains("unit"), "{e}");
+        let e = load("m.toml", "[workload]\nclients = 0\n", &[]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("workload.clients: must be at least 1"),
+            "{e}"
+        );
+    }
+}

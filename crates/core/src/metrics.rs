@@ -1,0 +1,250 @@
+//! Streaming metrics: per-bucket counters, time-weighted levels and a completion-time histogram.
+//!
+//! Nothing is stored per event: memory grows with the number of buckets (horizon / bucket) and
+//! the histogram's fixed size, not with the number of events.
+
+use crate::summary::{Percentiles, Series};
+use crate::time::{Duration, Time};
+use hdrhistogram::Histogram;
+
+/// Counts per time bucket, grown on demand.
+#[derive(Clone, Debug, Default)]
+pub struct Buckets {
+    width: u64,
+    pub first: Vec<u32>,
+    pub retries: Vec<u32>,
+    pub succeeded: Vec<u32>,
+    queue_area: Vec<f64>,
+    busy_area: Vec<f64>,
+}
+
+impl Buckets {
+    pub fn new(width: Duration) -> Self {
+        Buckets {
+            width: width.0.max(1),
+            ..Default::default()
+        }
+    }
+
+    #[inline]
+    fn index(&self, t: Time) -> usize {
+        (t.0 / self.width) as usize
+    }
+
+    #[inline]
+    fn bump(v: &mut Vec<u32>, i: usize) {
+        if v.len() <= i {
+            v.resize(i + 1, 0);
+        }
+        v[i] = v[i].saturating_add(1);
+    }
+
+    #[inline]
+    pub fn arrival(&mut self, t: Time, retry: bool) {
+        let i = self.index(t);
+        Self::bump(
+            if retry {
+                &mut self.retries
+            } else {
+                &mut self.first
+            },
+            i,
+        );
+    }
+
+    #[inline]
+    pub fn success(&mut self, t: Time) {
+        let i = self.index(t);
+        Self::bump(&mut self.succeeded, i);
+    }
+
+    /// Adds `level * dt` over `[from, to)` to the area buckets, split at bucket edges.
+    fn integrate(area: &mut Vec<f64>, width: u64, from: Time, to: Time, level: f64) {
+        if level == 0.0 || to <= from {
+            return;
+        }
+        let mut t = from.0;
+        while t < to.0 {
+            let i = (t / width) as usize;
+            let edge = ((i as u64 + 1) * width).min(to.0);
+            if area.len() <= i {
+                area.resize(i + 1, 0.0);
+            }
+            area[i] += level * (edge - t) as f64;
+            t = edge;
+        }
+    }
+}
+
+/// Time-weighted queue length and busy workers.
+#[derive(Clone, Debug, Default)]
+pub struct Levels {
+    last: Time,
+    queue: u64,
+    busy: u64,
+    queue_area: f64,
+    busy_area: f64,
+}
+
+impl Levels {
+    /// Records that from `now` on the levels are `queue` and `busy`.
+    #[inline]
+    pub fn set(&mut self, b: &mut Buckets, now: Time, queue: u64, busy: u64) {
+        if now > self.last {
+            let dt = (now.0 - self.last.0) as f64;
+            self.queue_area += self.queue as f64 * dt;
+            self.busy_area += self.busy as f64 * dt;
+            Buckets::integrate(
+                &mut b.queue_area,
+                b.width,
+                self.last,
+                now,
+                self.queue as f64,
+            );
+            Buckets::integrate(&mut b.busy_area, b.width, self.last, now, self.busy as f64);
+            self.last = now;
+        }
+        self.queue = queue;
+        self.busy = busy;
+    }
+
+    /// Time averages over `[0, end)`.
+    pub fn means(&mut self, b: &mut Buckets, end: Time) -> (f64, f64) {
+        let (q, w) = (self.queue, self.busy);
+        self.set(b, end, q, w);
+        if end.0 == 0 {
+            return (0.0, 0.0);
+        }
+        (
+            self.queue_area / end.0 as f64,
+            self.busy_area / end.0 as f64,
+        )
+    }
+}
+
+/// Completion times of settled intents.
+#[derive(Clone, Debug)]
+pub struct Completions {
+    hist: Histogram<u64>,
+    sum: u128,
+    max: u64,
+}
+
+impl Default for Completions {
+    fn default() -> Self {
+        Completions {
+            hist: Histogram::new(3).expect("3 significant digits is valid"),
+            sum: 0,
+            max: 0,
+        }
+    }
+}
+
+impl Completions {
+    #[inline]
+    pub fn record(&mut self, d: Duration) {
+        if self.hist.record(d.0).is_err() {
+            self.hist.saturating_record(d.0);
+        }
+        self.sum += u128::from(d.0);
+        self.max = self.max.max(d.0);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.hist.len()
+    }
+
+    fn ms(&self, q: f64) -> f64 {
+        // hdrhistogram reports the highest value equivalent to the bucket; never above the true max.
+        Duration(self.hist.value_at_quantile(q).min(self.max)).as_millis_f64()
+    }
+
+    pub fn percentiles(&self) -> Percentiles {
+        let n = self.hist.len();
+        if n == 0 {
+            return Percentiles::default();
+        }
+        Percentiles {
+            p50: self.ms(0.5),
+            p90: self.ms(0.9),
+            p99: self.ms(0.99),
+            p999: self.ms(0.999),
+            max: Duration(self.max).as_millis_f64(),
+            mean: (self.sum / u128::from(n)) as f64 / 1e6,
+        }
+    }
+
+    /// `(ms, fraction <= ms)` at 200 quantiles, for CDF charts.
+    pub fn cdf(&self) -> Vec<(f64, f64)> {
+        if self.hist.is_empty() {
+            return Vec::new();
+        }
+        (1..=200)
+            .map(|i| {
+                let q = i as f64 / 200.0;
+                (self.ms(q), q)
+            })
+            .collect()
+    }
+}
+
+/// Finishes the per-bucket series, padded to the same length.
+pub fn series(mut b: Buckets, end: Time) -> Series {
+    let width = b.width;
+    let n = [
+        b.first.len(),
+        b.retries.len(),
+        b.succeeded.len(),
+        b.queue_area.len(),
+        b.busy_area.len(),
+        (end.0 / width) as usize + usize::from(end.0 % width != 0),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0);
+    for v in [&mut b.first, &mut b.retries, &mut b.succeeded] {
+        v.resize(n, 0);
+    }
+    b.queue_area.resize(n, 0.0);
+    b.busy_area.resize(n, 0.0);
+    let avg = |a: &[f64]| a.iter().map(|x| (x / width as f64) as f32).collect();
+    Series {
+        bucket_ms: Duration(width).as_millis_f64(),
+        queue_len: avg(&b.queue_area),
+        busy: avg(&b.busy_area),
+        first: b.first,
+        retries: b.retries,
+        succeeded: b.succeeded,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_integrate_across_buckets() {
+        let mut b = Buckets::new(Duration(10));
+        let mut l = Levels::default();
+        l.set(&mut b, Time(5), 2, 1);
+        l.set(&mut b, Time(25), 0, 0);
+        let (q, w) = l.means(&mut b, Time(40));
+        assert!((q - 2.0 * 20.0 / 40.0).abs() < 1e-12);
+        assert!((w - 20.0 / 40.0).abs() < 1e-12);
+        let s = series(b, Time(40));
+        assert_eq!(s.queue_len, vec![1.0, 2.0, 1.0, 0.0]);
+    }
+
+    #[test]
+    fn percentiles_of_known_values() {
+        let mut c = Completions::default();
+        for ms in 1..=1000u64 {
+            c.record(Duration::from_millis(ms));
+        }
+        let p = c.percentiles();
+        assert!((p.p50 - 500.0).abs() < 1.0, "{p:?}");
+        assert!((p.p99 - 990.0).abs() < 1.0, "{p:?}");
+        assert_eq!(p.max, 1000.0);
+        assert!((p.mean - 500.5).abs() < 1e-9);
+    }
+}

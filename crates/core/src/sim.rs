@@ -1,0 +1,920 @@
+//! The event loop: clients, a lossy network and a server, on a virtual clock.
+//!
+//! One intent is one thing a user wants done once. Its client sends attempts (one outstanding at
+//! a time), waits for a reply or its timeout, backs off and retries. Requests cross the network
+//! (latency, request loss, response loss) to a server with `capacity` workers and a bounded queue,
+//! which may fail, crash part-way, and deduplicate by idempotency key. The simulator knows how many
+//! times each intent's effect really ran, so it can tell lost, duplicated and phantom outcomes
+//! from what the client believed.
+//!
+//! An intent's state lives in a slab slot until it is *finalised*: its client has settled and
+//! nothing of it is left in flight (on the wire, queued, in service, or waiting on a key). Events
+//! refer to a slot plus a generation, so a stale timeout for a reused slot is recognised and
+//! skipped. Every random draw is keyed by `(seed, intent id, purpose, attempt)` (see [`crate::rng`]).
+
+use crate::metrics::{self, Buckets, Completions, Levels};
+use crate::model::{
+    CommitMode, CrashPoint, Discipline, FailMode, KeyMode, LossNotice, Model, StoreMode,
+    WorkloadKind,
+};
+use crate::queue::EventQueue;
+use crate::rng::{Purpose, Stream};
+use crate::summary::{Ended, Summary, VariantResult};
+use crate::time::{Duration, Time};
+use std::collections::{HashMap, VecDeque};
+
+/// The answer a client gets for one attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Outcome {
+    Ok,
+    /// 500: the handler failed.
+    Error,
+    /// 503: outage, `fail = "always"` or a full queue.
+    Unavailable,
+    /// 409: a concurrent duplicate is still in progress (record-before-409).
+    Conflict,
+    /// The connection broke (request lost with `loss_notice = "error"`, or a crash).
+    ConnError,
+}
+
+/// Events are small and `Copy`; state lives in the slabs they index.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// A burst client starts its intent.
+    Start { client: u32 },
+    /// The open workload's next arrival is due.
+    Arrival,
+    /// A closed-workload worker finished thinking.
+    Think { worker: u32 },
+    /// Backoff elapsed: send the next attempt.
+    Send { slot: u32, epoch: u32 },
+    /// A request reaches the server.
+    Arrive {
+        slot: u32,
+        epoch: u32,
+        attempt: u16,
+        key: u16,
+    },
+    /// A worker finishes serving the request in `in_service[job]`.
+    Done { job: u32 },
+    /// A reply reaches the client.
+    Reply {
+        slot: u32,
+        epoch: u32,
+        attempt: u16,
+        outcome: Outcome,
+    },
+    /// The per-attempt timeout fires.
+    Timeout { slot: u32, epoch: u32, attempt: u16 },
+}
+
+const NO_KEY: u16 = u16::MAX;
+const NO_WORKER: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Settled {
+    No,
+    Success,
+    Failure,
+}
+
+#[derive(Clone, Debug)]
+struct Intent {
+    id: u64,
+    start: Time,
+    prev_backoff: Option<Duration>,
+    applied: u32,
+    in_flight: u32,
+    epoch: u32,
+    worker: u32,
+    /// Attempts sent so far; the outstanding one is `attempts - 1`.
+    attempts: u16,
+    key_gen: u16,
+    awaiting: bool,
+    settled: Settled,
+}
+
+/// A request at the server (queued, in service, or waiting on a key).
+#[derive(Clone, Copy, Debug)]
+struct Request {
+    slot: u32,
+    epoch: u32,
+    attempt: u16,
+    key: u16,
+    arrived: Time,
+    service: Duration,
+}
+
+enum KeyState {
+    InProgress {
+        waiters: Vec<Request>,
+    },
+    /// A committed outcome: `applied` says whether the effect really ran (false for a phantom).
+    Done {
+        at: Time,
+    },
+}
+
+/// A deterministic hasher for the dedupe store (lookups only; the store is never iterated).
+#[derive(Default)]
+struct MixHasher(u64);
+
+impl std::hash::Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        crate::rng::mix64(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
+
+type Store = HashMap<u64, KeyState, std::hash::BuildHasherDefault<MixHasher>>;
+
+#[derive(Default)]
+struct Counters {
+    intents: u64,
+    attempts: u64,
+    retries: u64,
+    succeeded: u64,
+    failed: u64,
+    lost: u64,
+    applied_once: u64,
+    duplicated: u64,
+    phantom: u64,
+    false_failures: u64,
+    effects: u64,
+    arrivals: u64,
+    timeouts: u64,
+    late_responses: u64,
+    requests_lost: u64,
+    responses_lost: u64,
+    rejected: u64,
+    dropped_expired: u64,
+    conflicts: u64,
+    replayed: u64,
+    crashes: u64,
+    work: u128,
+    wasted: u128,
+    waits: u128,
+    served: u64,
+    last_arrival: Time,
+}
+
+/// A run in progress. Build with [`Simulation::new`], drive with [`Simulation::run`].
+pub struct Simulation<'m> {
+    model: &'m Model,
+    seed: u64,
+    queue: EventQueue<Event>,
+    intents: Vec<Intent>,
+    free: Vec<u32>,
+    live: u64,
+    next_id: u64,
+    /// Intents the workload will still start (burst events pending, closed budget, open source).
+    to_start: u64,
+    open_source: bool,
+    arrivals_stream: Stream,
+    capacity: u64,
+    queue_limit: u64,
+    busy: u64,
+    waiting: VecDeque<Request>,
+    in_service: Vec<Request>,
+    free_jobs: Vec<u32>,
+    store: Store,
+    buckets: Buckets,
+    levels: Levels,
+    completions: Completions,
+    c: Counters,
+    events: u64,
+    lambda_max: f64,
+}
+
+impl<'m> Simulation<'m> {
+    pub fn new(model: &'m Model, seed: u64) -> Self {
+        let w = &model.workload;
+        let mut sim = Simulation {
+            model,
+            seed,
+            queue: EventQueue::new(),
+            intents: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            next_id: 0,
+            to_start: 0,
+            open_source: false,
+            arrivals_stream: Stream::new(seed, 0, Purpose::Arrivals, 0),
+            capacity: model.server.capacity.0.unwrap_or(u64::MAX),
+            queue_limit: model.server.queue.0.unwrap_or(u64::MAX),
+            busy: 0,
+            waiting: VecDeque::new(),
+            in_service: Vec::new(),
+            free_jobs: Vec::new(),
+            store: Store::default(),
+            buckets: Buckets::new(model.bucket),
+            levels: Levels::default(),
+            completions: Completions::default(),
+            c: Counters::default(),
+            events: 0,
+            lambda_max: 0.0,
+        };
+        match w.kind {
+            WorkloadKind::Burst => {
+                sim.to_start = w.clients;
+                sim.intents.reserve(w.clients.min(1 << 24) as usize);
+                for client in 0..w.clients {
+                    let offset = if w.spread.0 > 0 {
+                        Duration(
+                            Stream::new(seed, client, Purpose::Start, 0)
+                                .range_u64(0, w.spread.0 - 1),
+                        )
+                    } else {
+                        Duration::ZERO
+                    };
+                    sim.queue.push(
+                        Time::ZERO + w.start + offset,
+                        Event::Start {
+                            client: client as u32,
+                        },
+                    );
+                }
+            }
+            WorkloadKind::Open => {
+                sim.open_source = true;
+                sim.lambda_max = std::iter::once(w.rate.0)
+                    .chain(w.schedule.iter().map(|p| p.rate.0))
+                    .fold(0.0, f64::max);
+                sim.schedule_next_arrival(Time::ZERO);
+            }
+            WorkloadKind::Closed => {
+                sim.to_start = w.intents;
+                for worker in 0..w.workers.min(w.intents) {
+                    sim.queue.push(
+                        Time::ZERO,
+                        Event::Think {
+                            worker: worker as u32,
+                        },
+                    );
+                }
+            }
+        }
+        sim
+    }
+
+    /// The open workload's arrival rate at `t` (requests per second).
+    fn rate_at(&self, t: Time) -> f64 {
+        let w = &self.model.workload;
+        let mut rate = w.rate.0;
+        let mut prev = (Time::ZERO, w.rate.0);
+        for p in &w.schedule {
+            let at = Time::ZERO + p.at;
+            if t < at {
+                if p.ramp && at > prev.0 {
+                    let f = (t.0 - prev.0.0) as f64 / (at.0 - prev.0.0) as f64;
+                    return prev.1 + (p.rate.0 - prev.1) * f;
+                }
+                return rate;
+            }
+            rate = p.rate.0;
+            prev = (at, p.rate.0);
+        }
+        rate
+    }
+
+    /// Non-homogeneous Poisson arrivals by thinning (Lewis and Shedler 1979).
+    fn schedule_next_arrival(&mut self, from: Time) {
+        let w = &self.model.workload;
+        if w.intents > 0 && self.next_id >= w.intents {
+            self.open_source = false;
+            return;
+        }
+        let horizon = Time::ZERO + self.model.horizon;
+        let mean_gap_ns = 1e9 / self.lambda_max;
+        let mut t = from;
+        loop {
+            t = t + Duration::from_nanos_f64(self.arrivals_stream.exponential(mean_gap_ns));
+            if t > horizon {
+                self.open_source = false;
+                return;
+            }
+            let accept = self.rate_at(t) / self.lambda_max;
+            if self.arrivals_stream.uniform() < accept {
+                self.queue.push(t, Event::Arrival);
+                return;
+            }
+        }
+    }
+
+    /// Runs to the end and reports. `progress` is called now and then with the clock.
+    pub fn run(mut self, name: &str, progress: &mut dyn FnMut(Time)) -> VariantResult {
+        let horizon = Time::ZERO + self.model.horizon;
+        let max_events = self.model.max_events;
+        let mut ended = Ended::Settled;
+        let mut end = Time::ZERO;
+        loop {
+            if self.live == 0 && self.to_start == 0 && !self.open_source {
+                break;
+            }
+            if self.events >= max_events {
+                ended = Ended::MaxEvents;
+                break;
+            }
+            // A radix heap cannot peek: the first event past the horizon is popped and dropped.
+            let Some((now, ev)) = self.queue.pop() else {
+                break;
+            };
+            if now > horizon {
+                ended = Ended::Horizon;
+                end = horizon;
+                break;
+            }
+            end = now;
+            self.events += 1;
+            if self.events & 0xffff == 0 {
+                progress(now);
+            }
+            self.handle(now, ev);
+        }
+        if ended == Ended::Settled && (self.live > 0 || self.to_start > 0) {
+            // Nothing left to happen but intents remain: they wait forever (no timeout).
+            ended = Ended::Horizon;
+            end = horizon;
+        }
+        progress(end);
+        self.finish(name, end, ended)
+    }
+
+    fn handle(&mut self, now: Time, ev: Event) {
+        match ev {
+            Event::Start { client } => {
+                self.to_start -= 1;
+                self.start_intent(now, u64::from(client), NO_WORKER);
+            }
+            Event::Arrival => {
+                let id = self.next_id;
+                self.next_id += 1;
+                self.start_intent(now, id, NO_WORKER);
+                self.schedule_next_arrival(now);
+            }
+            Event::Think { worker } => {
+                if self.to_start > 0 {
+                    self.to_start -= 1;
+                    let id = self.next_id;
+                    self.next_id += 1;
+                    self.start_intent(now, id, worker);
+                }
+            }
+            Event::Send { slot, epoch } => {
+                if self.intents[slot as usize].epoch == epoch {
+                    self.send(now, slot);
+                }
+            }
+            Event::Arrive {
+                slot,
+                epoch,
+                attempt,
+                key,
+            } => self.arrive(
+                now,
+                Request {
+                    slot,
+                    epoch,
+                    attempt,
+                    key,
+                    arrived: now,
+                    service: Duration::ZERO,
+                },
+            ),
+            Event::Done { job } => self.done(now, job),
+            Event::Reply {
+                slot,
+                epoch,
+                attempt,
+                outcome,
+            } => self.reply(now, slot, epoch, attempt, outcome),
+            Event::Timeout {
+                slot,
+                epoch,
+                attempt,
+            } => {
+                let i = &self.intents[slot as usize];
+                if i.epoch == epoch && i.awaiting && i.attempts == attempt + 1 {
+                    self.c.timeouts += 1;
+                    self.attempt_failed(now, slot);
+                }
+            }
+        }
+    }
+
+    fn start_intent(&mut self, now: Time, id: u64, worker: u32) {
+        let intent = Intent {
+            id,
+            start: now,
+            prev_backoff: None,
+            applied: 0,
+            in_flight: 0,
+            epoch: 0,
+            worker,
+            attempts: 0,
+            key_gen: 0,
+            awaiting: false,
+            settled: Settled::No,
+        };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                let epoch = self.intents[s as usize].epoch.wrapping_add(1);
+                self.intents[s as usize] = Intent { epoch, ..intent };
+                s
+            }
+            None => {
+                self.intents.push(intent);
+                (self.intents.len() - 1) as u32
+            }
+        };
+        self.live += 1;
+        self.c.intents += 1;
+        self.send(now, slot);
+    }
+
+    #[inline]
+    fn stream(&self, id: u64, purpose: Purpose, index: u16) -> Stream {
+        Stream::new(self.seed, id, purpose, u64::from(index))
+    }
+
+    fn send(&mut self, now: Time, slot: u32) {
+        let m = self.model;
+        let i = &mut self.intents[slot as usize];
+        let attempt = i.attempts;
+        i.attempts += 1;
+        i.awaiting = true;
+        let (id, epoch) = (i.id, i.epoch);
+        let key = match m.idempotency.key {
+            KeyMode::None => NO_KEY,
+            KeyMode::PerIntent => i.key_gen,
+            KeyMode::PerAttempt => attempt,
+        };
+        self.c.attempts += 1;
+        if attempt > 0 {
+            self.c.retries += 1;
+        }
+        if let Some(timeout) = m.retry.timeout {
+            self.queue.push(
+                now + timeout,
+                Event::Timeout {
+                    slot,
+                    epoch,
+                    attempt,
+                },
+            );
+        }
+        if m.network.request_loss > 0.0
+            && self
+                .stream(id, Purpose::RequestLoss, attempt)
+                .bernoulli(m.network.request_loss)
+        {
+            self.c.requests_lost += 1;
+            if m.network.loss_notice == LossNotice::Error {
+                self.client_sees(now, slot, Outcome::ConnError);
+            }
+            return;
+        }
+        self.intents[slot as usize].in_flight += 1;
+        let lat = m.network.request_latency();
+        let at = if lat.is_zero() {
+            now
+        } else {
+            now + lat.sample(&mut self.stream(id, Purpose::RequestLatency, attempt))
+        };
+        self.queue.push(
+            at,
+            Event::Arrive {
+                slot,
+                epoch,
+                attempt,
+                key,
+            },
+        );
+    }
+
+    fn in_outage(&self, now: Time) -> bool {
+        self.model
+            .server
+            .outages
+            .iter()
+            .any(|o| now >= Time::ZERO + o.from && now < Time::ZERO + o.to)
+    }
+
+    fn arrive(&mut self, now: Time, req: Request) {
+        self.c.arrivals += 1;
+        self.c.last_arrival = now;
+        self.buckets.arrival(now, req.attempt > 0);
+        if self.model.server.fail == FailMode::Always || self.in_outage(now) {
+            self.c.rejected += 1;
+            return self.respond(now, req, Outcome::Unavailable);
+        }
+        if self.busy < self.capacity && self.waiting.is_empty() {
+            self.begin(now, req);
+        } else if (self.waiting.len() as u64) < self.queue_limit {
+            self.waiting.push_back(req);
+            self.levels
+                .set(&mut self.buckets, now, self.waiting.len() as u64, self.busy);
+        } else {
+            self.c.rejected += 1;
+            self.respond(now, req, Outcome::Unavailable);
+        }
+    }
+
+    /// Fills free workers from the wait queue.
+    fn dispatch(&mut self, now: Time) {
+        while self.busy < self.capacity {
+            let next = match self.model.server.discipline {
+                Discipline::Fifo => self.waiting.pop_front(),
+                Discipline::Lifo => self.waiting.pop_back(),
+            };
+            let Some(req) = next else { break };
+            self.levels
+                .set(&mut self.buckets, now, self.waiting.len() as u64, self.busy);
+            self.begin(now, req);
+        }
+    }
+
+    /// Is the client still waiting for this attempt's reply?
+    #[inline]
+    fn client_waiting(&self, req: &Request) -> bool {
+        let i = &self.intents[req.slot as usize];
+        i.epoch == req.epoch && i.awaiting && i.attempts == req.attempt + 1
+    }
+
+    #[inline]
+    fn store_key(&self, req: &Request) -> u64 {
+        (self.intents[req.slot as usize].id << 16) | u64::from(req.key)
+    }
+
+    /// The handler starts: deadline check, dedupe check, then a worker.
+    fn begin(&mut self, now: Time, mut req: Request) {
+        let m = self.model;
+        if m.server.drop_expired && !self.client_waiting(&req) {
+            self.c.dropped_expired += 1;
+            return self.release(now, req.slot);
+        }
+        if m.idempotency.store != StoreMode::None && req.key != NO_KEY {
+            let k = self.store_key(&req);
+            let expired = match (self.store.get(&k), m.idempotency.ttl) {
+                (Some(KeyState::Done { at }), Some(ttl)) => now >= *at + ttl,
+                _ => false,
+            };
+            if expired {
+                self.store.remove(&k);
+            }
+            match self.store.get_mut(&k) {
+                Some(KeyState::Done { .. }) => {
+                    self.c.replayed += 1;
+                    return self.respond(now, req, Outcome::Ok);
+                }
+                Some(KeyState::InProgress { waiters }) => {
+                    if m.idempotency.store == StoreMode::RecordBefore409 {
+                        self.c.conflicts += 1;
+                        return self.respond(now, req, Outcome::Conflict);
+                    }
+                    waiters.push(req);
+                    return;
+                }
+                None => {
+                    if m.idempotency.store != StoreMode::RecordAfter {
+                        self.store.insert(
+                            k,
+                            KeyState::InProgress {
+                                waiters: Vec::new(),
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        if self.model.server.drop_expired || self.busy > 0 || !self.waiting.is_empty() {
+            let wait = now.since(req.arrived);
+            self.c.waits += u128::from(wait.0);
+        }
+        self.c.served += 1;
+        let id = self.intents[req.slot as usize].id;
+        req.service = m
+            .server
+            .service
+            .sample(&mut self.stream(id, Purpose::Service, req.attempt));
+        self.busy += 1;
+        self.levels
+            .set(&mut self.buckets, now, self.waiting.len() as u64, self.busy);
+        let job = match self.free_jobs.pop() {
+            Some(j) => {
+                self.in_service[j as usize] = req;
+                j
+            }
+            None => {
+                self.in_service.push(req);
+                (self.in_service.len() - 1) as u32
+            }
+        };
+        self.queue.push(now + req.service, Event::Done { job });
+    }
+
+    fn done(&mut self, now: Time, job: u32) {
+        let m = self.model;
+        let req = self.in_service[job as usize];
+        self.free_jobs.push(job);
+        self.busy -= 1;
+        self.levels
+            .set(&mut self.buckets, now, self.waiting.len() as u64, self.busy);
+        self.c.work += u128::from(req.service.0);
+        if !self.client_waiting(&req) {
+            self.c.wasted += u128::from(req.service.0);
+        }
+        let id = self.intents[req.slot as usize].id;
+        let keyed = m.idempotency.store != StoreMode::None && req.key != NO_KEY;
+        let failed = match m.server.fail {
+            FailMode::Probability(p) => self.stream(id, Purpose::Failure, req.attempt).bernoulli(p),
+            _ => false,
+        };
+        let crashed = !failed
+            && m.server.crash_probability > 0.0
+            && self
+                .stream(id, Purpose::Crash, req.attempt)
+                .bernoulli(m.server.crash_probability);
+        let (effect, key_recorded, outcome) = if failed {
+            (false, false, Outcome::Error)
+        } else if crashed {
+            self.c.crashes += 1;
+            let (e, k) = match (m.idempotency.commit, m.server.crash_point) {
+                (CommitMode::Atomic, _) => (false, false),
+                (CommitMode::EffectThenKey, CrashPoint::AfterEffect) => (true, false),
+                (CommitMode::KeyThenEffect, CrashPoint::AfterKey) => (false, true),
+                (_, _) => (true, true),
+            };
+            (e, k, Outcome::ConnError)
+        } else {
+            (true, true, Outcome::Ok)
+        };
+        if effect {
+            self.intents[req.slot as usize].applied += 1;
+            self.c.effects += 1;
+        }
+        let mut waiters = Vec::new();
+        if keyed {
+            let k = self.store_key(&req);
+            if let Some(KeyState::InProgress { waiters: w }) = self.store.get_mut(&k) {
+                waiters = std::mem::take(w);
+            }
+            if key_recorded {
+                self.store.insert(k, KeyState::Done { at: now });
+            } else if matches!(self.store.get(&k), Some(KeyState::InProgress { .. })) {
+                // Transient failures are not stored as the result: the next retry runs again.
+                self.store.remove(&k);
+            }
+        }
+        self.respond(now, req, outcome);
+        // Duplicates that waited on this key share its committed result (or its failure).
+        let shared = if key_recorded { Outcome::Ok } else { outcome };
+        for w in waiters {
+            if key_recorded {
+                self.c.replayed += 1;
+            }
+            self.respond(now, w, shared);
+        }
+        self.dispatch(now);
+    }
+
+    /// The server answers `req`; the reply may be lost on the way back.
+    fn respond(&mut self, now: Time, req: Request, outcome: Outcome) {
+        let m = self.model;
+        let id = self.intents[req.slot as usize].id;
+        if m.network.response_loss > 0.0
+            && self
+                .stream(id, Purpose::ResponseLoss, req.attempt)
+                .bernoulli(m.network.response_loss)
+        {
+            self.c.responses_lost += 1;
+            return self.release(now, req.slot);
+        }
+        let lat = m.network.response_latency();
+        let at = if lat.is_zero() {
+            now
+        } else {
+            now + lat.sample(&mut self.stream(id, Purpose::ResponseLatency, req.attempt))
+        };
+        self.queue.push(
+            at,
+            Event::Reply {
+                slot: req.slot,
+                epoch: req.epoch,
+                attempt: req.attempt,
+                outcome,
+            },
+        );
+    }
+
+    fn reply(&mut self, now: Time, slot: u32, epoch: u32, attempt: u16, outcome: Outcome) {
+        debug_assert_eq!(
+            self.intents[slot as usize].epoch, epoch,
+            "a slot was reused while in flight"
+        );
+        self.intents[slot as usize].in_flight -= 1;
+        let i = &self.intents[slot as usize];
+        if i.awaiting && i.attempts == attempt + 1 {
+            self.client_sees(now, slot, outcome);
+        } else {
+            self.c.late_responses += 1;
+        }
+        self.maybe_finalise(slot);
+    }
+
+    /// Something of the intent left the system without reaching its client.
+    fn release(&mut self, _now: Time, slot: u32) {
+        self.intents[slot as usize].in_flight -= 1;
+        self.maybe_finalise(slot);
+    }
+
+    fn client_sees(&mut self, now: Time, slot: u32, outcome: Outcome) {
+        if outcome == Outcome::Ok {
+            self.intents[slot as usize].awaiting = false;
+            self.settle(now, slot, Settled::Success);
+        } else {
+            self.attempt_failed(now, slot);
+        }
+    }
+
+    /// The outstanding attempt failed (error, timeout, lost): retry or give up.
+    fn attempt_failed(&mut self, now: Time, slot: u32) {
+        let m = self.model;
+        let i = &mut self.intents[slot as usize];
+        i.awaiting = false;
+        let retries_made = u32::from(i.attempts) - 1;
+        if u32::from(i.attempts) >= m.retry.max_attempts {
+            return self.settle(now, slot, Settled::Failure);
+        }
+        let (id, epoch, start, prev) = (i.id, i.epoch, i.start, i.prev_backoff);
+        let n = retries_made as u16;
+        let delay = m.retry.backoff().delay(
+            retries_made,
+            prev,
+            &mut self.stream(id, Purpose::Backoff, n),
+        );
+        if let Some(deadline) = m.retry.deadline
+            && now + delay >= start + deadline
+        {
+            return self.settle(now, slot, Settled::Failure);
+        }
+        let restarted = m.retry.restart_probability > 0.0
+            && self
+                .stream(id, Purpose::Restart, n)
+                .bernoulli(m.retry.restart_probability);
+        let i = &mut self.intents[slot as usize];
+        i.prev_backoff = Some(delay);
+        if restarted && !m.idempotency.persist_key {
+            i.key_gen = i.key_gen.wrapping_add(1) % NO_KEY;
+        }
+        self.queue.push(now + delay, Event::Send { slot, epoch });
+    }
+
+    fn settle(&mut self, now: Time, slot: u32, how: Settled) {
+        let i = &mut self.intents[slot as usize];
+        i.settled = how;
+        let (start, worker) = (i.start, i.worker);
+        self.completions.record(now.since(start));
+        if how == Settled::Success {
+            self.c.succeeded += 1;
+            self.buckets.success(now);
+        } else {
+            self.c.failed += 1;
+        }
+        if worker != NO_WORKER {
+            let think = self.model.workload.think;
+            let d = if think.is_zero() {
+                Duration::ZERO
+            } else {
+                think.sample(&mut Stream::new(
+                    self.seed,
+                    u64::from(worker),
+                    Purpose::Think,
+                    self.c.intents,
+                ))
+            };
+            self.queue.push(now + d, Event::Think { worker });
+        }
+        self.maybe_finalise(slot);
+    }
+
+    /// Counts the intent's outcome once nothing of it can change any more, and frees its slot.
+    fn maybe_finalise(&mut self, slot: u32) {
+        let i = &self.intents[slot as usize];
+        if i.settled == Settled::No || i.in_flight > 0 {
+            return;
+        }
+        match i.applied {
+            0 => self.c.lost += 1,
+            1 => self.c.applied_once += 1,
+            _ => self.c.duplicated += 1,
+        }
+        if i.settled == Settled::Success && i.applied == 0 {
+            self.c.phantom += 1;
+        }
+        if i.settled == Settled::Failure && i.applied > 0 {
+            self.c.false_failures += 1;
+        }
+        if self.model.idempotency.store != StoreMode::None && !self.store.is_empty() {
+            let top = match self.model.idempotency.key {
+                KeyMode::None => 0,
+                KeyMode::PerIntent => i.key_gen,
+                KeyMode::PerAttempt => i.attempts,
+            };
+            let id = i.id;
+            for k in 0..=top {
+                self.store.remove(&((id << 16) | u64::from(k)));
+            }
+        }
+        let i = &mut self.intents[slot as usize];
+        i.settled = Settled::No;
+        i.epoch = i.epoch.wrapping_add(1);
+        self.free.push(slot);
+        self.live -= 1;
+    }
+
+    fn finish(mut self, name: &str, end: Time, ended: Ended) -> VariantResult {
+        let (mean_queue_len, mean_busy) = self.levels.means(&mut self.buckets, end);
+        let series = metrics::series(std::mem::take(&mut self.buckets), end);
+        let c = &self.c;
+        let peak = |v: &[u32]| v.iter().copied().max().unwrap_or(0) as u64;
+        let peak_arrivals = series
+            .first
+            .iter()
+            .zip(&series.retries)
+            .map(|(a, b)| u64::from(*a) + u64::from(*b))
+            .max()
+            .unwrap_or(0);
+        let ms = |ns: u128| ns as f64 / 1e6;
+        let summary = Summary {
+            intents: c.intents,
+            attempts: c.attempts,
+            retries: c.retries,
+            amplification: if c.intents == 0 {
+                0.0
+            } else {
+                c.attempts as f64 / c.intents as f64
+            },
+            succeeded: c.succeeded,
+            failed: c.failed,
+            unsettled: c.intents - c.succeeded - c.failed,
+            peak_arrivals,
+            peak_retries: peak(&series.retries),
+            bucket_ms: self.model.bucket.as_millis_f64(),
+            completion_ms: self.completions.percentiles(),
+            last_arrival_ms: c.last_arrival.as_millis_f64(),
+            lost: c.lost,
+            applied_once: c.applied_once,
+            duplicated: c.duplicated,
+            phantom: c.phantom,
+            false_failures: c.false_failures,
+            effects: c.effects,
+            arrivals: c.arrivals,
+            timeouts: c.timeouts,
+            late_responses: c.late_responses,
+            requests_lost: c.requests_lost,
+            responses_lost: c.responses_lost,
+            rejected: c.rejected,
+            dropped_expired: c.dropped_expired,
+            conflicts: c.conflicts,
+            replayed: c.replayed,
+            crashes: c.crashes,
+            work_ms: ms(c.work),
+            wasted_work_ms: ms(c.wasted),
+            wasted_share: if c.work == 0 {
+                0.0
+            } else {
+                c.wasted as f64 / c.work as f64
+            },
+            mean_wait_ms: if c.served == 0 {
+                0.0
+            } else {
+                ms(c.waits) / c.served as f64
+            },
+            mean_queue_len,
+            mean_busy,
+            end_ms: end.as_millis_f64(),
+            ended,
+            events: self.events,
+        };
+        VariantResult {
+            name: name.to_string(),
+            summary,
+            series,
+            completion_cdf: self.completions.cdf(),
+        }
+    }
+}
+
+/// Runs `model` with `seed` and returns its result, named after the model.
+pub fn run(model: &Model, seed: u64) -> VariantResult {
+    Simulation::new(model, seed).run(&model.name, &mut |_| {})
+}

@@ -106,6 +106,9 @@ pub fn parse_value(v: &str) -> Value {
 #[derive(Clone, Debug)]
 pub struct Scenario {
     pub name: String,
+    /// The model without any variant's overrides (`--set` applied).
+    pub base: Model,
+    /// The variants in file order; the base alone when the file declares none.
     pub variants: Vec<Model>,
     /// The raw `[[expect]]` tables, for the assertions layer.
     pub expect: Vec<Table>,
@@ -252,9 +255,9 @@ pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, Loa
         .unwrap_or("model")
         .to_string();
 
-    let mut layers: Vec<(Option<usize>, Table)> = Vec::new();
+    let mut layers: Vec<(Option<usize>, Table)> = vec![(None, Table::new())];
     match variants {
-        None => layers.push((None, Table::new())),
+        None => {}
         Some(list) => {
             let mut seen: Vec<String> = Vec::new();
             for (i, v) in list.into_iter().enumerate() {
@@ -338,8 +341,13 @@ pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, Loa
             .map_err(|Invalid { path, message }| locate(&path, message))?;
         models.push(model);
     }
+    let base = models.remove(0);
+    if models.is_empty() {
+        models.push(base.clone());
+    }
     Ok(Scenario {
         name,
+        base,
         variants: models,
         expect,
         expect_lines,

@@ -1,0 +1,58 @@
+//! retrystorm's outputs, rendered from a [`RunReport`]: a plain-text comparison table, JSON, CSV
+//! of the time series, and SVG charts.
+//!
+//! Every function here is pure: it takes the report and returns a `String`. Writing files is the
+//! CLI's job. Every output is deterministic: the same report gives the same bytes.
+//!
+//! ```
+//! use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
+//!
+//! let report = RunReport { schema_version: SCHEMA_VERSION, model: "m".into(), seed: 7, variants: vec![] };
+//! let json = retrystorm_report::to_json(&report);
+//! assert_eq!(retrystorm_report::from_json(&json).unwrap(), report);
+//! ```
+
+mod csv;
+mod fmt;
+mod json;
+mod svg;
+mod table;
+
+pub use crate::csv::{CSV_HEADER, series_csv, write_series_csv};
+pub use crate::json::{from_json, to_json};
+pub use crate::svg::{MAX_COLUMNS, XScale, cdf_chart, cdf_chart_with, load_chart, outcome_chart};
+pub use crate::table::{comparison_table, run_view, variant_view};
+
+pub use retrystorm_core::summary::RunReport;
+
+/// What can go wrong while reading or rendering a report.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReportError {
+    /// The text is not JSON at all.
+    #[error("not valid JSON")]
+    Json(#[source] serde_json::Error),
+    /// JSON, but not shaped like a report (no `schema_version`, not an object, ...).
+    #[error("not a retrystorm report: {0}")]
+    NotAReport(String),
+    /// A report from another layout version.
+    #[error("file written by schema version {found}, this retrystorm reads version {expected}")]
+    SchemaVersion { found: u64, expected: u32 },
+    /// The right version, but a field does not fit.
+    #[error("invalid report at `{path}`")]
+    Field {
+        path: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("writing CSV")]
+    Csv(#[source] ::csv::Error),
+    /// plotters failed; its error types are generic over the backend, so only the text is kept.
+    #[error("drawing the {chart} chart: {message}")]
+    Chart {
+        chart: &'static str,
+        message: String,
+    },
+    #[error("the bundled DejaVu font could not be loaded")]
+    Font,
+}

@@ -1,0 +1,71 @@
+//! The per-bucket time series as CSV (`--csv`).
+
+use std::io;
+
+use retrystorm_core::summary::RunReport;
+
+use crate::{ReportError, fmt};
+
+/// The header row, in column order.
+pub const CSV_HEADER: [&str; 9] = [
+    "variant",
+    "bucket",
+    "start_ms",
+    "first",
+    "retries",
+    "arrivals",
+    "succeeded",
+    "queue_len",
+    "busy",
+];
+
+/// Writes one row per (variant, bucket), variants in report order. `arrivals` is
+/// `first + retries`; `start_ms` is `bucket * bucket_ms`. A series shorter than the longest of
+/// its variant (which the core should not produce) is padded with zeros.
+pub fn write_series_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), ReportError> {
+    let mut w = ::csv::Writer::from_writer(out);
+    w.write_record(CSV_HEADER).map_err(ReportError::Csv)?;
+    for v in &report.variants {
+        let s = &v.series;
+        let len = [
+            s.first.len(),
+            s.retries.len(),
+            s.succeeded.len(),
+            s.queue_len.len(),
+            s.busy.len(),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+        let bucket_ms = if s.bucket_ms > 0.0 {
+            s.bucket_ms
+        } else {
+            v.summary.bucket_ms
+        };
+        for i in 0..len {
+            let first = s.first.get(i).copied().unwrap_or(0);
+            let retries = s.retries.get(i).copied().unwrap_or(0);
+            w.write_record([
+                v.name.clone(),
+                i.to_string(),
+                fmt::trim(i as f64 * bucket_ms),
+                first.to_string(),
+                retries.to_string(),
+                (u64::from(first) + u64::from(retries)).to_string(),
+                s.succeeded.get(i).copied().unwrap_or(0).to_string(),
+                s.queue_len.get(i).copied().unwrap_or(0.0).to_string(),
+                s.busy.get(i).copied().unwrap_or(0.0).to_string(),
+            ])
+            .map_err(ReportError::Csv)?;
+        }
+    }
+    w.flush().map_err(|e| ReportError::Csv(e.into()))?;
+    Ok(())
+}
+
+/// [`write_series_csv`] into a `String`.
+pub fn series_csv(report: &RunReport) -> Result<String, ReportError> {
+    let mut buf = Vec::new();
+    write_series_csv(report, &mut buf)?;
+    Ok(String::from_utf8(buf).expect("every field written is UTF-8"))
+}

@@ -1,0 +1,362 @@
+//! Plain-text views for stdout: a comparison table with one row per variant, and a key: value
+//! view of one variant.
+
+use std::fmt::Write as _;
+
+use retrystorm_core::summary::{Ended, RunReport, Summary, VariantResult};
+
+use crate::fmt;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Align {
+    Left,
+    Right,
+}
+
+struct Column {
+    header: String,
+    align: Align,
+    cells: Vec<String>,
+}
+
+impl Column {
+    fn num(
+        header: impl Into<String>,
+        rows: &[&VariantResult],
+        f: impl Fn(&Summary) -> String,
+    ) -> Self {
+        Column {
+            header: header.into(),
+            align: Align::Right,
+            cells: rows.iter().map(|v| f(&v.summary)).collect(),
+        }
+    }
+
+    fn width(&self) -> usize {
+        self.cells
+            .iter()
+            .map(|c| c.chars().count())
+            .chain(std::iter::once(self.header.chars().count()))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// The bucket width shared by every variant, if they agree.
+fn common_bucket_ms(report: &RunReport) -> Option<f64> {
+    let first = report.variants.first()?.summary.bucket_ms;
+    report
+        .variants
+        .iter()
+        .all(|v| v.summary.bucket_ms == first)
+        .then_some(first)
+}
+
+/// The comparison table: one row per variant, numbers right-aligned, then notes for variants that
+/// did not settle. The request-path outcome columns (lost, once, duplicated, phantom, false
+/// failures) appear only when some variant lost, duplicated, or misreported an intent; the
+/// unsettled column only when some variant left intents unsettled.
+///
+/// ```text
+/// variant   intents  attempts  amplif.  peak/10 ms  peak retries  succeeded  failed  p50 ms  p99 ms
+/// --------  -------  --------  -------  ----------  ------------  ---------  ------  ------  ------
+/// baseline   10,000    24,100    2.41x         812           700      9,800     200    12.3     851
+/// ```
+pub fn comparison_table(report: &RunReport) -> String {
+    let rows: Vec<&VariantResult> = report.variants.iter().collect();
+    let any = |f: fn(&Summary) -> u64| rows.iter().any(|v| f(&v.summary) != 0);
+
+    let peak_header = match common_bucket_ms(report) {
+        Some(b) => format!("peak/{}", fmt::duration(b)),
+        None => "peak/bucket".to_string(),
+    };
+
+    let mut cols = vec![
+        Column {
+            header: "variant".to_string(),
+            align: Align::Left,
+            cells: rows.iter().map(|v| v.name.clone()).collect(),
+        },
+        Column::num("intents", &rows, |s| fmt::int(s.intents)),
+        Column::num("attempts", &rows, |s| fmt::int(s.attempts)),
+        Column::num("amplif.", &rows, |s| fmt::times(s.amplification)),
+        Column::num(peak_header, &rows, |s| fmt::int(s.peak_arrivals)),
+        Column::num("peak retries", &rows, |s| fmt::int(s.peak_retries)),
+        Column::num("succeeded", &rows, |s| fmt::int(s.succeeded)),
+        Column::num("failed", &rows, |s| fmt::int(s.failed)),
+    ];
+    if any(|s| s.unsettled) {
+        cols.push(Column::num("unsettled", &rows, |s| fmt::int(s.unsettled)));
+    }
+    cols.push(Column::num("p50 ms", &rows, |s| {
+        fmt::ms(s.completion_ms.p50)
+    }));
+    cols.push(Column::num("p99 ms", &rows, |s| {
+        fmt::ms(s.completion_ms.p99)
+    }));
+    let outcomes =
+        any(|s| s.lost) || any(|s| s.duplicated) || any(|s| s.phantom) || any(|s| s.false_failures);
+    if outcomes {
+        cols.push(Column::num("lost", &rows, |s| fmt::int(s.lost)));
+        cols.push(Column::num("once", &rows, |s| fmt::int(s.applied_once)));
+        cols.push(Column::num("duplicated", &rows, |s| fmt::int(s.duplicated)));
+        cols.push(Column::num("phantom", &rows, |s| fmt::int(s.phantom)));
+        cols.push(Column::num("false failures", &rows, |s| {
+            fmt::int(s.false_failures)
+        }));
+    }
+
+    let widths: Vec<usize> = cols.iter().map(Column::width).collect();
+    let mut out = String::new();
+    let mut line = |cells: &mut dyn Iterator<Item = (&str, Align)>| {
+        let mut l = String::new();
+        for (i, (text, align)) in cells.enumerate() {
+            if i > 0 {
+                l.push_str("  ");
+            }
+            let pad = widths[i].saturating_sub(text.chars().count());
+            match align {
+                Align::Left => {
+                    l.push_str(text);
+                    l.extend(std::iter::repeat_n(' ', pad));
+                }
+                Align::Right => {
+                    l.extend(std::iter::repeat_n(' ', pad));
+                    l.push_str(text);
+                }
+            }
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(&mut cols.iter().map(|c| (c.header.as_str(), c.align)));
+    let rules: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    line(&mut rules.iter().map(|r| (r.as_str(), Align::Left)));
+    for r in 0..rows.len() {
+        line(&mut cols.iter().map(|c| (c.cells[r].as_str(), c.align)));
+    }
+
+    if !outcomes && any(|s| s.applied_once) {
+        out.push_str("every settled intent's effect was applied exactly once\n");
+    }
+    for v in &rows {
+        let s = &v.summary;
+        match s.ended {
+            Ended::Settled => {}
+            Ended::Horizon => {
+                let _ = writeln!(
+                    out,
+                    "note: {} reached the horizon at {} ms with {} intents unsettled",
+                    v.name,
+                    fmt::ms(s.end_ms),
+                    fmt::int(s.unsettled)
+                );
+            }
+            Ended::MaxEvents => {
+                let _ = writeln!(
+                    out,
+                    "note: {} stopped at the max_events guard after {} events; its totals are partial",
+                    v.name,
+                    fmt::int(s.events)
+                );
+            }
+        }
+    }
+    out
+}
+
+fn ended(s: &Summary) -> String {
+    let why = match s.ended {
+        Ended::Settled => "settled",
+        Ended::Horizon => "horizon reached",
+        Ended::MaxEvents => "max_events guard (totals are partial)",
+    };
+    format!(
+        "{why} at {} ms after {} events",
+        fmt::ms(s.end_ms),
+        fmt::int(s.events)
+    )
+}
+
+/// `Summary` fields that [`variant_view`] shows in its own lines; any other field (added to the
+/// core later) is listed at the end as it appears in the JSON.
+const SHOWN: &[&str] = &[
+    "intents",
+    "attempts",
+    "retries",
+    "amplification",
+    "succeeded",
+    "failed",
+    "unsettled",
+    "peak_arrivals",
+    "peak_retries",
+    "bucket_ms",
+    "completion_ms",
+    "last_arrival_ms",
+    "lost",
+    "applied_once",
+    "duplicated",
+    "phantom",
+    "false_failures",
+    "effects",
+    "arrivals",
+    "timeouts",
+    "late_responses",
+    "requests_lost",
+    "responses_lost",
+    "rejected",
+    "dropped_expired",
+    "conflicts",
+    "replayed",
+    "crashes",
+    "work_ms",
+    "wasted_work_ms",
+    "wasted_share",
+    "mean_wait_ms",
+    "mean_queue_len",
+    "mean_busy",
+    "end_ms",
+    "ended",
+    "events",
+];
+
+/// One variant as an aligned `key: value` list.
+pub fn variant_view(v: &VariantResult) -> String {
+    let s = &v.summary;
+    let c = &s.completion_ms;
+    let mut rows: Vec<(String, String)> = vec![
+        ("variant".into(), v.name.clone()),
+        ("ended".into(), ended(s)),
+        (
+            "intents".into(),
+            format!(
+                "{} (succeeded {}, failed {}, unsettled {})",
+                fmt::int(s.intents),
+                fmt::int(s.succeeded),
+                fmt::int(s.failed),
+                fmt::int(s.unsettled)
+            ),
+        ),
+        (
+            "attempts".into(),
+            format!(
+                "{} (retries {}, amplification {})",
+                fmt::int(s.attempts),
+                fmt::int(s.retries),
+                fmt::times(s.amplification)
+            ),
+        ),
+        (
+            "peak arrivals".into(),
+            format!(
+                "{} per {} bucket (peak retries {})",
+                fmt::int(s.peak_arrivals),
+                fmt::duration(s.bucket_ms),
+                fmt::int(s.peak_retries)
+            ),
+        ),
+        (
+            "last arrival".into(),
+            format!("{} ms", fmt::ms(s.last_arrival_ms)),
+        ),
+        (
+            "completion ms".into(),
+            format!(
+                "p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  mean {}",
+                fmt::ms(c.p50),
+                fmt::ms(c.p90),
+                fmt::ms(c.p99),
+                fmt::ms(c.p999),
+                fmt::ms(c.max),
+                fmt::ms(c.mean)
+            ),
+        ),
+        (
+            "effects".into(),
+            format!(
+                "applied once {}, duplicated {}, lost {} (phantom {}), false failures {}, {} effects in all",
+                fmt::int(s.applied_once),
+                fmt::int(s.duplicated),
+                fmt::int(s.lost),
+                fmt::int(s.phantom),
+                fmt::int(s.false_failures),
+                fmt::int(s.effects)
+            ),
+        ),
+        (
+            "server".into(),
+            format!(
+                "arrivals {}, rejected {}, dropped expired {}, conflicts {}, replayed {}, crashes {}",
+                fmt::int(s.arrivals),
+                fmt::int(s.rejected),
+                fmt::int(s.dropped_expired),
+                fmt::int(s.conflicts),
+                fmt::int(s.replayed),
+                fmt::int(s.crashes)
+            ),
+        ),
+        (
+            "network".into(),
+            format!(
+                "requests lost {}, responses lost {}, timeouts {}, late responses {}",
+                fmt::int(s.requests_lost),
+                fmt::int(s.responses_lost),
+                fmt::int(s.timeouts),
+                fmt::int(s.late_responses)
+            ),
+        ),
+        (
+            "work".into(),
+            format!(
+                "{} ms busy, {} ms wasted ({})",
+                fmt::ms(s.work_ms),
+                fmt::ms(s.wasted_work_ms),
+                fmt::pct(s.wasted_share)
+            ),
+        ),
+        (
+            "queue".into(),
+            format!(
+                "mean wait {} ms, mean length {}, mean busy workers {}",
+                fmt::ms(s.mean_wait_ms),
+                fmt::ms(s.mean_queue_len),
+                fmt::ms(s.mean_busy)
+            ),
+        ),
+    ];
+    // Fields added to the core after this view was written still show up.
+    if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(s) {
+        let mut extra: Vec<(&String, &serde_json::Value)> = map
+            .iter()
+            .filter(|(k, _)| !SHOWN.contains(&k.as_str()))
+            .collect();
+        extra.sort_by(|a, b| a.0.cmp(b.0));
+        for (k, val) in extra {
+            rows.push((k.replace('_', " "), val.to_string()));
+        }
+    }
+
+    let width = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0)
+        + 1;
+    let mut out = String::new();
+    for (k, val) in rows {
+        let key = format!("{k}:");
+        let _ = writeln!(out, "{key:<width$} {val}");
+    }
+    out
+}
+
+/// The model and seed, then [`variant_view`] for each variant, separated by blank
+/// lines.
+pub fn run_view(report: &RunReport) -> String {
+    let mut out = format!("model: {}\nseed:  {}\n", report.model, report.seed);
+    for v in &report.variants {
+        out.push('\n');
+        out.push_str(&variant_view(v));
+    }
+    out
+}

@@ -1,0 +1,8 @@
+//! Integration tests of every output of the report crate, on hand-built reports.
+
+mod fixture;
+
+mod csv;
+mod json;
+mod svg;
+mod table;

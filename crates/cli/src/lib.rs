@@ -1,1 +1,63 @@
-pub fn main() -> std::process::ExitCode { std::process::ExitCode::SUCCESS }
+//! The `retrystorm` command line: thin glue from flags to the core and the report crate.
+//!
+//! Exit codes (as fd's `exit_codes.rs`): 0 success, 1 an expectation failed, 2 bad input or
+//! usage, 3 an output could not be written.
+
+mod args;
+mod commands;
+mod output;
+mod progress;
+
+use std::process::ExitCode;
+
+/// Why a command stopped; maps to the exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Bad model file, flag or value.
+    #[error("{0}")]
+    Input(String),
+    /// An output file could not be written.
+    #[error("{0}")]
+    Output(String),
+    /// One or more expectations did not hold (already reported).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl CliError {
+    fn code(&self) -> u8 {
+        match self {
+            CliError::Failed(_) => 1,
+            CliError::Input(_) => 2,
+            CliError::Output(_) => 3,
+        }
+    }
+}
+
+impl From<retrystorm_core::load::LoadError> for CliError {
+    fn from(e: retrystorm_core::load::LoadError) -> Self {
+        CliError::Input(e.to_string())
+    }
+}
+
+/// Entry point of the `retrystorm` binary.
+pub fn main() -> ExitCode {
+    use clap::Parser;
+    let cli = args::Cli::parse();
+    match commands::dispatch(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.code())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clap_definition_is_consistent() {
+        use clap::CommandFactory;
+        crate::args::Cli::command().debug_assert();
+    }
+}

@@ -451,6 +451,8 @@ pub fn set_path(t: &mut Table, key: &[String], value: Value) -> Result<(), Strin
 
 /// Adds "did you mean `x`?" to serde's unknown field / variant messages.
 pub fn with_suggestion(msg: &str) -> String {
+    // The toml deserializer appends "in `section`" on a new line; the path already says it.
+    let msg = msg.lines().next().unwrap_or(msg).trim_end();
     let Some(rest) = msg
         .strip_prefix("unknown field `")
         .or_else(|| msg.strip_prefix("unknown variant `"))

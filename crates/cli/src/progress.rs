@@ -1,0 +1,19 @@
+//! Progress bars: shown only when stderr is a terminal (hyperfine's `get_progress_bar`).
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+
+/// A bar of `len` units, hidden when stderr is not a terminal (CI, pipes).
+pub fn bar(len: u64, unit: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
+    }
+    let pb = ProgressBar::new(len);
+    let template = format!(
+        "{{spinner}} [{{elapsed_precise}}] {{bar:40}} {{pos}}/{{len}} {unit} ({{per_sec}}, ETA {{eta}})"
+    );
+    if let Ok(style) = ProgressStyle::with_template(&template) {
+        pb.set_style(style);
+    }
+    pb
+}

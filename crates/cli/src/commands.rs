@@ -5,7 +5,6 @@ use crate::{CliError, output, progress};
 use rayon::prelude::*;
 use retrystorm_core::load::{self, Override, Scenario};
 use retrystorm_core::model::Model;
-use retrystorm_core::sim::Simulation;
 use retrystorm_core::summary::{RunReport, SCHEMA_VERSION, VariantResult};
 use retrystorm_report as report;
 
@@ -35,7 +34,7 @@ pub fn simulate(models: &[Model], seed: u64) -> Vec<VariantResult> {
     let results = models
         .par_iter()
         .map(|m| {
-            let r = Simulation::new(m, seed).run(&m.name, &mut |_| {});
+            let r = retrystorm_core::run_model(m, seed, &mut |_| {});
             bar.inc(1);
             r
         })

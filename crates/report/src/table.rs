@@ -54,7 +54,8 @@ fn common_bucket_ms(report: &RunReport) -> Option<f64> {
 
 /// The comparison table: one row per variant, numbers right-aligned, then notes for variants that
 /// did not settle. The request-path outcome columns (lost, once, duplicated, phantom, false
-/// failures) appear only when some variant lost, duplicated, or misreported an intent; the
+/// failures) appear only when some effect ran somewhere and some variant lost, duplicated or
+/// misreported an intent; the
 /// unsettled column only when some variant left intents unsettled.
 ///
 /// ```text
@@ -94,8 +95,13 @@ pub fn comparison_table(report: &RunReport) -> String {
     cols.push(Column::num("p99 ms", &rows, |s| {
         fmt::ms(s.completion_ms.p99)
     }));
-    let outcomes =
-        any(|s| s.lost) || any(|s| s.duplicated) || any(|s| s.phantom) || any(|s| s.false_failures);
+    // A model whose server never applies an effect (the herd's `fail = "always"`) has nothing to
+    // say about outcomes: every intent would read "lost".
+    let outcomes = (any(|s| s.effects) || any(|s| s.phantom))
+        && (any(|s| s.lost)
+            || any(|s| s.duplicated)
+            || any(|s| s.phantom)
+            || any(|s| s.false_failures));
     if outcomes {
         cols.push(Column::num("lost", &rows, |s| fmt::int(s.lost)));
         cols.push(Column::num("once", &rows, |s| fmt::int(s.applied_once)));

@@ -33,12 +33,14 @@
 
 pub mod backoff;
 pub mod dist;
+pub mod expect;
 pub mod load;
 pub mod metrics;
 pub mod model;
 pub mod queue;
 pub mod rng;
 pub mod sim;
+pub mod stats;
 pub mod summary;
 pub mod time;
 

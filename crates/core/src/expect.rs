@@ -1,0 +1,684 @@
+//! Expectations: assertions about a run's summary, written in a model file as `[[expect]]`
+//! tables or on the command line, evaluated over one or more seeds.
+//!
+//! ```toml
+//! [[expect]]
+//! metric = "peak_retries"   # a name from the JSON summary; dotted for nested: completion_ms.p99
+//! op = "=="                 # <, <=, ==, >=, >
+//! value = 1000              # a number; for *_ms metrics also a duration: "200ms", "2s"
+//! variant = "no-jitter"     # optional; default: every variant
+//! over = "all"              # all (every seed, the default) or mean (the mean over seeds)
+//!
+//! [[expect]]
+//! assert = "peak_retries < 300"   # the compact form of metric/op/value
+//! over = "mean"
+//! ```
+//!
+//! The compact form (also what `--expect` takes) is `METRIC OP VALUE`, optionally followed by
+//! `, over=mean` and `, variant=NAME`.
+//!
+//! ```
+//! use retrystorm_core::expect::Expectation;
+//! use retrystorm_core::load::load;
+//!
+//! let s = load("m.toml", "[workload]\nclients = 50\n[server]\nfail = \"always\"\n", &[]).unwrap();
+//! let r = retrystorm_core::run_model(&s.base, 7, &mut |_| {});
+//! let e = Expectation::parse("failed == 50").unwrap();
+//! assert_eq!(e.holds(&r.summary), Ok(true));
+//! ```
+
+use crate::load::{LoadError, closest};
+use crate::stats::Estimate;
+use crate::summary::{Percentiles, Summary};
+use std::collections::BTreeMap;
+use std::fmt;
+use toml::{Table, Value};
+
+/// A comparison operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Lt,
+    Le,
+    Eq,
+    Ge,
+    Gt,
+}
+
+impl Op {
+    pub const ALL: [(&'static str, Op); 5] = [
+        ("<=", Op::Le),
+        (">=", Op::Ge),
+        ("==", Op::Eq),
+        ("<", Op::Lt),
+        (">", Op::Gt),
+    ];
+
+    pub fn parse(s: &str) -> Option<Op> {
+        Op::ALL.iter().find(|(t, _)| *t == s).map(|(_, o)| *o)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Eq => "==",
+            Op::Ge => ">=",
+            Op::Gt => ">",
+        }
+    }
+
+    /// Whether `seen OP bound` holds (NaN never satisfies anything).
+    pub fn test(self, seen: f64, bound: f64) -> bool {
+        match self {
+            Op::Lt => seen < bound,
+            Op::Le => seen <= bound,
+            Op::Eq => seen == bound,
+            Op::Ge => seen >= bound,
+            Op::Gt => seen > bound,
+        }
+    }
+}
+
+/// How an expectation treats several seeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Over {
+    /// It must hold for every seed.
+    All,
+    /// It must hold for the mean over seeds (reported with its 95% confidence interval).
+    Mean,
+}
+
+impl Over {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Over::All => "all",
+            Over::Mean => "mean",
+        }
+    }
+}
+
+/// One assertion about a summary metric.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expectation {
+    /// Dotted metric name, e.g. `completion_ms.p99`.
+    pub metric: String,
+    pub op: Op,
+    /// The bound, in the metric's unit (milliseconds for `*_ms`).
+    pub value: f64,
+    /// The value as written (`"200ms"`), for messages.
+    pub value_text: String,
+    /// The variant it applies to; `None` = every variant.
+    pub variant: Option<String>,
+    pub over: Over,
+    /// Where it was written: `models/x.toml:31` or `--expect 'peak_retries<200'`.
+    pub source: String,
+}
+
+impl fmt::Display for Expectation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} {}",
+            self.metric,
+            self.op.as_str(),
+            self.value_text
+        )?;
+        if self.over == Over::Mean {
+            write!(f, " (mean over seeds)")?;
+        }
+        if let Some(v) = &self.variant {
+            write!(f, " [variant {v}]")?;
+        }
+        Ok(())
+    }
+}
+
+/// Top-level field names of a serde struct, read from its `Deserialize` implementation.
+fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+    struct Probe<'a>(&'a mut &'static [&'static str]);
+    impl<'de> de::Deserializer<'de> for Probe<'_> {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("probe"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(de::Error::custom("probe"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+            ignored_any
+        }
+    }
+    let mut out: &'static [&'static str] = &[];
+    let _ = T::deserialize(Probe(&mut out));
+    out
+}
+
+/// Every metric name an expectation may use: the summary's fields, and `completion_ms.*`.
+/// Fields that are not numbers (`ended`) are listed too; using them is refused at evaluation.
+pub fn metric_names() -> Vec<String> {
+    let mut names = Vec::new();
+    for f in fields_of::<Summary>() {
+        if *f == "completion_ms" {
+            for p in fields_of::<Percentiles>() {
+                names.push(format!("completion_ms.{p}"));
+            }
+        } else {
+            names.push((*f).to_string());
+        }
+    }
+    names
+}
+
+/// Every numeric metric of a summary by its dotted name (absent optional fields are absent).
+pub fn metrics(s: &Summary) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    if let Ok(v) = Value::try_from(s) {
+        flatten(&v, "", &mut out);
+    }
+    out
+}
+
+fn flatten(v: &Value, prefix: &str, out: &mut BTreeMap<String, f64>) {
+    match v {
+        Value::Table(t) => {
+            for (k, x) in t {
+                let name = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(x, &name, out);
+            }
+        }
+        // Arrays (e.g. `layered.layers`) are indexed: `layered.layers.0.sent`.
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                flatten(x, &format!("{prefix}.{i}"), out);
+            }
+        }
+        Value::Integer(i) => {
+            out.insert(prefix.to_string(), *i as f64);
+        }
+        Value::Float(f) => {
+            out.insert(prefix.to_string(), *f);
+        }
+        _ => {}
+    }
+}
+
+/// Why a metric could not be read from a summary.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MetricError {
+    /// An optional metric this run did not produce (e.g. `recovery_ms` when nothing recovered).
+    #[error("`{0}` is absent from this summary (the run did not measure it)")]
+    Absent(String),
+    #[error("`{0}` is not a number")]
+    NotANumber(String),
+    #[error("no metric `{0}` in the summary")]
+    Unknown(String),
+}
+
+/// Reads one metric by its dotted name.
+pub fn metric(s: &Summary, name: &str) -> Result<f64, MetricError> {
+    let v = Value::try_from(s).map_err(|_| MetricError::Unknown(name.to_string()))?;
+    let mut cur = &v;
+    for seg in name.split('.') {
+        let next = match cur {
+            Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+            _ => cur.get(seg),
+        };
+        match next {
+            Some(x) => cur = x,
+            None => {
+                return Err(if metric_names().iter().any(|n| n == name) {
+                    MetricError::Absent(name.to_string())
+                } else {
+                    MetricError::Unknown(name.to_string())
+                });
+            }
+        }
+    }
+    match cur {
+        Value::Integer(i) => Ok(*i as f64),
+        Value::Float(f) => Ok(*f),
+        _ => Err(MetricError::NotANumber(name.to_string())),
+    }
+}
+
+fn located(origin: &str, line: Option<usize>, field: Option<String>, message: String) -> LoadError {
+    LoadError {
+        origin: origin.to_string(),
+        line,
+        column: None,
+        field,
+        message,
+    }
+}
+
+/// Checks a metric name, with a did-you-mean for typos.
+fn check_metric(name: &str) -> Result<(), String> {
+    let names = metric_names();
+    if names.iter().any(|n| n == name) {
+        return Ok(());
+    }
+    // A nested name under a field other than completion_ms: checked when evaluated.
+    if let Some((head, _)) = name.split_once('.')
+        && head != "completion_ms"
+        && names.iter().any(|n| n == head)
+    {
+        return Ok(());
+    }
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let hint = match closest(name, &refs) {
+        Some(best) => format!("; did you mean `{best}`?"),
+        None => format!("; metrics: {}", refs.join(", ")),
+    };
+    Err(format!("unknown metric `{name}`{hint}"))
+}
+
+/// Reads a bound: a number, or for `*_ms` metrics a duration string ("200ms" = 200.0).
+fn parse_bound(metric: &str, v: &Value) -> Result<(f64, String), String> {
+    match v {
+        Value::Integer(i) => Ok((*i as f64, i.to_string())),
+        Value::Float(f) if f.is_finite() => Ok((*f, f.to_string())),
+        Value::String(s) => parse_bound_text(metric, s),
+        other => Err(format!("`value` must be a number, got {other}")),
+    }
+}
+
+fn parse_bound_text(metric: &str, s: &str) -> Result<(f64, String), String> {
+    let s = s.trim();
+    if let Ok(f) = s.parse::<f64>()
+        && f.is_finite()
+    {
+        return Ok((f, s.to_string()));
+    }
+    let last = metric.rsplit('.').next().unwrap_or(metric);
+    let is_ms =
+        metric.ends_with("_ms") || metric.starts_with("completion_ms.") || last.ends_with("_ms");
+    if !is_ms {
+        return Err(format!(
+            "`{metric}` is not a duration metric; the value must be a number, got {s:?}"
+        ));
+    }
+    crate::time::Duration::parse(s)
+        .map(|d| (d.as_millis_f64(), s.to_string()))
+        .map_err(|e| e.to_string())
+}
+
+impl Expectation {
+    /// Parses the compact form `METRIC OP VALUE[, over=all|mean][, variant=NAME]`.
+    pub fn parse(text: &str) -> Result<Expectation, LoadError> {
+        Self::parse_from(&format!("--expect {text:?}"), text)
+    }
+
+    /// As [`Expectation::parse`], naming `source` in errors.
+    pub fn parse_from(source: &str, text: &str) -> Result<Expectation, LoadError> {
+        let err = |m: String| located(source, None, None, m);
+        let mut parts = text.split(',');
+        let main = parts.next().unwrap_or("").trim();
+        let at = main
+            .find(['<', '>', '='])
+            .ok_or_else(|| err("expected METRIC OP VALUE with OP one of <, <=, ==, >=, >, e.g. \"peak_retries < 200\"".into()))?;
+        let metric = main[..at].trim().to_string();
+        let rest = &main[at..];
+        let (op_text, value) = Op::ALL
+            .iter()
+            .find(|(t, _)| rest.starts_with(t))
+            .map(|(t, _)| (*t, rest[t.len()..].trim()))
+            .ok_or_else(|| {
+                err(format!(
+                    "unknown operator in {main:?}; use <, <=, ==, >=, >"
+                ))
+            })?;
+        let op = Op::parse(op_text).expect("listed");
+        if metric.is_empty() || value.is_empty() {
+            return Err(err(format!("expected METRIC OP VALUE, got {main:?}")));
+        }
+        check_metric(&metric).map_err(err)?;
+        let (value, value_text) = parse_bound_text(&metric, value).map_err(err)?;
+        let mut e = Expectation {
+            metric,
+            op,
+            value,
+            value_text,
+            variant: None,
+            over: Over::All,
+            source: source.to_string(),
+        };
+        for p in parts {
+            let (k, v) = p.split_once('=').ok_or_else(|| {
+                err(format!(
+                    "expected `over=mean` or `variant=NAME` after a comma, got {:?}",
+                    p.trim()
+                ))
+            })?;
+            match k.trim() {
+                "over" => e.over = parse_over(v.trim()).map_err(err)?,
+                "variant" => e.variant = Some(v.trim().to_string()),
+                k => {
+                    return Err(err(format!(
+                        "unknown option `{k}`; use over=all|mean or variant=NAME"
+                    )));
+                }
+            }
+        }
+        Ok(e)
+    }
+
+    /// Parses one `[[expect]]` table; errors name `origin:line`.
+    pub fn from_table(origin: &str, line: usize, t: &Table) -> Result<Expectation, LoadError> {
+        let line = (line > 0).then_some(line);
+        let err =
+            |field: &str, m: String| located(origin, line, Some(format!("expect.{field}")), m);
+        const KEYS: [&str; 6] = ["metric", "op", "value", "variant", "over", "assert"];
+        for k in t.keys() {
+            if !KEYS.contains(&k.as_str()) {
+                let hint = closest(k, &KEYS)
+                    .map(|b| format!("; did you mean `{b}`?"))
+                    .unwrap_or_default();
+                return Err(err(
+                    k,
+                    format!("unknown key{hint} (allowed: {})", KEYS.join(", ")),
+                ));
+            }
+        }
+        let string = |k: &str| -> Result<Option<String>, LoadError> {
+            match t.get(k) {
+                None => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(v) => Err(err(k, format!("must be a string, got {v}"))),
+            }
+        };
+        let source = match line {
+            Some(l) => format!("{origin}:{l}"),
+            None => origin.to_string(),
+        };
+        let mut e = if let Some(a) = string("assert")? {
+            if t.contains_key("metric") || t.contains_key("op") || t.contains_key("value") {
+                return Err(err(
+                    "assert",
+                    "give either `assert` or `metric`/`op`/`value`, not both".into(),
+                ));
+            }
+            let mut e =
+                Expectation::parse_from(&source, &a).map_err(|x| err("assert", x.message))?;
+            e.source = source.clone();
+            e
+        } else {
+            let metric = string("metric")?.ok_or_else(|| {
+                err(
+                    "metric",
+                    "every [[expect]] needs a `metric` (or an `assert = \"METRIC OP VALUE\"`)"
+                        .into(),
+                )
+            })?;
+            check_metric(&metric).map_err(|m| err("metric", m))?;
+            let op_text = string("op")?
+                .ok_or_else(|| err("op", "missing; one of <, <=, ==, >=, >".into()))?;
+            let op = Op::parse(op_text.trim()).ok_or_else(|| {
+                err(
+                    "op",
+                    format!("unknown operator {op_text:?}; one of <, <=, ==, >=, >"),
+                )
+            })?;
+            let v = t
+                .get("value")
+                .ok_or_else(|| err("value", "missing; a number (or a duration for *_ms)".into()))?;
+            let (value, value_text) = parse_bound(&metric, v).map_err(|m| err("value", m))?;
+            Expectation {
+                metric,
+                op,
+                value,
+                value_text,
+                variant: None,
+                over: Over::All,
+                source,
+            }
+        };
+        if let Some(v) = string("variant")? {
+            e.variant = Some(v);
+        }
+        if let Some(o) = string("over")? {
+            e.over = parse_over(&o).map_err(|m| err("over", m))?;
+        }
+        Ok(e)
+    }
+
+    /// Checks `variant` against the scenario's variant names (with a did-you-mean).
+    pub fn check_variant(&self, names: &[&str]) -> Result<(), LoadError> {
+        let Some(v) = &self.variant else {
+            return Ok(());
+        };
+        if names.contains(&v.as_str()) {
+            return Ok(());
+        }
+        let hint = closest(v, names)
+            .map(|b| format!("did you mean `{b}`? "))
+            .unwrap_or_default();
+        Err(located(
+            &self.source,
+            None,
+            Some("variant".into()),
+            format!(
+                "no variant {v:?} in the model; {hint}variants: {}",
+                names.join(", ")
+            ),
+        ))
+    }
+
+    /// Whether it holds for one summary (for users' own tests; `over` is ignored).
+    pub fn holds(&self, s: &Summary) -> Result<bool, MetricError> {
+        metric(s, &self.metric).map(|x| self.op.test(x, self.value))
+    }
+
+    /// Whether it applies to a variant.
+    pub fn applies_to(&self, variant: &str) -> bool {
+        self.variant.as_deref().is_none_or(|v| v == variant)
+    }
+
+    /// Evaluates it on one variant's replications `(seed, summary)`.
+    pub fn evaluate(&self, variant: &str, runs: &[(u64, &Summary)]) -> Outcome {
+        let mut values = Vec::with_capacity(runs.len());
+        let mut failing = Vec::new();
+        let mut absent = Vec::new();
+        for (seed, s) in runs {
+            match metric(s, &self.metric) {
+                Ok(x) => {
+                    values.push((*seed, x));
+                    if !self.op.test(x, self.value) {
+                        failing.push((*seed, x));
+                    }
+                }
+                Err(e) => absent.push((*seed, e.to_string())),
+            }
+        }
+        let xs: Vec<f64> = values.iter().map(|(_, x)| *x).collect();
+        let estimate = Estimate::of(&xs);
+        let passed = absent.is_empty()
+            && !values.is_empty()
+            && match self.over {
+                Over::All => failing.is_empty(),
+                Over::Mean => self.op.test(estimate.mean, self.value),
+            };
+        // The seed to reproduce: the first failing (or missing) one; for a mean, the seed whose
+        // value is furthest on the wrong side.
+        let seed = if let Some((s, _)) = absent.first() {
+            Some(*s)
+        } else if passed {
+            None
+        } else {
+            match self.over {
+                Over::All => failing.first().map(|(s, _)| *s),
+                Over::Mean => worst(&values, self.op),
+            }
+        };
+        Outcome {
+            variant: variant.to_string(),
+            passed,
+            values,
+            estimate,
+            failing,
+            absent,
+            seed,
+        }
+    }
+}
+
+fn worst(values: &[(u64, f64)], op: Op) -> Option<u64> {
+    let cmp = |a: &&(u64, f64), b: &&(u64, f64)| a.1.total_cmp(&b.1);
+    match op {
+        Op::Lt | Op::Le => values.iter().max_by(cmp),
+        Op::Gt | Op::Ge => values.iter().min_by(cmp),
+        Op::Eq => values.first(),
+    }
+    .map(|(s, _)| *s)
+}
+
+fn parse_over(s: &str) -> Result<Over, String> {
+    match s {
+        "all" => Ok(Over::All),
+        "mean" => Ok(Over::Mean),
+        _ => Err(format!(
+            "`over` must be \"all\" (every seed) or \"mean\", got {s:?}"
+        )),
+    }
+}
+
+/// The result of one expectation on one variant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    pub variant: String,
+    pub passed: bool,
+    /// `(seed, value)` per replication where the metric was present.
+    pub values: Vec<(u64, f64)>,
+    /// Mean and 95% CI of `values`.
+    pub estimate: Estimate,
+    /// `(seed, value)` of replications that broke it (meaningful for `over = all`).
+    pub failing: Vec<(u64, f64)>,
+    /// `(seed, why)` of replications whose summary lacked the metric.
+    pub absent: Vec<(u64, String)>,
+    /// The seed to reproduce a failure with.
+    pub seed: Option<u64>,
+}
+
+impl Outcome {
+    /// What was seen, in one line: `1000 (seed 42)`, `157 .. 214 over 5 seeds`,
+    /// `mean 171.2 ± 12.3 (95% CI, 5 seeds)`.
+    pub fn seen(&self, over: Over) -> String {
+        if let Some((seed, why)) = self.absent.first() {
+            return format!("{why} (seed {seed})");
+        }
+        let n = self.values.len();
+        match (over, n) {
+            (_, 0) => "no value".to_string(),
+            (_, 1) => format!("{} (seed {})", num(self.values[0].1), self.values[0].0),
+            (Over::All, _) => {
+                let lo = self
+                    .values
+                    .iter()
+                    .map(|v| v.1)
+                    .fold(f64::INFINITY, f64::min);
+                let hi = self
+                    .values
+                    .iter()
+                    .map(|v| v.1)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let mut s = format!("{} .. {} over {n} seeds", num(lo), num(hi));
+                if let Some((seed, x)) = self.failing.first() {
+                    s.push_str(&format!(
+                        "; {} failing, first seed {seed} with {}",
+                        self.failing.len(),
+                        num(*x)
+                    ));
+                }
+                s
+            }
+            (Over::Mean, _) => format!(
+                "mean {} ± {} (95% CI, {n} seeds)",
+                num(self.estimate.mean),
+                num(self.estimate.half_width)
+            ),
+        }
+    }
+}
+
+/// A number without noise: integers as integers, others with up to 4 significant decimals.
+pub fn num(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        return format!("{}", x as i64);
+    }
+    let s = format!("{x:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_form() {
+        let e = Expectation::parse("peak_retries<200").unwrap();
+        assert_eq!(
+            (e.metric.as_str(), e.op, e.value),
+            ("peak_retries", Op::Lt, 200.0)
+        );
+        let e = Expectation::parse("completion_ms.p99 <= 2s, over=mean, variant=full").unwrap();
+        assert_eq!((e.op, e.value, e.over), (Op::Le, 2000.0, Over::Mean));
+        assert_eq!(e.variant.as_deref(), Some("full"));
+        let e = Expectation::parse("peak_retrie < 3").unwrap_err();
+        assert!(e.to_string().contains("did you mean `peak_retries`"), "{e}");
+        assert!(Expectation::parse("duplicated < 3ms").is_err());
+        assert!(Expectation::parse("duplicated ~ 3").is_err());
+        assert!(Expectation::parse("duplicated == 0, over=most").is_err());
+    }
+
+    #[test]
+    fn table_form_points_at_the_line() {
+        let t: Table = "metric = \"duplicatd\"\nop = \"==\"\nvalue = 0\n"
+            .parse()
+            .unwrap();
+        let e = Expectation::from_table("m.toml", 12, &t).unwrap_err();
+        assert!(e.to_string().starts_with("m.toml:12: expect.metric"), "{e}");
+        assert!(e.to_string().contains("did you mean `duplicated`"), "{e}");
+        let t: Table =
+            "metric = \"completion_ms.p99\"\nop = \"<\"\nvalue = \"1.5s\"\nover = \"mean\"\n"
+                .parse()
+                .unwrap();
+        let e = Expectation::from_table("m.toml", 3, &t).unwrap();
+        assert_eq!((e.value, e.over), (1500.0, Over::Mean));
+        assert_eq!(e.source, "m.toml:3");
+        let t: Table = "assert = \"phantom == 0\"\nvariant = \"x\"\n"
+            .parse()
+            .unwrap();
+        let e = Expectation::from_table("m.toml", 3, &t).unwrap();
+        assert_eq!(e.variant.as_deref(), Some("x"));
+        assert!(e.check_variant(&["y", "x"]).is_ok());
+        assert!(
+            e.check_variant(&["xx"])
+                .unwrap_err()
+                .to_string()
+                .contains("did you mean `xx`")
+        );
+    }
+
+    #[test]
+    fn names_include_nested_and_plain() {
+        let n = metric_names();
+        assert!(n.contains(&"completion_ms.p99".to_string()));
+        assert!(n.contains(&"peak_retries".to_string()));
+        assert!(!n.contains(&"completion_ms".to_string()));
+    }
+}

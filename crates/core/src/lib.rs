@@ -42,6 +42,7 @@ pub mod rng;
 pub mod sim;
 pub mod stats;
 pub mod summary;
+pub mod sweep;
 pub mod time;
 
 /// Runs one resolved model with `seed`: the single entry point every front end calls, whatever

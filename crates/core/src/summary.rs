@@ -133,3 +133,48 @@ pub struct RunReport {
     pub seed: u64,
     pub variants: Vec<VariantResult>,
 }
+
+/// One variant of a run with `--seeds N`: the plain fields hold the means (integer fields
+/// rounded; the series and CDF are those of the first replication), `replications` the exact
+/// means and the 95% confidence half-widths.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplicatedVariant {
+    #[serde(flatten)]
+    pub result: VariantResult,
+    pub replications: Replications,
+}
+
+/// Means and Student-t 95% confidence half-widths over replications, by dotted metric name
+/// (`peak_retries`, `completion_ms.p99`). Metrics that are not finite in every replication are
+/// left out.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Replications {
+    pub n: u32,
+    pub mean: std::collections::BTreeMap<String, f64>,
+    pub ci95: std::collections::BTreeMap<String, f64>,
+}
+
+/// What `run`/`compare --seeds N --json` writes: a [`RunReport`] (every key of it, so readers of
+/// the plain report still work) plus `seeds` and each variant's `replications`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplicatedReport {
+    pub schema_version: u32,
+    pub model: String,
+    /// The base seed; replication `i` used `seed + i` (see `stats::replication_seeds`).
+    pub seed: u64,
+    pub variants: Vec<ReplicatedVariant>,
+    /// The seed of every replication, in order.
+    pub seeds: Vec<u64>,
+}
+
+impl ReplicatedReport {
+    /// The plain report (means), for the tables and charts that take one.
+    pub fn to_run_report(&self) -> RunReport {
+        RunReport {
+            schema_version: self.schema_version,
+            model: self.model.clone(),
+            seed: self.seed,
+            variants: self.variants.iter().map(|v| v.result.clone()).collect(),
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! Parameter sweeps, as pure logic: `--vary KEY=RANGE_OR_LIST` parsing, the grid of runs, its
+//! deterministic order, sharding, and the JSON Lines record types. Running and file handling are
+//! the command line's job.
+//!
+//! The grid is the cartesian product of the axes (the first `--vary` outermost) × the model's
+//! variants × the replication seeds. Run `j` of the grid is
+//! `j = ((point * variants) + variant) * seeds + replication`, and results are always written in
+//! increasing `j`. Shard `I/N` (1-based) holds the runs with `j % N == I - 1`: round-robin, so
+//! expensive corners of the grid spread over every shard.
+
+use crate::summary::Summary;
+use crate::time::Duration;
+use serde::{Deserialize, Serialize};
+
+/// Version of the JSON Lines layout; readers refuse other versions.
+pub const SWEEP_SCHEMA_VERSION: u32 = 1;
+
+/// One varied field and its values.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Axis {
+    /// Dotted model key, e.g. `retry.base`.
+    pub key: String,
+    /// The values as `--set` would take them (`5ms`, `100`, `full`).
+    pub values: Vec<String>,
+}
+
+impl Axis {
+    /// The value's position on a numeric x axis: a number, or a duration in milliseconds.
+    pub fn x(value: &str) -> Option<f64> {
+        if let Ok(f) = value.trim().parse::<f64>() {
+            return f.is_finite().then_some(f);
+        }
+        Duration::parse(value).ok().map(Duration::as_millis_f64)
+    }
+
+    /// Whether every value has a numeric position.
+    pub fn numeric(&self) -> bool {
+        self.values.iter().all(|v| Axis::x(v).is_some())
+    }
+}
+
+/// Splits `V1,V2,...` at commas outside parentheses and brackets (`uniform(0ms, 60ms)` stays
+/// whole).
+pub fn split_values(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for ch in s.chars() {
+        match ch {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur).trim().to_string());
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    out.push(cur.trim().to_string());
+    out
+}
+
+/// The most values one range may expand to.
+pub const MAX_RANGE: usize = 100_000;
+
+/// Parses `KEY=FROM..TO:STEP` (inclusive of `TO` when the steps land on it; numbers or
+/// durations) or `KEY=V1,V2,...`.
+pub fn parse_vary(spec: &str) -> Result<Axis, String> {
+    let (key, rhs) = spec.split_once('=').ok_or_else(|| {
+        "expected KEY=RANGE_OR_LIST, e.g. retry.base=5ms..50ms:5ms or retry.jitter=none,full"
+            .to_string()
+    })?;
+    let key = key.trim();
+    if key.is_empty()
+        || !key.split('.').all(|s| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
+    {
+        return Err(format!("{key:?} is not a dotted key like retry.base"));
+    }
+    let rhs = rhs.trim();
+    let values = match rhs.split_once("..") {
+        Some((from, rest)) if !rhs.contains(',') => {
+            let (to, step) = rest.split_once(':').ok_or_else(|| {
+                format!("range {rhs:?} needs a step: FROM..TO:STEP, e.g. 10..200:10")
+            })?;
+            range(from.trim(), to.trim(), step.trim())?
+        }
+        _ => split_values(rhs),
+    };
+    if values.iter().any(String::is_empty) {
+        return Err(format!("empty value in {rhs:?}"));
+    }
+    let mut seen = Vec::new();
+    for v in &values {
+        if seen.contains(v) {
+            return Err(format!("{v:?} is listed twice"));
+        }
+        seen.push(v.clone());
+    }
+    Ok(Axis {
+        key: key.to_string(),
+        values,
+    })
+}
+
+fn range(from: &str, to: &str, step: &str) -> Result<Vec<String>, String> {
+    let count = |span: f64, step: f64| -> Result<usize, String> {
+        if !(step > 0.0) || !step.is_finite() {
+            return Err(format!("the step must be positive, got {step}"));
+        }
+        if span < 0.0 {
+            return Err("a range must go up: FROM <= TO".to_string());
+        }
+        let n = (span / step + 1e-9).floor() as usize + 1;
+        if n > MAX_RANGE {
+            return Err(format!("the range has {n} values; at most {MAX_RANGE}"));
+        }
+        Ok(n)
+    };
+    if let (Ok(a), Ok(b), Ok(s)) = (from.parse::<i64>(), to.parse::<i64>(), step.parse::<i64>()) {
+        let n = count((b - a) as f64, s as f64)?;
+        return Ok((0..n as i64).map(|i| (a + i * s).to_string()).collect());
+    }
+    if let (Ok(a), Ok(b), Ok(s)) = (from.parse::<f64>(), to.parse::<f64>(), step.parse::<f64>()) {
+        let n = count(b - a, s)?;
+        return Ok((0..n)
+            .map(|i| {
+                let x = a + i as f64 * s;
+                // Round away binary noise (0.1 * 3 = 0.30000000000000004).
+                let r = (x * 1e9).round() / 1e9;
+                let t = format!("{r}");
+                if t.contains('.') || t.contains('e') {
+                    t
+                } else {
+                    format!("{t}.0")
+                }
+            })
+            .collect());
+    }
+    let d = |s: &str| Duration::parse(s).map_err(|e| format!("range bound {s:?}: {e}"));
+    let (a, b, s) = (d(from)?, d(to)?, d(step)?);
+    let n = count(b.0 as f64 - a.0 as f64, s.0 as f64)?;
+    Ok((0..n as u64)
+        .map(|i| Duration(a.0 + i * s.0).to_string())
+        .collect())
+}
+
+/// Parses `--shard I/N` (1 <= I <= N).
+pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let (i, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("expected I/N, e.g. 2/8, got {s:?}"))?;
+    let (i, n): (u64, u64) = match (i.trim().parse(), n.trim().parse()) {
+        (Ok(i), Ok(n)) => (i, n),
+        _ => {
+            return Err(format!(
+                "expected I/N with whole numbers, e.g. 2/8, got {s:?}"
+            ));
+        }
+    };
+    if n == 0 || i == 0 || i > n {
+        return Err(format!("I must be between 1 and N, got {s:?}"));
+    }
+    Ok((i, n))
+}
+
+/// The sweep's runs: axes × variants × seeds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Grid {
+    pub axes: Vec<Axis>,
+    pub variants: Vec<String>,
+    pub seeds: Vec<u64>,
+}
+
+/// One run of the grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Job {
+    pub index: u64,
+    pub point: u64,
+    pub variant: usize,
+    pub replication: usize,
+}
+
+impl Grid {
+    /// Number of parameter points (1 with no axes).
+    pub fn points(&self) -> u64 {
+        self.axes.iter().map(|a| a.values.len() as u64).product()
+    }
+
+    pub fn jobs(&self) -> u64 {
+        self.points() * self.variants.len() as u64 * self.seeds.len() as u64
+    }
+
+    pub fn job(&self, index: u64) -> Job {
+        let s = self.seeds.len() as u64;
+        let v = self.variants.len() as u64;
+        Job {
+            index,
+            point: index / (s * v),
+            variant: (index / s % v) as usize,
+            replication: (index % s) as usize,
+        }
+    }
+
+    /// The value index on each axis of `point` (first axis outermost).
+    pub fn coords(&self, point: u64) -> Vec<usize> {
+        let mut rest = point;
+        let mut out = vec![0; self.axes.len()];
+        for (i, a) in self.axes.iter().enumerate().rev() {
+            let n = a.values.len() as u64;
+            out[i] = (rest % n) as usize;
+            rest /= n;
+        }
+        out
+    }
+
+    /// `(key, value)` of each axis at `point`.
+    pub fn params(&self, point: u64) -> Vec<(String, String)> {
+        self.coords(point)
+            .into_iter()
+            .zip(&self.axes)
+            .map(|(i, a)| (a.key.clone(), a.values[i].clone()))
+            .collect()
+    }
+
+    /// The runs of shard `i` of `n` (1-based), in order.
+    pub fn shard(&self, i: u64, n: u64) -> impl Iterator<Item = u64> + '_ {
+        (0..self.jobs()).filter(move |j| j % n == i - 1)
+    }
+}
+
+/// The first line of a sweep file: what was swept. Shards of one sweep have equal headers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepHeader {
+    pub schema_version: u32,
+    pub kind: String,
+    pub model: String,
+    /// FNV-1a 64 of the model file's bytes, in hex: a resumed or merged sweep must match.
+    pub model_hash: String,
+    /// The `--set` flags, as given.
+    pub sets: Vec<String>,
+    #[serde(flatten)]
+    pub grid: Grid,
+    /// Total runs in the grid.
+    pub jobs: u64,
+}
+
+/// One line per run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepRecord {
+    pub schema_version: u32,
+    pub kind: String,
+    /// The run's index in the grid (the file's order).
+    pub job: u64,
+    pub point: u64,
+    /// `[key, value]` per axis, in `--vary` order.
+    pub params: Vec<(String, String)>,
+    pub variant: String,
+    pub replication: usize,
+    pub seed: u64,
+    pub summary: Summary,
+}
+
+/// FNV-1a 64, as 16 hex digits: a stable fingerprint of a model file.
+pub fn fingerprint(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_and_lists() {
+        assert_eq!(
+            parse_vary("workload.clients=10..50:20").unwrap().values,
+            ["10", "30", "50"]
+        );
+        assert_eq!(
+            parse_vary("a=10..55:20").unwrap().values,
+            ["10", "30", "50"]
+        );
+        assert_eq!(
+            parse_vary("a=0.1..0.3:0.1").unwrap().values,
+            ["0.1", "0.2", "0.3"]
+        );
+        assert_eq!(
+            parse_vary("retry.base=5ms..15ms:5ms").unwrap().values,
+            ["5ms", "10ms", "15ms"]
+        );
+        assert_eq!(
+            parse_vary("retry.base=5ms,1s").unwrap().values,
+            ["5ms", "1s"]
+        );
+        assert_eq!(
+            parse_vary("network.latency=uniform(0ms, 6ms),2ms")
+                .unwrap()
+                .values,
+            ["uniform(0ms, 6ms)", "2ms"]
+        );
+        assert!(parse_vary("a=1..5").is_err());
+        assert!(parse_vary("a=5..1:1").is_err());
+        assert!(parse_vary("a=1..5:0").is_err());
+        assert!(parse_vary("a=x,x").is_err());
+        assert!(parse_vary("=1").is_err());
+        assert!(parse_vary("a").is_err());
+        assert!(parse_vary("a=0..1000000000:1").is_err());
+    }
+
+    #[test]
+    fn grid_order_and_shards() {
+        let g = Grid {
+            axes: vec![
+                Axis {
+                    key: "a".into(),
+                    values: vec!["1".into(), "2".into()],
+                },
+                Axis {
+                    key: "b".into(),
+                    values: vec!["x".into(), "y".into(), "z".into()],
+                },
+            ],
+            variants: vec!["v".into(), "w".into()],
+            seeds: vec![7, 8],
+        };
+        assert_eq!(g.points(), 6);
+        assert_eq!(g.jobs(), 24);
+        let j = g.job(13);
+        assert_eq!((j.point, j.variant, j.replication), (3, 0, 1));
+        assert_eq!(
+            g.params(3),
+            vec![("a".into(), "2".into()), ("b".into(), "x".into())]
+        );
+        let mut all: Vec<u64> = (1..=3)
+            .flat_map(|i| g.shard(i, 3).collect::<Vec<_>>())
+            .collect();
+        all.sort();
+        assert_eq!(all, (0..24).collect::<Vec<_>>());
+        assert_eq!(parse_shard("2/3"), Ok((2, 3)));
+        assert!(
+            parse_shard("0/3").is_err() && parse_shard("4/3").is_err() && parse_shard("x").is_err()
+        );
+    }
+
+    #[test]
+    fn axis_positions() {
+        assert_eq!(Axis::x("5ms"), Some(5.0));
+        assert_eq!(Axis::x("2s"), Some(2000.0));
+        assert_eq!(Axis::x("0.5"), Some(0.5));
+        assert_eq!(Axis::x("full"), None);
+    }
+}

@@ -601,6 +601,12 @@ impl Model {
                 "must be a positive duration (omit it to wait forever)",
             ));
         }
+        if r.deadline == Some(Duration::ZERO) {
+            return Err(invalid(
+                "retry.deadline",
+                "must be a positive duration (omit it for no overall deadline)",
+            ));
+        }
         if !(r.multiplier.is_finite() && r.multiplier >= 1.0) {
             return Err(invalid(
                 "retry.multiplier",

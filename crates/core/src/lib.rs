@@ -29,14 +29,17 @@
 //! Modules, one concept each: [`time`] (integer nanoseconds), [`rng`] (keyed PCG streams),
 //! [`queue`] (the future event list), [`dist`] (duration distributions), [`backoff`] (AWS
 //! formulas), [`model`] (the scenario), [`load`] (TOML with located errors), [`sim`] (the event
-//! loop), [`metrics`] (streaming counters), [`summary`] (the JSON contract).
+//! loop), [`layered`] (retries at every layer of a request path), [`occ`] (write contention with
+//! optimistic concurrency), [`metrics`] (streaming counters), [`summary`] (the JSON contract).
 
 pub mod backoff;
 pub mod dist;
 pub mod expect;
+pub mod layered;
 pub mod load;
 pub mod metrics;
 pub mod model;
+pub mod occ;
 pub mod queue;
 pub mod rng;
 pub mod sim;
@@ -52,5 +55,11 @@ pub fn run_model(
     seed: u64,
     progress: &mut dyn FnMut(time::Time),
 ) -> summary::VariantResult {
-    sim::Simulation::new(model, seed).run(&model.name, progress)
+    if !model.layers.is_empty() {
+        layered::LayeredSim::new(model, seed).run(&model.name, progress)
+    } else if model.workload.kind == model::WorkloadKind::Contention {
+        occ::OccSim::new(model, seed).run(&model.name, progress)
+    } else {
+        sim::Simulation::new(model, seed).run(&model.name, progress)
+    }
 }

@@ -31,6 +31,10 @@ pub struct Model {
     pub network: Network,
     pub server: Server,
     pub idempotency: Idempotency,
+    /// A layered request path (`[[layer]]` tables, top first): when non-empty the run uses the
+    /// layered engine ([`crate::layered`]), whose bottom is `server.fail` and `server.service`.
+    #[serde(rename = "layer", skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<Layer>,
 }
 
 impl Default for Model {
@@ -47,6 +51,7 @@ impl Default for Model {
             network: Network::default(),
             server: Server::default(),
             idempotency: Idempotency::default(),
+            layers: Vec::new(),
         }
     }
 }
@@ -62,6 +67,10 @@ pub enum WorkloadKind {
     /// `workers` loops that each run intents back to back (with `think` between) until
     /// `intents` have been started in all.
     Closed,
+    /// `clients` clients each update one shared record once with optimistic concurrency (read
+    /// the version, write if unchanged), retrying conflicts: the AWS Architecture Blog's
+    /// "Exponential Backoff And Jitter" model, run by [`crate::occ`].
+    Contention,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -480,6 +489,85 @@ impl Default for Idempotency {
     }
 }
 
+/// One layer of a layered request path (`[[layer]]`): a caller with its own retry policy that
+/// sends each attempt to the layer below it (the last layer sends to the bottom, `[server]`).
+/// Semantics and the closed form are in `docs/layered.md`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Layer {
+    /// Shown in the per-layer report (`layer{i}` when empty).
+    pub name: String,
+    /// Attempts per call this layer receives, the first try included (1 = never retry).
+    pub max_attempts: u32,
+    /// Per-attempt timeout; none = wait for the layer below however long it takes. A timed-out
+    /// attempt is not cancelled below: its work goes on, orphaned.
+    pub timeout: Option<Duration>,
+    /// One-way latency to the layer below, each direction.
+    pub latency: Dist,
+    pub backoff: BackoffKind,
+    pub jitter: Jitter,
+    pub base: Duration,
+    pub cap: Duration,
+    pub multiplier: f64,
+    /// As `retry.first_exponent`.
+    pub first_exponent: u32,
+    /// A retry budget shared by every call through this layer; none = only `max_attempts` limits.
+    pub budget: Option<Budget>,
+}
+
+impl Default for Layer {
+    fn default() -> Self {
+        let r = Retry::default();
+        Layer {
+            name: String::new(),
+            max_attempts: r.max_attempts,
+            timeout: None,
+            latency: Dist::default(),
+            backoff: r.backoff,
+            jitter: r.jitter,
+            base: r.base,
+            cap: r.cap,
+            multiplier: r.multiplier,
+            first_exponent: r.first_exponent,
+            budget: None,
+        }
+    }
+}
+
+impl Layer {
+    pub fn backoff(&self) -> Backoff {
+        Backoff {
+            kind: self.backoff,
+            jitter: self.jitter,
+            base: self.base,
+            cap: self.cap,
+            multiplier: self.multiplier,
+            first_exponent: self.first_exponent,
+        }
+    }
+}
+
+/// A retry budget: a limit on retries shared by all calls through one layer, written
+/// `budget = { kind = "tokens", max_tokens = 10, token_ratio = 0.1 }` or
+/// `budget = { kind = "ratio", ratio = 0.1, min_retries = 10 }`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Budget {
+    /// gRPC retry throttling (gRFC A6, "Client-side retry throttling"): a token count starts at
+    /// `max_tokens`; each failed attempt takes 1, each success gives back `token_ratio` (up to
+    /// `max_tokens`); a retry is allowed only while the count is above `max_tokens / 2`.
+    Tokens { max_tokens: f64, token_ratio: f64 },
+    /// Finagle's `RetryBudget` (percentCanRetry, minRetriesPerSec; also the Google SRE book's
+    /// per-client retry budget, chapter "Handling Overload"), without Finagle's time window: each
+    /// call received deposits `ratio` retries, each retry withdraws one, and `min_retries` is the
+    /// starting balance. So retries <= `min_retries + ratio * calls`.
+    Ratio {
+        ratio: f64,
+        #[serde(default)]
+        min_retries: u64,
+    },
+}
+
 /// A semantic error: the dotted field path and what is allowed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invalid {
@@ -504,6 +592,12 @@ fn probability(path: &str, p: f64) -> Result<(), Invalid> {
         ))
     }
 }
+
+/// The most `[[layer]]` tables a layered request path may have.
+pub const MAX_LAYERS: usize = 32;
+
+/// The most per-client budget, breaker or rate-limiter instances one run may hold.
+pub const MAX_POLICY_INSTANCES: u64 = 1_000_000;
 
 /// The largest number of intents one run may hold in memory (about 100 bytes each).
 pub const MAX_INTENTS: u64 = 100_000_000;
@@ -534,7 +628,7 @@ impl Model {
         }
         let w = &self.workload;
         match w.kind {
-            WorkloadKind::Burst => {
+            WorkloadKind::Burst | WorkloadKind::Contention => {
                 if w.clients == 0 {
                     return Err(invalid("workload.clients", "must be at least 1"));
                 }
@@ -655,13 +749,179 @@ impl Model {
                 "must be a positive duration (omit it to keep keys forever)",
             ));
         }
+        self.validate_layers()?;
+        self.validate_contention()?;
+        Ok(())
+    }
+
+    /// Checks the `[[layer]]` tables and what the layered engine does not model.
+    fn validate_layers(&self) -> Result<(), Invalid> {
+        if self.layers.is_empty() {
+            return Ok(());
+        }
+        if self.layers.len() > MAX_LAYERS {
+            return Err(invalid(
+                "layer",
+                format!("{} layers; at most {MAX_LAYERS}", self.layers.len()),
+            ));
+        }
+        let not_modelled = |path: &str, what: &str| {
+            invalid(
+                path,
+                format!(
+                    "{what} is not modelled by the layered engine ([[layer]] tables); remove it or the layers"
+                ),
+            )
+        };
+        if self.workload.kind != WorkloadKind::Burst {
+            return Err(invalid(
+                "workload.kind",
+                "a layered request path ([[layer]]) runs a burst workload only: set workload.kind = \"burst\"",
+            ));
+        }
+        let s = &self.server;
+        if s.capacity.0.is_some() || s.queue.0.is_some() {
+            return Err(not_modelled(
+                if s.capacity.0.is_some() {
+                    "server.capacity"
+                } else {
+                    "server.queue"
+                },
+                "a limited server (the bottom has unlimited capacity)",
+            ));
+        }
+        if !s.outages.is_empty() {
+            return Err(not_modelled("server.outages", "an outage window"));
+        }
+        if s.crash_probability > 0.0 {
+            return Err(not_modelled("server.crash_probability", "a crash"));
+        }
+        if self.network.request_loss > 0.0 || self.network.response_loss > 0.0 {
+            return Err(not_modelled(
+                if self.network.request_loss > 0.0 {
+                    "network.request_loss"
+                } else {
+                    "network.response_loss"
+                },
+                "message loss (each layer has its own `latency`)",
+            ));
+        }
+        for (i, l) in self.layers.iter().enumerate() {
+            let at = |f: &str| format!("layer[{i}].{f}");
+            if l.max_attempts == 0 {
+                return Err(invalid(
+                    &at("max_attempts"),
+                    "must be at least 1 (the first try counts)",
+                ));
+            }
+            if l.max_attempts > 10_000 {
+                return Err(invalid(&at("max_attempts"), "at most 10000"));
+            }
+            if l.timeout == Some(Duration::ZERO) {
+                return Err(invalid(
+                    &at("timeout"),
+                    "must be a positive duration (omit it to wait forever)",
+                ));
+            }
+            if !(l.multiplier.is_finite() && l.multiplier >= 1.0) {
+                return Err(invalid(
+                    &at("multiplier"),
+                    format!("must be a finite number >= 1, got {}", l.multiplier),
+                ));
+            }
+            if l.backoff != BackoffKind::Immediate && l.cap < l.base {
+                return Err(invalid(
+                    &at("cap"),
+                    format!("must be >= base ({}), got {}", l.base, l.cap),
+                ));
+            }
+            if l.jitter == Jitter::Decorrelated
+                && l.base.0 == 0
+                && l.backoff != BackoffKind::Immediate
+            {
+                return Err(invalid(
+                    &at("base"),
+                    "decorrelated jitter needs a positive base",
+                ));
+            }
+            match l.budget {
+                Some(Budget::Tokens {
+                    max_tokens,
+                    token_ratio,
+                }) => {
+                    if !(max_tokens.is_finite() && max_tokens > 0.0) {
+                        return Err(invalid(
+                            &at("budget.max_tokens"),
+                            format!("must be a finite number > 0, got {max_tokens}"),
+                        ));
+                    }
+                    if !(token_ratio.is_finite() && token_ratio >= 0.0) {
+                        return Err(invalid(
+                            &at("budget.token_ratio"),
+                            format!("must be a finite number >= 0, got {token_ratio}"),
+                        ));
+                    }
+                }
+                Some(Budget::Ratio { ratio, .. }) if !(ratio.is_finite() && ratio >= 0.0) => {
+                    return Err(invalid(
+                        &at("budget.ratio"),
+                        format!("must be a finite number >= 0, got {ratio}"),
+                    ));
+                }
+                Some(Budget::Ratio { .. }) | None => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks what the contention workload ([`crate::occ`]) does not model.
+    fn validate_contention(&self) -> Result<(), Invalid> {
+        if self.workload.kind != WorkloadKind::Contention {
+            return Ok(());
+        }
+        if !self.layers.is_empty() {
+            return Err(invalid(
+                "layer",
+                "the contention workload has one client-to-record hop; remove the [[layer]] tables",
+            ));
+        }
+        let n = &self.network;
+        if n.request_loss > 0.0 || n.response_loss > 0.0 {
+            return Err(invalid(
+                if n.request_loss > 0.0 {
+                    "network.request_loss"
+                } else {
+                    "network.response_loss"
+                },
+                "the contention workload has no message loss (as the AWS blog's simulator); set it to 0",
+            ));
+        }
+        let s = &self.server;
+        if s.fail != FailMode::Never {
+            return Err(invalid(
+                "server.fail",
+                "the contention workload's record never fails (only conflicts do); set it to \"never\"",
+            ));
+        }
+        if !s.service.is_zero() {
+            return Err(invalid(
+                "server.service",
+                "the contention workload's record answers at once (as the AWS blog's simulator); remove it",
+            ));
+        }
+        if self.retry.timeout.is_some() {
+            return Err(invalid(
+                "retry.timeout",
+                "the contention workload loses no messages, so it has no timeouts; remove it",
+            ));
+        }
         Ok(())
     }
 
     /// The number of intents a run will start, when it is known in advance.
     pub fn planned_intents(&self) -> Option<u64> {
         match self.workload.kind {
-            WorkloadKind::Burst => Some(self.workload.clients),
+            WorkloadKind::Burst | WorkloadKind::Contention => Some(self.workload.clients),
             WorkloadKind::Closed => Some(self.workload.intents),
             WorkloadKind::Open => (self.workload.intents > 0).then_some(self.workload.intents),
         }

@@ -223,7 +223,8 @@ impl<'m> Simulation<'m> {
             lambda_max: 0.0,
         };
         match w.kind {
-            WorkloadKind::Burst => {
+            // Contention models run in `crate::occ` (see `run_model`); here they are a plain burst.
+            WorkloadKind::Burst | WorkloadKind::Contention => {
                 sim.to_start = w.clients;
                 sim.intents.reserve(w.clients.min(1 << 24) as usize);
                 for client in 0..w.clients {
@@ -904,6 +905,7 @@ impl<'m> Simulation<'m> {
             end_ms: end.as_millis_f64(),
             ended,
             events: self.events,
+            layered: None,
         };
         VariantResult {
             name: name.to_string(),

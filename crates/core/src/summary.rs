@@ -78,7 +78,8 @@ pub struct Summary {
     pub rejected: u64,
     /// Dropped from the queue because their client had already given up (deadline propagation).
     pub dropped_expired: u64,
-    /// 409 answers to a concurrent duplicate (record-before-409).
+    /// 409 answers to a concurrent duplicate (record-before-409); in the contention workload,
+    /// writes refused because the record's version changed since the client read it.
     pub conflicts: u64,
     /// Duplicates answered from the dedupe store.
     pub replayed: u64,
@@ -95,6 +96,53 @@ pub struct Summary {
     pub end_ms: f64,
     pub ended: Ended,
     pub events: u64,
+    /// Layered request paths only (`[[layer]]`, see `docs/layered.md`): per-layer counts, the
+    /// amplification at the bottom next to its worst case and closed form, and orphaned work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layered: Option<Layered>,
+}
+
+/// What a layered request path did, layer by layer (top first).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Layered {
+    pub layers: Vec<LayerSummary>,
+    /// Attempts reaching the bottom per intent (the same as `amplification`).
+    pub amplification_bottom: f64,
+    /// The product of every layer's `max_attempts`: what the bottom sees per intent when every
+    /// attempt fails.
+    pub worst_case_amplification: f64,
+    /// The closed-form expectation of `amplification_bottom` (`docs/layered.md`), given when it
+    /// applies: a known failure probability at the bottom, no timeouts and no budgets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_amplification: Option<f64>,
+    /// Attempts that reached the bottom after some layer above had stopped waiting for them
+    /// (timed out or given up): their result can no longer reach the user.
+    pub orphaned: u64,
+    /// `orphaned` / attempts at the bottom.
+    pub orphaned_share: f64,
+}
+
+/// One layer's counts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LayerSummary {
+    pub name: String,
+    /// Calls that reached this layer from above (for the top layer: intents).
+    pub received: u64,
+    /// Attempts this layer sent to the layer below (or to the bottom).
+    pub sent: u64,
+    /// `sent` minus the first attempt of each call.
+    pub retries: u64,
+    /// `sent` per intent: the cumulative amplification down to this layer's output.
+    pub amplification: f64,
+    /// `sent` / `received`: this layer's own factor.
+    pub per_call: f64,
+    /// Calls this layer answered with failure (every attempt failed, or the budget said no).
+    pub failed: u64,
+    pub timeouts: u64,
+    /// Retries the layer's budget refused.
+    pub budget_denied: u64,
+    /// Calls that reached this layer after its caller had already stopped waiting.
+    pub orphaned: u64,
 }
 
 /// Per-bucket time series, all of the same length; bucket `i` covers

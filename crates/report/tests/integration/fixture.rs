@@ -53,6 +53,7 @@ pub fn summary() -> Summary {
         end_ms: 30_000.0,
         ended: Ended::Settled,
         events: 1_234_567,
+        layered: None,
     }
 }
 

@@ -49,13 +49,21 @@ fn moments(p: f64, attempts: &[u32]) -> (f64, f64) {
             let pf = q.powi(k - 1);
             let s1 = if k >= 2 { m * af * q.powi(k - 2) } else { 0.0 };
             let s2 = if k >= 2 { m * bf * q.powi(k - 2) } else { 0.0 }
-                + if k >= 3 { m * (m - 1.0) * af * af * q.powi(k - 3) } else { 0.0 };
+                + if k >= 3 {
+                    m * (m - 1.0) * af * af * q.powi(k - 3)
+                } else {
+                    0.0
+                };
             next_as += s1 * (1.0 - q) + pf * a_s;
             next_bs += s2 * (1.0 - q) + 2.0 * s1 * a_s + pf * bs;
         }
         let nf = f64::from(n);
         let next_bf = nf * bf * q.powi(n - 1)
-            + if n >= 2 { nf * (nf - 1.0) * af * af * q.powi(n - 2) } else { 0.0 };
+            + if n >= 2 {
+                nf * (nf - 1.0) * af * af * q.powi(n - 2)
+            } else {
+                0.0
+            };
         let next_af = nf * af * q.powi(n - 1);
         (q, af, a_s, bf, bs) = (q.powi(n), next_af, next_as, next_bf, next_bs);
     }
@@ -80,7 +88,10 @@ fn amplification_matches_the_closed_form() {
         let l = s.layered.as_ref().unwrap();
         let expected = expected_bottom_attempts(pf, attempts);
         let (mean, var) = moments(pf, attempts);
-        assert!((mean - expected).abs() < 1e-12 * expected, "{mean} {expected}");
+        assert!(
+            (mean - expected).abs() < 1e-12 * expected,
+            "{mean} {expected}"
+        );
         let se = (var / n as f64).sqrt();
         let z = (l.amplification_bottom - expected) / se;
         println!(
@@ -101,10 +112,24 @@ fn the_moments_recursion_knows_one_layer() {
     // One layer of n attempts: X = min(Geometric(1 - p), n).
     let (p, n) = (0.6f64, 4);
     let probs: Vec<f64> = (1..=n)
-        .map(|k| if k < n { p.powi(k - 1) * (1.0 - p) } else { p.powi(n - 1) })
+        .map(|k| {
+            if k < n {
+                p.powi(k - 1) * (1.0 - p)
+            } else {
+                p.powi(n - 1)
+            }
+        })
         .collect();
-    let mean: f64 = probs.iter().enumerate().map(|(i, q)| (i + 1) as f64 * q).sum();
-    let second: f64 = probs.iter().enumerate().map(|(i, q)| ((i + 1) as f64).powi(2) * q).sum();
+    let mean: f64 = probs
+        .iter()
+        .enumerate()
+        .map(|(i, q)| (i + 1) as f64 * q)
+        .sum();
+    let second: f64 = probs
+        .iter()
+        .enumerate()
+        .map(|(i, q)| ((i + 1) as f64).powi(2) * q)
+        .sum();
     let (m, v) = moments(p, &[n as u32]);
     assert!((m - mean).abs() < 1e-12 && (v - (second - mean * mean)).abs() < 1e-12);
 }
@@ -186,7 +211,11 @@ fn the_model_file_tells_the_story() {
     let amp = |i: usize| r[i].summary.layered.as_ref().unwrap().amplification_bottom;
     let orphaned = |i: usize| r[i].summary.layered.as_ref().unwrap().orphaned;
     assert_eq!(
-        r[0].summary.layered.as_ref().unwrap().worst_case_amplification,
+        r[0].summary
+            .layered
+            .as_ref()
+            .unwrap()
+            .worst_case_amplification,
         81.0
     );
     // Retrying at one layer sends far less to the bottom than retrying at all of them.
@@ -210,12 +239,7 @@ fn same_seed_same_bytes() {
 
 #[test]
 fn bad_layers_are_refused_with_the_field() {
-    let e = load(
-        "m.toml",
-        "[[layer]]\nname = \"a\"\nmax_attempts = 0\n",
-        &[],
-    )
-    .unwrap_err();
+    let e = load("m.toml", "[[layer]]\nname = \"a\"\nmax_attempts = 0\n", &[]).unwrap_err();
     assert!(e.to_string().contains("layer[0].max_attempts"), "{e}");
     let e = load(
         "m.toml",

@@ -158,9 +158,11 @@ fn model() -> impl Strategy<Value = Model> {
         idem_part(),
     )
         .prop_map(|(w, r, n, s, i)| {
-            let mut m = Model::default();
-            m.name = "random".into();
-            m.horizon = Duration::from_secs(20);
+            let mut m = Model {
+                name: "random".into(),
+                horizon: Duration::from_secs(20),
+                ..Model::default()
+            };
             m.workload.kind = w.0;
             m.workload.clients = w.1;
             m.workload.intents = w.1;

@@ -21,10 +21,12 @@ use retrystorm_core::time::Duration;
 const TOL: f64 = 0.02;
 
 fn queue_model(rate_per_s: f64, servers: u64, service: Dist, horizon: Duration) -> Model {
-    let mut m = Model::default();
-    m.name = "queue".into();
-    m.horizon = horizon;
-    m.bucket = Duration::from_secs(1);
+    let mut m = Model {
+        name: "queue".into(),
+        horizon,
+        bucket: Duration::from_secs(1),
+        ..Model::default()
+    };
     m.workload.kind = WorkloadKind::Open;
     m.workload.rate = Rate(rate_per_s);
     m.retry.max_attempts = 1;

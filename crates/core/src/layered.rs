@@ -756,6 +756,7 @@ impl<'m> LayeredSim<'m> {
             ended,
             events: self.events,
             layered: Some(layered),
+            ..Default::default()
         };
         VariantResult {
             name: name.to_string(),

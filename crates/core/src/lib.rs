@@ -40,6 +40,7 @@ pub mod load;
 pub mod metrics;
 pub mod model;
 pub mod occ;
+pub mod policy;
 pub mod queue;
 pub mod rng;
 pub mod sim;

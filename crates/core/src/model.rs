@@ -7,6 +7,12 @@
 
 use crate::backoff::{Backoff, BackoffKind, Jitter};
 use crate::dist::Dist;
+use crate::policy::breaker::BreakerConfig;
+use crate::policy::budget::BudgetConfig;
+use crate::policy::hedge::HedgeConfig;
+use crate::policy::ratelimit::{RateLimitConfig, RetryAfter};
+use crate::policy::recovery::RecoveryConfig;
+use crate::policy::{Class, Scope};
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -35,6 +41,14 @@ pub struct Model {
     /// layered engine ([`crate::layered`]), whose bottom is `server.fail` and `server.service`.
     #[serde(rename = "layer", skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<Layer>,
+    /// A retry budget (`docs/policies.md`): gRPC, AWS, Finagle or SRE adaptive throttling.
+    pub budget: BudgetConfig,
+    /// A resilience4j circuit breaker in front of every attempt.
+    pub breaker: BreakerConfig,
+    /// gRPC hedging instead of retrying.
+    pub hedge: HedgeConfig,
+    /// How recovery after a trigger (spike, outage) is measured.
+    pub recovery: RecoveryConfig,
 }
 
 impl Default for Model {
@@ -52,6 +66,10 @@ impl Default for Model {
             server: Server::default(),
             idempotency: Idempotency::default(),
             layers: Vec::new(),
+            budget: BudgetConfig::default(),
+            breaker: BreakerConfig::default(),
+            hedge: HedgeConfig::default(),
+            recovery: RecoveryConfig::default(),
         }
     }
 }
@@ -93,6 +111,10 @@ pub struct Workload {
     pub intents: u64,
     /// closed: pause between one intent's end and the next one's start.
     pub think: Dist,
+    /// open: client processes the arrivals come from (round-robin by arrival number); the unit
+    /// of `scope = "client"` budgets, breakers and rate limits. Burst: each client is one process;
+    /// closed: each worker.
+    pub processes: u64,
 }
 
 impl Default for Workload {
@@ -107,6 +129,7 @@ impl Default for Workload {
             workers: 10,
             intents: 0,
             think: Dist::default(),
+            processes: 1,
         }
     }
 }
@@ -191,6 +214,23 @@ pub struct Retry {
     pub first_exponent: u32,
     /// Probability that the client process restarts before a retry (see `idempotency.persist_key`).
     pub restart_probability: f64,
+    /// Answer classes the client retries (`docs/policies.md`); "4xx" and "overloaded" never.
+    pub retry_on: Vec<Class>,
+    /// Whether a server's `Retry-After` replaces the backoff delay.
+    pub retry_after: RetryAfterPolicy,
+    /// The longest `Retry-After` honoured (longer ones are cut to it); none = `retry.cap`.
+    pub retry_after_cap: Option<Duration>,
+}
+
+/// What a client does with `Retry-After`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetryAfterPolicy {
+    /// Wait what the server asked (up to `retry.retry_after_cap`) instead of the backoff.
+    #[serde(alias = "honor")]
+    Honour,
+    /// Back off as if the header were absent.
+    Ignore,
 }
 
 impl Default for Retry {
@@ -206,6 +246,9 @@ impl Default for Retry {
             multiplier: 2.0,
             first_exponent: 0,
             restart_probability: 0.0,
+            retry_on: Class::DEFAULT_RETRYABLE.to_vec(),
+            retry_after: RetryAfterPolicy::Honour,
+            retry_after_cap: None,
         }
     }
 }
@@ -413,6 +456,39 @@ pub struct Server {
     /// Probability that the handler crashes part-way (see `crash_point`, `idempotency.commit`).
     pub crash_probability: f64,
     pub crash_point: CrashPoint,
+    /// Requests the server holds at once (in service and queued); beyond it, shed at arrival.
+    pub concurrency_limit: Limit,
+    /// What a shed request (full queue or concurrency limit) is told.
+    pub shed_answer: ShedAnswer,
+    /// `Retry-After` on a shed 503: "none", a duration, or "derived" (time to drain the queue).
+    pub retry_after: RetryAfter,
+    /// Service time grows by this fraction per other request in service (0 = flat).
+    pub slowdown: f64,
+    /// Probability that a served request is answered with a non-retryable 4xx (no effect).
+    pub client_error: f64,
+    /// Windows in which the server has fewer workers.
+    pub capacity_drops: Vec<CapacityDrop>,
+    /// A token-bucket rate limiter answering 429.
+    pub rate_limit: RateLimitConfig,
+}
+
+/// What a shedding server answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShedAnswer {
+    /// 503 Service Unavailable (retryable, with `server.retry_after`).
+    Unavailable,
+    /// The SRE book's "overloaded; don't retry" (never retried).
+    Overloaded,
+}
+
+/// A window `[from, to)` in which the server has `capacity` workers.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapacityDrop {
+    pub from: Duration,
+    pub to: Duration,
+    pub capacity: u64,
 }
 
 impl Default for Server {
@@ -427,6 +503,13 @@ impl Default for Server {
             drop_expired: false,
             crash_probability: 0.0,
             crash_point: CrashPoint::AfterEffect,
+            concurrency_limit: Limit(None),
+            shed_answer: ShedAnswer::Unavailable,
+            retry_after: RetryAfter::None,
+            slowdown: 0.0,
+            client_error: 0.0,
+            capacity_drops: Vec::new(),
+            rate_limit: RateLimitConfig::default(),
         }
     }
 }
@@ -599,8 +682,23 @@ pub const MAX_LAYERS: usize = 32;
 /// The most per-client budget, breaker or rate-limiter instances one run may hold.
 pub const MAX_POLICY_INSTANCES: u64 = 1_000_000;
 
-/// The largest number of intents one run may hold in memory (about 100 bytes each).
+/// The largest number of intents one run may hold in memory.
 pub const MAX_INTENTS: u64 = 100_000_000;
+
+/// Memory per live intent (its state, its events, its share of the queue), a generous estimate.
+pub const BYTES_PER_INTENT: u64 = 100;
+
+/// `12 GB`, `800 MB`: a size for an error message.
+fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
+    let mut x = n as f64;
+    let mut u = 0;
+    while x >= 1000.0 && u < UNITS.len() - 1 {
+        x /= 1000.0;
+        u += 1;
+    }
+    format!("{x:.0} {}", UNITS[u])
+}
 
 impl Model {
     /// Checks what types cannot: ranges, orderings, sizes.
@@ -636,10 +734,10 @@ impl Model {
                     return Err(invalid(
                         "workload.clients",
                         format!(
-                            "{} clients would need about {} MB; the limit is {MAX_INTENTS} clients (about {} MB)",
+                            "{} clients would need about {} of memory; the limit is {MAX_INTENTS} clients (about {})",
                             w.clients,
-                            w.clients.saturating_mul(100) / 1_000_000,
-                            MAX_INTENTS * 100 / 1_000_000
+                            bytes(w.clients.saturating_mul(BYTES_PER_INTENT)),
+                            bytes(MAX_INTENTS * BYTES_PER_INTENT)
                         ),
                     ));
                 }
@@ -751,6 +849,98 @@ impl Model {
         }
         self.validate_layers()?;
         self.validate_contention()?;
+        self.validate_overload()?;
+        Ok(())
+    }
+
+    /// Checks the overload signals and client policies (`docs/policies.md`).
+    fn validate_overload(&self) -> Result<(), Invalid> {
+        let r = &self.retry;
+        for (i, c) in r.retry_on.iter().enumerate() {
+            if matches!(c, Class::Success | Class::ClientError | Class::Overloaded) {
+                return Err(invalid(
+                    &format!("retry.retry_on[{i}]"),
+                    format!(
+                        "{:?} is never retried; allowed: timeout, connection, 503, 429, 5xx, 409",
+                        c.name()
+                    ),
+                ));
+            }
+        }
+        if r.retry_after_cap == Some(Duration::ZERO) {
+            return Err(invalid(
+                "retry.retry_after_cap",
+                "must be a positive duration (use retry.retry_after = \"ignore\" to ignore it)",
+            ));
+        }
+        if self.workload.processes == 0 {
+            return Err(invalid("workload.processes", "must be at least 1"));
+        }
+        let s = &self.server;
+        if s.concurrency_limit.0 == Some(0) {
+            return Err(invalid(
+                "server.concurrency_limit",
+                "must be at least 1 (or \"unlimited\")",
+            ));
+        }
+        if !(s.slowdown.is_finite() && s.slowdown >= 0.0) {
+            return Err(invalid(
+                "server.slowdown",
+                format!("must be a finite number >= 0, got {}", s.slowdown),
+            ));
+        }
+        probability("server.client_error", s.client_error)?;
+        for (i, d) in s.capacity_drops.iter().enumerate() {
+            if d.to <= d.from {
+                return Err(invalid(
+                    &format!("server.capacity_drops[{i}].to"),
+                    format!("must be after `from` ({})", d.from),
+                ));
+            }
+            if d.capacity == 0 {
+                return Err(invalid(
+                    &format!("server.capacity_drops[{i}].capacity"),
+                    "must be at least 1 (use server.outages for a window with no service)",
+                ));
+            }
+            if s.capacity.0.is_none() {
+                return Err(invalid(
+                    &format!("server.capacity_drops[{i}]"),
+                    "a capacity drop needs a limited server.capacity",
+                ));
+            }
+            if let Some(later) = s.capacity_drops[i + 1..]
+                .iter()
+                .position(|e| e.from < d.to && d.from < e.to)
+            {
+                return Err(invalid(
+                    &format!("server.capacity_drops[{}]", i + 1 + later),
+                    "capacity drops must not overlap",
+                ));
+            }
+        }
+        s.rate_limit.validate()?;
+        self.budget.validate()?;
+        self.breaker.validate()?;
+        self.hedge.validate(r.max_attempts)?;
+        self.recovery.validate()?;
+        let per_client = (self.budget.kind != crate::policy::budget::BudgetKind::None
+            && self.budget.scope == Scope::Client)
+            || (self.breaker.enabled && self.breaker.scope == Scope::Client)
+            || (s.rate_limit.enabled() && s.rate_limit.scope == Scope::Client);
+        let processes = match self.workload.kind {
+            WorkloadKind::Burst | WorkloadKind::Contention => self.workload.clients,
+            WorkloadKind::Closed => self.workload.workers,
+            WorkloadKind::Open => self.workload.processes,
+        };
+        if per_client && processes > MAX_POLICY_INSTANCES {
+            return Err(invalid(
+                "workload",
+                format!(
+                    "{processes} client processes each with their own budget, breaker or rate limit; at most {MAX_POLICY_INSTANCES} (use scope = \"shared\")"
+                ),
+            ));
+        }
         Ok(())
     }
 

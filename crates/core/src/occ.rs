@@ -306,6 +306,7 @@ impl<'m> OccSim<'m> {
             ended,
             events: self.events,
             layered: None,
+            ..Default::default()
         };
         VariantResult {
             name: name.to_string(),

@@ -29,6 +29,7 @@ pub enum Purpose {
     Hedge = 14,
     Layer = 15,
     Contention = 16,
+    ClientError = 17,
 }
 
 /// splitmix64's finaliser: a bijective 64-bit mixer.

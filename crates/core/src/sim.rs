@@ -14,9 +14,14 @@
 
 use crate::metrics::{self, Buckets, Completions, Levels};
 use crate::model::{
-    CommitMode, CrashPoint, Discipline, FailMode, KeyMode, LossNotice, Model, StoreMode,
-    WorkloadKind,
+    CommitMode, CrashPoint, Discipline, FailMode, KeyMode, LossNotice, Model, RetryAfterPolicy,
+    ShedAnswer, StoreMode, WorkloadKind,
 };
+use crate::policy::breaker::Breaker;
+use crate::policy::budget::{Budget, BudgetKind};
+use crate::policy::hedge::Pending;
+use crate::policy::ratelimit::{RetryAfter, TokenBucket, whole_seconds};
+use crate::policy::{Class, ClassSet, Scope, recovery};
 use crate::queue::EventQueue;
 use crate::rng::{Purpose, Stream};
 use crate::summary::{Ended, Summary, VariantResult};
@@ -36,7 +41,32 @@ enum Outcome {
     Conflict,
     /// The connection broke (request lost with `loss_notice = "error"`, or a crash).
     ConnError,
+    /// 429: the rate limiter refused it.
+    Throttled,
+    /// "Overloaded; don't retry" (a shedding server with `shed_answer = "overloaded"`).
+    Overloaded,
+    /// A non-retryable 4xx.
+    ClientError,
 }
+
+impl Outcome {
+    #[inline]
+    fn class(self) -> Class {
+        match self {
+            Outcome::Ok => Class::Success,
+            Outcome::Error => Class::ServerError,
+            Outcome::Unavailable => Class::Unavailable,
+            Outcome::Conflict => Class::Conflict,
+            Outcome::ConnError => Class::Connection,
+            Outcome::Throttled => Class::Throttled,
+            Outcome::Overloaded => Class::Overloaded,
+            Outcome::ClientError => Class::ClientError,
+        }
+    }
+}
+
+/// `Retry-After` in whole milliseconds inside a reply event; this value means none.
+const NO_RETRY_AFTER: u32 = u32::MAX;
 
 /// Events are small and `Copy`; state lives in the slabs they index.
 #[derive(Clone, Copy, Debug)]
@@ -64,7 +94,13 @@ enum Event {
         epoch: u32,
         attempt: u16,
         outcome: Outcome,
+        /// The server's `Retry-After`, ms ([`NO_RETRY_AFTER`] = none).
+        retry_after_ms: u32,
     },
+    /// Hedging: send copy number `attempt` unless the call has committed or moved on.
+    Hedge { slot: u32, epoch: u32, attempt: u16 },
+    /// A capacity-drop window starts or ends.
+    Capacity,
     /// The per-attempt timeout fires.
     Timeout { slot: u32, epoch: u32, attempt: u16 },
 }
@@ -93,6 +129,12 @@ struct Intent {
     key_gen: u16,
     awaiting: bool,
     settled: Settled,
+    /// The client process (index of per-client budgets, breakers and rate limits).
+    client: u32,
+    /// What the AWS quota charged for the retry that sent the latest attempt (0 = first try).
+    retry_cost: u32,
+    /// Hedging: copies awaiting an answer.
+    pending: Pending,
 }
 
 /// A request at the server (queued, in service, or waiting on a key).
@@ -164,6 +206,13 @@ struct Counters {
     waits: u128,
     served: u64,
     last_arrival: Time,
+    rate_limited: u64,
+    overloaded: u64,
+    client_errors: u64,
+    budget_denied: u64,
+    throttled_locally: u64,
+    breaker_rejected: u64,
+    retry_after_waits: u64,
 }
 
 /// A run in progress. Build with [`Simulation::new`], drive with [`Simulation::run`].
@@ -192,6 +241,23 @@ pub struct Simulation<'m> {
     c: Counters,
     events: u64,
     lambda_max: f64,
+    /// Overload policies (`crate::policy`); empty vectors when off. Index 0 when shared.
+    retry_on: ClassSet,
+    budgets: Vec<Budget>,
+    budget_shared: bool,
+    breakers: Vec<Breaker>,
+    breaker_shared: bool,
+    limiters: Vec<TokenBucket>,
+    limiter_shared: bool,
+    concurrency_limit: u64,
+    retry_after_cap: Duration,
+    hedge_delay: Option<Duration>,
+}
+
+/// The index of a policy instance: 0 when shared, else the client process.
+#[inline]
+fn pidx(shared: bool, client: u32) -> usize {
+    if shared { 0 } else { client as usize }
 }
 
 impl<'m> Simulation<'m> {
@@ -221,7 +287,39 @@ impl<'m> Simulation<'m> {
             c: Counters::default(),
             events: 0,
             lambda_max: 0.0,
+            retry_on: ClassSet::of(&model.retry.retry_on),
+            budgets: Vec::new(),
+            budget_shared: model.budget.scope == Scope::Shared,
+            breakers: Vec::new(),
+            breaker_shared: model.breaker.scope == Scope::Shared,
+            limiters: Vec::new(),
+            limiter_shared: model.server.rate_limit.scope == Scope::Shared,
+            concurrency_limit: model.server.concurrency_limit.0.unwrap_or(u64::MAX),
+            retry_after_cap: model.retry.retry_after_cap.unwrap_or(model.retry.cap),
+            hedge_delay: model.hedge.delay,
         };
+        let processes = match w.kind {
+            WorkloadKind::Open => w.processes,
+            WorkloadKind::Closed => w.workers,
+            _ => w.clients,
+        }
+        .max(1) as usize;
+        let n = |shared: bool| if shared { 1 } else { processes };
+        if model.budget.kind != BudgetKind::None {
+            sim.budgets = vec![Budget::new(&model.budget); n(sim.budget_shared)];
+        }
+        if model.breaker.enabled {
+            sim.breakers = vec![Breaker::new(&model.breaker); n(sim.breaker_shared)];
+        }
+        let rl = &model.server.rate_limit;
+        if rl.enabled() {
+            sim.limiters = vec![TokenBucket::new(rl.rate, rl.burst); n(sim.limiter_shared)];
+        }
+        // Capacity changes at the edges of each drop window (pushed first: they pop first).
+        for d in &model.server.capacity_drops {
+            sim.queue.push(Time::ZERO + d.from, Event::Capacity);
+            sim.queue.push(Time::ZERO + d.to, Event::Capacity);
+        }
         match w.kind {
             // Contention models run in `crate::occ` (see `run_model`); here they are a plain burst.
             WorkloadKind::Burst | WorkloadKind::Contention => {
@@ -396,17 +494,35 @@ impl<'m> Simulation<'m> {
                 epoch,
                 attempt,
                 outcome,
-            } => self.reply(now, slot, epoch, attempt, outcome),
+                retry_after_ms,
+            } => {
+                let ra = (retry_after_ms != NO_RETRY_AFTER)
+                    .then(|| Duration::from_millis(u64::from(retry_after_ms)));
+                self.reply(now, slot, epoch, attempt, outcome, ra)
+            }
             Event::Timeout {
                 slot,
                 epoch,
                 attempt,
             } => {
-                let i = &self.intents[slot as usize];
-                if i.epoch == epoch && i.awaiting && i.attempts == attempt + 1 {
+                if self.outstanding(slot, epoch, attempt) {
                     self.c.timeouts += 1;
-                    self.attempt_failed(now, slot);
+                    self.client_sees(now, slot, attempt, Class::Timeout, None);
                 }
+            }
+            Event::Hedge {
+                slot,
+                epoch,
+                attempt,
+            } => {
+                let i = &self.intents[slot as usize];
+                if i.epoch == epoch && i.settled == Settled::No && i.attempts == attempt {
+                    self.hedge(now, slot);
+                }
+            }
+            Event::Capacity => {
+                self.capacity = self.capacity_at(now);
+                self.dispatch(now);
             }
         }
     }
@@ -424,6 +540,15 @@ impl<'m> Simulation<'m> {
             key_gen: 0,
             awaiting: false,
             settled: Settled::No,
+            client: if worker != NO_WORKER {
+                worker
+            } else if self.model.workload.kind == WorkloadKind::Open {
+                (id % self.model.workload.processes.max(1)) as u32
+            } else {
+                id as u32
+            },
+            retry_cost: 0,
+            pending: Pending::default(),
         };
         let slot = match self.free.pop() {
             Some(s) => {
@@ -447,12 +572,28 @@ impl<'m> Simulation<'m> {
     }
 
     fn send(&mut self, now: Time, slot: u32) {
+        if !self.admit(now, slot) {
+            return self.rejected_locally(now, slot);
+        }
         let m = self.model;
         let i = &mut self.intents[slot as usize];
         let attempt = i.attempts;
         i.attempts += 1;
         i.awaiting = true;
         let (id, epoch) = (i.id, i.epoch);
+        if let Some(delay) = self.hedge_delay {
+            i.pending.insert(attempt);
+            if u32::from(attempt) + 1 < m.retry.max_attempts {
+                self.queue.push(
+                    now + delay,
+                    Event::Hedge {
+                        slot,
+                        epoch,
+                        attempt: attempt + 1,
+                    },
+                );
+            }
+        }
         let key = match m.idempotency.key {
             KeyMode::None => NO_KEY,
             KeyMode::PerIntent => i.key_gen,
@@ -479,7 +620,7 @@ impl<'m> Simulation<'m> {
         {
             self.c.requests_lost += 1;
             if m.network.loss_notice == LossNotice::Error {
-                self.client_sees(now, slot, Outcome::ConnError);
+                self.client_sees(now, slot, attempt, Class::Connection, None);
             }
             return;
         }
@@ -517,6 +658,21 @@ impl<'m> Simulation<'m> {
             self.c.rejected += 1;
             return self.respond(now, req, Outcome::Unavailable);
         }
+        if !self.limiters.is_empty() {
+            let k = pidx(self.limiter_shared, self.intents[req.slot as usize].client);
+            if let Err(wait) = self.limiters[k].try_take(now) {
+                self.c.rate_limited += 1;
+                let ra = match self.model.server.rate_limit.retry_after {
+                    RetryAfter::None => None,
+                    RetryAfter::Fixed(d) => Some(d),
+                    RetryAfter::Derived => Some(whole_seconds(wait)),
+                };
+                return self.respond_with(now, req, Outcome::Throttled, ra);
+            }
+        }
+        if self.busy + self.waiting.len() as u64 >= self.concurrency_limit {
+            return self.shed(now, req);
+        }
         if self.busy < self.capacity && self.waiting.is_empty() {
             self.begin(now, req);
         } else if (self.waiting.len() as u64) < self.queue_limit {
@@ -524,9 +680,40 @@ impl<'m> Simulation<'m> {
             self.levels
                 .set(&mut self.buckets, now, self.waiting.len() as u64, self.busy);
         } else {
-            self.c.rejected += 1;
-            self.respond(now, req, Outcome::Unavailable);
+            self.shed(now, req);
         }
+    }
+
+    /// Load shedding: a full queue or the concurrency limit refuses `req` at once.
+    fn shed(&mut self, now: Time, req: Request) {
+        self.c.rejected += 1;
+        let s = &self.model.server;
+        if s.shed_answer == ShedAnswer::Overloaded {
+            self.c.overloaded += 1;
+            return self.respond(now, req, Outcome::Overloaded);
+        }
+        let ra = match s.retry_after {
+            RetryAfter::None => None,
+            RetryAfter::Fixed(d) => Some(d),
+            RetryAfter::Derived => {
+                // Time for the workers to drain the queue ahead of a retry, whole seconds.
+                let workers = self.capacity.min(self.concurrency_limit).max(1) as f64;
+                let ns = (self.waiting.len() as f64 + 1.0) * s.service.mean_ns() / workers;
+                Some(whole_seconds(Duration::from_nanos_f64(ns)))
+            }
+        };
+        self.respond_with(now, req, Outcome::Unavailable, ra);
+    }
+
+    /// The server's worker count at `now` (lower inside a capacity drop).
+    fn capacity_at(&self, now: Time) -> u64 {
+        let base = self.model.server.capacity.0.unwrap_or(u64::MAX);
+        self.model
+            .server
+            .capacity_drops
+            .iter()
+            .find(|d| now >= Time::ZERO + d.from && now < Time::ZERO + d.to)
+            .map_or(base, |d| d.capacity)
     }
 
     /// Fills free workers from the wait queue.
@@ -546,8 +733,19 @@ impl<'m> Simulation<'m> {
     /// Is the client still waiting for this attempt's reply?
     #[inline]
     fn client_waiting(&self, req: &Request) -> bool {
-        let i = &self.intents[req.slot as usize];
-        i.epoch == req.epoch && i.awaiting && i.attempts == req.attempt + 1
+        self.outstanding(req.slot, req.epoch, req.attempt)
+    }
+
+    /// Is the client still waiting for this attempt's answer? With hedging several copies may be.
+    #[inline]
+    fn outstanding(&self, slot: u32, epoch: u32, attempt: u16) -> bool {
+        let i = &self.intents[slot as usize];
+        i.epoch == epoch
+            && if self.hedge_delay.is_some() {
+                i.settled == Settled::No && i.pending.contains(attempt)
+            } else {
+                i.awaiting && i.attempts == attempt + 1
+            }
     }
 
     #[inline]
@@ -606,6 +804,12 @@ impl<'m> Simulation<'m> {
             .server
             .service
             .sample(&mut self.stream(id, Purpose::Service, req.attempt));
+        if m.server.slowdown > 0.0 && self.busy > 0 {
+            // Latency rising with load: each other request in service adds `slowdown`.
+            req.service = req
+                .service
+                .saturating_mul_f64(1.0 + m.server.slowdown * self.busy as f64);
+        }
         self.busy += 1;
         self.levels
             .set(&mut self.buckets, now, self.waiting.len() as u64, self.busy);
@@ -644,8 +848,18 @@ impl<'m> Simulation<'m> {
             && self
                 .stream(id, Purpose::Crash, req.attempt)
                 .bernoulli(m.server.crash_probability);
+        let client_error = !failed
+            && !crashed
+            && m.server.client_error > 0.0
+            && self
+                .stream(id, Purpose::ClientError, req.attempt)
+                .bernoulli(m.server.client_error);
         let (effect, key_recorded, outcome) = if failed {
             (false, false, Outcome::Error)
+        } else if client_error {
+            // The request is refused as wrong: no effect, and not stored as the key's result.
+            self.c.client_errors += 1;
+            (false, false, Outcome::ClientError)
         } else if crashed {
             self.c.crashes += 1;
             let (e, k) = match (m.idempotency.commit, m.server.crash_point) {
@@ -689,6 +903,17 @@ impl<'m> Simulation<'m> {
 
     /// The server answers `req`; the reply may be lost on the way back.
     fn respond(&mut self, now: Time, req: Request, outcome: Outcome) {
+        self.respond_with(now, req, outcome, None);
+    }
+
+    /// As [`Self::respond`], with a `Retry-After`.
+    fn respond_with(
+        &mut self,
+        now: Time,
+        req: Request,
+        outcome: Outcome,
+        retry_after: Option<Duration>,
+    ) {
         let m = self.model;
         let id = self.intents[req.slot as usize].id;
         if m.network.response_loss > 0.0
@@ -712,19 +937,29 @@ impl<'m> Simulation<'m> {
                 epoch: req.epoch,
                 attempt: req.attempt,
                 outcome,
+                retry_after_ms: retry_after.map_or(NO_RETRY_AFTER, |d| {
+                    (d.0 / 1_000_000).min(u64::from(NO_RETRY_AFTER - 1)) as u32
+                }),
             },
         );
     }
 
-    fn reply(&mut self, now: Time, slot: u32, epoch: u32, attempt: u16, outcome: Outcome) {
+    fn reply(
+        &mut self,
+        now: Time,
+        slot: u32,
+        epoch: u32,
+        attempt: u16,
+        outcome: Outcome,
+        retry_after: Option<Duration>,
+    ) {
         debug_assert_eq!(
             self.intents[slot as usize].epoch, epoch,
             "a slot was reused while in flight"
         );
         self.intents[slot as usize].in_flight -= 1;
-        let i = &self.intents[slot as usize];
-        if i.awaiting && i.attempts == attempt + 1 {
-            self.client_sees(now, slot, outcome);
+        if self.outstanding(slot, epoch, attempt) {
+            self.client_sees(now, slot, attempt, outcome.class(), retry_after);
         } else {
             self.c.late_responses += 1;
         }
@@ -737,17 +972,140 @@ impl<'m> Simulation<'m> {
         self.maybe_finalise(slot);
     }
 
-    fn client_sees(&mut self, now: Time, slot: u32, outcome: Outcome) {
-        if outcome == Outcome::Ok {
-            self.intents[slot as usize].awaiting = false;
-            self.settle(now, slot, Settled::Success);
-        } else {
-            self.attempt_failed(now, slot);
+    /// Before an attempt goes out: adaptive throttling and the circuit breaker may reject it in
+    /// the client (it is never sent); Finagle's budget takes a first try's deposit.
+    fn admit(&mut self, now: Time, slot: u32) -> bool {
+        let i = &self.intents[slot as usize];
+        let (id, client, attempt) = (i.id, i.client, i.attempts);
+        if !self.budgets.is_empty() {
+            let k = pidx(self.budget_shared, client);
+            let u = if self.model.budget.kind == BudgetKind::Adaptive {
+                self.stream(id, Purpose::Shed, attempt).uniform()
+            } else {
+                0.0
+            };
+            if !self.budgets[k].on_send(now, attempt == 0, u) {
+                self.c.throttled_locally += 1;
+                return false;
+            }
+        }
+        if !self.breakers.is_empty() {
+            let k = pidx(self.breaker_shared, client);
+            if !self.breakers[k].try_acquire(now) {
+                self.c.breaker_rejected += 1;
+                return false;
+            }
+        }
+        true
+    }
+
+    /// An attempt was rejected in the client: the intent fails at once (a local rejection is not
+    /// retried), unless hedged copies are still out.
+    fn rejected_locally(&mut self, now: Time, slot: u32) {
+        let i = &mut self.intents[slot as usize];
+        i.awaiting = false;
+        if i.pending.is_empty() {
+            self.settle(now, slot, Settled::Failure);
         }
     }
 
-    /// The outstanding attempt failed (error, timeout, lost): retry or give up.
-    fn attempt_failed(&mut self, now: Time, slot: u32) {
+    /// The client learns how attempt `attempt` ended: budgets and breakers record it, then the
+    /// intent succeeds, retries (or hedges) or gives up.
+    fn client_sees(
+        &mut self,
+        now: Time,
+        slot: u32,
+        attempt: u16,
+        class: Class,
+        retry_after: Option<Duration>,
+    ) {
+        let retryable = self.retry_on.contains(class);
+        let (client, cost) = {
+            let i = &self.intents[slot as usize];
+            (i.client, i.retry_cost)
+        };
+        if !self.budgets.is_empty() {
+            let k = pidx(self.budget_shared, client);
+            self.budgets[k].on_outcome(now, class, retryable, cost);
+        }
+        if !self.breakers.is_empty() {
+            let k = pidx(self.breaker_shared, client);
+            self.breakers[k].on_result(now, class.is_server_failure());
+        }
+        if self.hedge_delay.is_some() {
+            return self.hedge_sees(now, slot, attempt, class, retryable);
+        }
+        if class == Class::Success {
+            self.intents[slot as usize].awaiting = false;
+            self.settle(now, slot, Settled::Success);
+        } else if retryable {
+            self.attempt_failed(now, slot, class, retry_after);
+        } else {
+            self.intents[slot as usize].awaiting = false;
+            self.settle(now, slot, Settled::Failure);
+        }
+    }
+
+    /// Hedging: one copy answered. A success or a fatal answer commits the call and cancels the
+    /// other copies (the server may still run them); a non-fatal one sends the next copy now.
+    fn hedge_sees(&mut self, now: Time, slot: u32, attempt: u16, class: Class, retryable: bool) {
+        let m = self.model;
+        let i = &mut self.intents[slot as usize];
+        i.pending.remove(attempt);
+        if class == Class::Success || !retryable {
+            let cancelled = i.pending.0.count_ones();
+            i.pending.clear();
+            i.awaiting = false;
+            if !self.breakers.is_empty() {
+                let k = pidx(self.breaker_shared, i.client);
+                for _ in 0..cancelled {
+                    self.breakers[k].release();
+                }
+            }
+            let how = if class == Class::Success {
+                Settled::Success
+            } else {
+                Settled::Failure
+            };
+            return self.settle(now, slot, how);
+        }
+        if u32::from(i.attempts) < m.retry.max_attempts {
+            self.hedge(now, slot);
+        } else if i.pending.is_empty() {
+            i.awaiting = false;
+            self.settle(now, slot, Settled::Failure);
+        }
+    }
+
+    /// Hedging: send the next copy, if the deadline and the retry budget allow it.
+    fn hedge(&mut self, now: Time, slot: u32) {
+        let m = self.model;
+        let i = &self.intents[slot as usize];
+        let (start, client) = (i.start, i.client);
+        let past_deadline = m.retry.deadline.is_some_and(|d| now >= start + d);
+        let denied = !past_deadline
+            && !self.budgets.is_empty()
+            && self.budgets[pidx(self.budget_shared, client)]
+                .try_retry(now, false)
+                .is_none();
+        if past_deadline || denied {
+            self.c.budget_denied += u64::from(denied);
+            if self.intents[slot as usize].pending.is_empty() {
+                self.settle(now, slot, Settled::Failure);
+            }
+            return;
+        }
+        self.send(now, slot);
+    }
+
+    /// The outstanding attempt failed with a retryable `class`: retry or give up.
+    fn attempt_failed(
+        &mut self,
+        now: Time,
+        slot: u32,
+        class: Class,
+        retry_after: Option<Duration>,
+    ) {
         let m = self.model;
         let i = &mut self.intents[slot as usize];
         i.awaiting = false;
@@ -755,18 +1113,34 @@ impl<'m> Simulation<'m> {
         if u32::from(i.attempts) >= m.retry.max_attempts {
             return self.settle(now, slot, Settled::Failure);
         }
-        let (id, epoch, start, prev) = (i.id, i.epoch, i.start, i.prev_backoff);
+        let (id, epoch, start, prev, client) = (i.id, i.epoch, i.start, i.prev_backoff, i.client);
         let n = retries_made as u16;
-        let delay = m.retry.backoff().delay(
+        let mut delay = m.retry.backoff().delay(
             retries_made,
             prev,
             &mut self.stream(id, Purpose::Backoff, n),
         );
+        let honour = retry_after.filter(|_| m.retry.retry_after == RetryAfterPolicy::Honour);
+        if let Some(ra) = honour {
+            // The server's Retry-After replaces the backoff (gRPC pushback, urllib3), up to a cap.
+            delay = ra.min(self.retry_after_cap);
+        }
         if let Some(deadline) = m.retry.deadline
             && now + delay >= start + deadline
         {
             return self.settle(now, slot, Settled::Failure);
         }
+        if !self.budgets.is_empty() {
+            let k = pidx(self.budget_shared, client);
+            match self.budgets[k].try_retry(now, class == Class::Timeout) {
+                Some(cost) => self.intents[slot as usize].retry_cost = cost,
+                None => {
+                    self.c.budget_denied += 1;
+                    return self.settle(now, slot, Settled::Failure);
+                }
+            }
+        }
+        self.c.retry_after_waits += u64::from(honour.is_some());
         let restarted = m.retry.restart_probability > 0.0
             && self
                 .stream(id, Purpose::Restart, n)
@@ -782,6 +1156,7 @@ impl<'m> Simulation<'m> {
     fn settle(&mut self, now: Time, slot: u32, how: Settled) {
         let i = &mut self.intents[slot as usize];
         i.settled = how;
+        i.pending.clear();
         let (start, worker) = (i.start, i.worker);
         self.completions.record(now.since(start));
         if how == Settled::Success {
@@ -855,7 +1230,7 @@ impl<'m> Simulation<'m> {
             .max()
             .unwrap_or(0);
         let ms = |ns: u128| ns as f64 / 1e6;
-        let summary = Summary {
+        let mut summary = Summary {
             intents: c.intents,
             attempts: c.attempts,
             retries: c.retries,
@@ -906,12 +1281,45 @@ impl<'m> Simulation<'m> {
             ended,
             events: self.events,
             layered: None,
+            ..Default::default()
         };
+        self.overload(&mut summary, end, &series);
         VariantResult {
             name: name.to_string(),
             summary,
             series,
             completion_cdf: self.completions.cdf(),
+        }
+    }
+}
+
+impl Simulation<'_> {
+    /// Fills the overload counters, goodput and recovery after the model's trigger.
+    fn overload(&self, o: &mut Summary, end: Time, series: &crate::summary::Series) {
+        let c = &self.c;
+        let secs = end.0 as f64 / 1e9;
+        let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        o.rate_limited = c.rate_limited;
+        o.overloaded = c.overloaded;
+        o.client_errors = c.client_errors;
+        o.budget_denied = c.budget_denied;
+        o.throttled_locally = c.throttled_locally;
+        o.breaker_rejected = c.breaker_rejected;
+        o.breaker_opened = self.breakers.iter().map(|b| b.opened).sum();
+        o.retry_after_waits = c.retry_after_waits;
+        o.goodput_per_s = per_s(c.succeeded);
+        o.offered_per_s = per_s(c.arrivals);
+        let m = self.model;
+        if let Some(trigger) = recovery::trigger(m) {
+            o.trigger_from_ms = Some(trigger.0.as_millis_f64());
+            o.trigger_to_ms = Some(trigger.1.as_millis_f64());
+            if let Some(r) =
+                recovery::measure(&series.succeeded, m.bucket, end, trigger, &m.recovery)
+            {
+                o.baseline_goodput_per_s = Some(r.baseline_per_s);
+                o.recovered = Some(r.after.is_some());
+                o.recovery_ms = r.after.map(|d| d.as_millis_f64());
+            }
         }
     }
 }

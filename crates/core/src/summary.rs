@@ -20,10 +20,11 @@ pub struct Percentiles {
 }
 
 /// Why the run stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Ended {
     /// Every intent settled and nothing was left in flight.
+    #[default]
     Settled,
     /// The model's horizon was reached first.
     Horizon,
@@ -31,8 +32,9 @@ pub enum Ended {
     MaxEvents,
 }
 
-/// Totals and distributions of one run of one variant.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Totals and distributions of one run of one variant. `Default` is an empty run, so an engine
+/// that does not measure some fields can end its literal with `..Default::default()`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Intents started.
     pub intents: u64,
@@ -100,6 +102,50 @@ pub struct Summary {
     /// amplification at the bottom next to its worst case and closed form, and orphaned work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layered: Option<Layered>,
+    /// 429 answers from the server's rate limiter (`docs/policies.md`, as all fields below).
+    #[serde(default)]
+    pub rate_limited: u64,
+    /// "Overloaded; don't retry" answers (counted in `rejected` too).
+    #[serde(default)]
+    pub overloaded: u64,
+    /// Non-retryable 4xx answers.
+    #[serde(default)]
+    pub client_errors: u64,
+    /// Retries (or hedges) a retry budget refused: the intent gave up instead.
+    #[serde(default)]
+    pub budget_denied: u64,
+    /// Attempts the client's adaptive throttling rejected before sending them.
+    #[serde(default)]
+    pub throttled_locally: u64,
+    /// Attempts a circuit breaker rejected (open, or half-open with no permit left).
+    #[serde(default)]
+    pub breaker_rejected: u64,
+    /// Times a circuit breaker opened (from closed or half-open).
+    #[serde(default)]
+    pub breaker_opened: u64,
+    /// Retries whose delay was the server's `Retry-After` instead of the backoff.
+    #[serde(default)]
+    pub retry_after_waits: u64,
+    /// Successes per second over the run.
+    #[serde(default)]
+    pub goodput_per_s: f64,
+    /// Server arrivals per second over the run (offered load: first tries and retries).
+    #[serde(default)]
+    pub offered_per_s: f64,
+    /// The trigger window (spike, outage, capacity drop), when the model has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_from_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_to_ms: Option<f64>,
+    /// Goodput before the trigger, successes per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_goodput_per_s: Option<f64>,
+    /// With a trigger: whether goodput returned to its pre-trigger level and stayed there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovered: Option<bool>,
+    /// Time from the trigger's end until goodput was back for good; absent when it never was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_ms: Option<f64>,
 }
 
 /// What a layered request path did, layer by layer (top first).

@@ -54,6 +54,7 @@ pub fn summary() -> Summary {
         ended: Ended::Settled,
         events: 1_234_567,
         layered: None,
+        ..Default::default()
     }
 }
 

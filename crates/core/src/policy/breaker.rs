@@ -1,0 +1,415 @@
+//! A circuit breaker with resilience4j's semantics (resilience4j `CircuitBreaker`, docs
+//! "CircuitBreaker" at resilience4j.readme.io; `CircuitBreakerStateMachine`).
+//!
+//! - **Closed**: every call is permitted and its outcome recorded in a sliding window, either
+//!   count based (the last `window_size` calls) or time based (the calls of the last
+//!   `window_size` seconds, kept as one partial aggregate per second). Once the window holds at
+//!   least `minimum_calls` calls (for a count-based window, at most `window_size`), the failure
+//!   rate `failures * 100 / calls` is checked after every call; at or above
+//!   `failure_rate_threshold` the breaker opens.
+//! - **Open**: every call is rejected (`CallNotPermittedException`) until `wait_in_open` has
+//!   passed; the next call then moves it to half-open (resilience4j's default,
+//!   `automaticTransitionFromOpenToHalfOpenEnabled = false`).
+//! - **Half-open**: `permitted_in_half_open` calls are permitted, the rest rejected. When that many
+//!   outcomes have been recorded the failure rate over them decides: at or above the threshold,
+//!   open again; below, close (with an empty window).
+//!
+//! As in resilience4j, an outcome is recorded in whatever state the breaker is in when it arrives
+//! (a call permitted while closed that ends while half-open counts for half-open; one that ends
+//! while open is ignored). Slow-call thresholds, forced and disabled states are not modelled.
+//! Defaults are resilience4j's: threshold 50 %, count-based window of 100, minimum 100 calls,
+//! 60 s open, 10 calls in half-open.
+
+use super::Scope;
+use crate::model::Invalid;
+use crate::time::{Duration, Time};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WindowType {
+    CountBased,
+    TimeBased,
+}
+
+/// The `[breaker]` section.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BreakerConfig {
+    pub enabled: bool,
+    pub scope: Scope,
+    /// Percent of failed calls at or above which the breaker opens, in (0, 100].
+    pub failure_rate_threshold: f64,
+    pub window_type: WindowType,
+    /// Calls (count based) or seconds (time based).
+    pub window_size: u32,
+    pub minimum_calls: u32,
+    pub wait_in_open: Duration,
+    pub permitted_in_half_open: u32,
+}
+
+impl Default for BreakerConfig {
+    fn default() -> Self {
+        BreakerConfig {
+            enabled: false,
+            scope: Scope::Client,
+            failure_rate_threshold: 50.0,
+            window_type: WindowType::CountBased,
+            window_size: 100,
+            minimum_calls: 100,
+            wait_in_open: Duration::from_secs(60),
+            permitted_in_half_open: 10,
+        }
+    }
+}
+
+impl BreakerConfig {
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let bad = |path: &str, message: String| {
+            Err(Invalid {
+                path: path.to_string(),
+                message,
+            })
+        };
+        if !(self.failure_rate_threshold > 0.0 && self.failure_rate_threshold <= 100.0) {
+            return bad(
+                "breaker.failure_rate_threshold",
+                format!(
+                    "must be a percentage in (0, 100], got {}",
+                    self.failure_rate_threshold
+                ),
+            );
+        }
+        if self.window_size == 0 || self.window_size > 1_000_000 {
+            return bad(
+                "breaker.window_size",
+                format!("must be in 1..=1000000, got {}", self.window_size),
+            );
+        }
+        if self.minimum_calls == 0 {
+            return bad("breaker.minimum_calls", "must be at least 1".into());
+        }
+        if self.permitted_in_half_open == 0 {
+            return bad(
+                "breaker.permitted_in_half_open",
+                "must be at least 1".into(),
+            );
+        }
+        if self.wait_in_open.0 == 0 {
+            return bad("breaker.wait_in_open", "must be a positive duration".into());
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Closed,
+    Open { since: Time },
+    HalfOpen,
+}
+
+/// Calls and failures over a sliding window.
+#[derive(Clone, Debug)]
+enum Window {
+    /// A ring of the last `ring.len()` outcomes (true = failure).
+    Count {
+        ring: Vec<bool>,
+        next: usize,
+        len: usize,
+        failures: u32,
+    },
+    /// One `(epoch second, calls, failures)` aggregate per second.
+    Time { buckets: Vec<(u64, u32, u32)> },
+}
+
+impl Window {
+    fn new(kind: WindowType, size: u32) -> Self {
+        match kind {
+            WindowType::CountBased => Window::Count {
+                ring: vec![false; size as usize],
+                next: 0,
+                len: 0,
+                failures: 0,
+            },
+            WindowType::TimeBased => Window::Time {
+                buckets: vec![(u64::MAX, 0, 0); size as usize],
+            },
+        }
+    }
+
+    fn reset(&mut self) {
+        match self {
+            Window::Count {
+                next,
+                len,
+                failures,
+                ..
+            } => {
+                *next = 0;
+                *len = 0;
+                *failures = 0;
+            }
+            Window::Time { buckets } => buckets.fill((u64::MAX, 0, 0)),
+        }
+    }
+
+    fn record(&mut self, now: Time, failure: bool) {
+        match self {
+            Window::Count {
+                ring,
+                next,
+                len,
+                failures,
+            } => {
+                if *len == ring.len() {
+                    if ring[*next] {
+                        *failures -= 1;
+                    }
+                } else {
+                    *len += 1;
+                }
+                ring[*next] = failure;
+                *failures += u32::from(failure);
+                *next = (*next + 1) % ring.len();
+            }
+            Window::Time { buckets } => {
+                let sec = now.0 / 1_000_000_000;
+                let n = buckets.len();
+                let b = &mut buckets[(sec % n as u64) as usize];
+                if b.0 != sec {
+                    *b = (sec, 0, 0);
+                }
+                b.1 += 1;
+                b.2 += u32::from(failure);
+            }
+        }
+    }
+
+    /// `(calls, failures)` in the window ending at `now`.
+    fn totals(&self, now: Time) -> (u32, u32) {
+        match self {
+            Window::Count { len, failures, .. } => (*len as u32, *failures),
+            Window::Time { buckets } => {
+                let sec = now.0 / 1_000_000_000;
+                let n = buckets.len() as u64;
+                buckets
+                    .iter()
+                    .filter(|b| b.0 != u64::MAX && b.0 + n > sec && b.0 <= sec)
+                    .fold((0, 0), |(c, f), b| (c + b.1, f + b.2))
+            }
+        }
+    }
+}
+
+/// One circuit breaker.
+#[derive(Clone, Debug)]
+pub struct Breaker {
+    threshold: f64,
+    minimum_calls: u32,
+    wait: Duration,
+    permitted: u32,
+    state: State,
+    window: Window,
+    /// Half-open: permits left, and outcomes recorded.
+    permits_left: u32,
+    half_calls: u32,
+    half_failures: u32,
+    /// Times the breaker opened.
+    pub opened: u64,
+}
+
+impl Breaker {
+    pub fn new(c: &BreakerConfig) -> Self {
+        let minimum_calls = match c.window_type {
+            WindowType::CountBased => c.minimum_calls.min(c.window_size),
+            WindowType::TimeBased => c.minimum_calls,
+        };
+        Breaker {
+            threshold: c.failure_rate_threshold,
+            minimum_calls,
+            wait: c.wait_in_open,
+            permitted: c.permitted_in_half_open,
+            state: State::Closed,
+            window: Window::new(c.window_type, c.window_size),
+            permits_left: 0,
+            half_calls: 0,
+            half_failures: 0,
+            opened: 0,
+        }
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// `tryAcquirePermission`: may a call go out now?
+    #[inline]
+    pub fn try_acquire(&mut self, now: Time) -> bool {
+        match self.state {
+            State::Closed => true,
+            State::Open { since } => {
+                if now >= since + self.wait {
+                    self.state = State::HalfOpen;
+                    self.permits_left = self.permitted - 1;
+                    self.half_calls = 0;
+                    self.half_failures = 0;
+                    true
+                } else {
+                    false
+                }
+            }
+            State::HalfOpen => {
+                if self.permits_left > 0 {
+                    self.permits_left -= 1;
+                    true
+                } else {
+                    false
+                }
+            }
+        }
+    }
+
+    /// `releasePermission`: a permitted call was cancelled before it ended (a hedged copy that
+    /// lost the race); in half-open its permit is given back.
+    pub fn release(&mut self) {
+        if self.state == State::HalfOpen {
+            self.permits_left = (self.permits_left + 1).min(self.permitted);
+        }
+    }
+
+    fn open(&mut self, now: Time) {
+        self.state = State::Open { since: now };
+        self.opened += 1;
+    }
+
+    fn rate_exceeded(&self, calls: u32, failures: u32) -> bool {
+        f64::from(failures) * 100.0 / f64::from(calls) >= self.threshold
+    }
+
+    /// Records a call's outcome (`failure` = it counts as a failure).
+    #[inline]
+    pub fn on_result(&mut self, now: Time, failure: bool) {
+        match self.state {
+            State::Closed => {
+                self.window.record(now, failure);
+                let (calls, failures) = self.window.totals(now);
+                if calls >= self.minimum_calls && self.rate_exceeded(calls, failures) {
+                    self.open(now);
+                }
+            }
+            State::Open { .. } => {}
+            State::HalfOpen => {
+                self.half_calls += 1;
+                self.half_failures += u32::from(failure);
+                if self.half_calls >= self.permitted {
+                    if self.rate_exceeded(self.half_calls, self.half_failures) {
+                        self.open(now);
+                    } else {
+                        self.state = State::Closed;
+                        self.window.reset();
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> Time {
+        Time(x * 1_000_000)
+    }
+
+    fn small() -> BreakerConfig {
+        BreakerConfig {
+            enabled: true,
+            window_size: 10,
+            minimum_calls: 5,
+            wait_in_open: Duration::from_secs(1),
+            permitted_in_half_open: 2,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn opens_at_threshold_after_minimum_calls() {
+        let mut b = Breaker::new(&small());
+        // 4 failures: below the minimum of 5 calls, stays closed.
+        for i in 0..4 {
+            assert!(b.try_acquire(ms(i)));
+            b.on_result(ms(i), true);
+        }
+        assert_eq!(b.state(), State::Closed);
+        b.on_result(ms(5), false);
+        // 4 of 5 failed = 80 % >= 50 %: open.
+        assert_eq!(b.state(), State::Open { since: ms(5) });
+        assert!(!b.try_acquire(ms(900)));
+        // After the wait: half-open with 2 permits.
+        assert!(b.try_acquire(ms(1005)));
+        assert_eq!(b.state(), State::HalfOpen);
+        assert!(b.try_acquire(ms(1006)));
+        assert!(!b.try_acquire(ms(1007)));
+        b.on_result(ms(1010), false);
+        b.on_result(ms(1011), true);
+        // 1 of 2 = 50 % >= 50 %: open again.
+        assert_eq!(b.state(), State::Open { since: ms(1011) });
+        assert_eq!(b.opened, 2);
+        assert!(b.try_acquire(ms(2011)));
+        assert!(b.try_acquire(ms(2012)));
+        b.on_result(ms(2020), false);
+        b.on_result(ms(2021), false);
+        assert_eq!(b.state(), State::Closed);
+        // The window was reset: one failure does not reopen it.
+        b.on_result(ms(2022), true);
+        assert_eq!(b.state(), State::Closed);
+    }
+
+    #[test]
+    fn count_window_forgets_old_calls() {
+        let mut b = Breaker::new(&BreakerConfig {
+            minimum_calls: 10,
+            failure_rate_threshold: 60.0,
+            ..small()
+        });
+        for i in 0..5 {
+            b.on_result(ms(i), true);
+        }
+        for i in 5..10 {
+            b.on_result(ms(i), false);
+        }
+        // 50 % < 60 %.
+        assert_eq!(b.state(), State::Closed);
+        // 5 more successes push the failures out of the ring of 10.
+        for i in 10..15 {
+            b.on_result(ms(i), false);
+        }
+        for i in 15..20 {
+            b.on_result(ms(i), true);
+        }
+        assert_eq!(b.state(), State::Closed);
+        b.on_result(ms(20), true);
+        // Ring: 4 successes then 6 failures = 60 %.
+        assert!(matches!(b.state(), State::Open { .. }));
+    }
+
+    #[test]
+    fn time_window_uses_seconds() {
+        let mut b = Breaker::new(&BreakerConfig {
+            window_type: WindowType::TimeBased,
+            window_size: 2,
+            minimum_calls: 3,
+            ..small()
+        });
+        b.on_result(ms(0), true);
+        b.on_result(ms(100), true);
+        // Two seconds later the first second's calls have left the window.
+        b.on_result(ms(2500), false);
+        assert_eq!(b.state(), State::Closed);
+        b.on_result(ms(2600), true);
+        b.on_result(ms(2700), true);
+        assert!(matches!(b.state(), State::Open { .. }));
+    }
+}

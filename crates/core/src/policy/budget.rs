@@ -1,0 +1,554 @@
+//! Retry budgets: four published ways for a client to stop retries from multiplying load.
+//!
+//! - **gRPC retry throttling** (gRFC A6 "gRPC Retry Design", section "Throttling Retry Attempts
+//!   and Hedged RPCs"; grpc-core `retry_throttle.cc`): a token count starts at `maxTokens`; every
+//!   failed attempt takes 1 token, every success adds `tokenRatio` (capped at `maxTokens`); while
+//!   the count is `<= maxTokens / 2` no retry (and no hedge) is sent. Tokens are kept in
+//!   thousandths, as grpc-core does (`tokenRatio` has at most 3 decimals).
+//! - **AWS SDK standard retry quota** (AWS SDKs and Tools Reference Guide, "Retry behavior",
+//!   standard mode; botocore `retries/standard.py` `RetryQuotaChecker`, aws-sdk-js-v3
+//!   `defaultRetryQuota.ts`): a quota of `INITIAL_RETRY_TOKENS = 500`; a retry costs
+//!   `RETRY_COST = 5`, or `TIMEOUT_RETRY_COST = 10` after a timeout; no retry when the quota
+//!   cannot pay; a success refunds what its retry cost, or `NO_RETRY_INCREMENT = 1` when it needed
+//!   no retry, never above the initial quota.
+//! - **Finagle `RetryBudget`** (`com.twitter.finagle.service.RetryBudget`): every request deposits
+//!   1000 into a leaky bucket (a [`WindowedAdder`] over `ttl`), a retry withdraws
+//!   `1000 / percentCanRetry` and is allowed only when the balance covers it; the balance has a
+//!   reserve of `minRetriesPerSec * ttl(s) * withdrawal` so that a quiet client may still retry.
+//!   Deposits and withdrawals both expire after `ttl`. Defaults: ttl 10 s, 10 retries/s, 20 %.
+//! - **SRE client-side adaptive throttling** (Beyer et al., *Site Reliability Engineering*,
+//!   O'Reilly 2016, ch. 21 "Handling Overload"): the client counts `requests` (attempts its
+//!   application made) and `accepts` (attempts the backend accepted) over a window (the book uses
+//!   two minutes) and rejects a new attempt locally with probability
+//!   `max(0, (requests - K * accepts) / (requests + 1))`, K = 2 by default. It applies to first
+//!   tries and retries alike; a request rejected locally is never sent.
+
+use super::window::WindowedAdder;
+use super::{Class, Scope};
+use crate::model::Invalid;
+use crate::time::{Duration, Time};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BudgetKind {
+    /// No budget: every retry the retry policy allows is sent.
+    None,
+    /// gRPC retry throttling (gRFC A6).
+    Grpc,
+    /// AWS SDK standard-mode retry quota.
+    Aws,
+    /// Finagle's `RetryBudget`.
+    Finagle,
+    /// The SRE book's client-side adaptive throttling.
+    Adaptive,
+}
+
+/// The `[budget]` section. Only the fields of the chosen `kind` are used.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BudgetConfig {
+    pub kind: BudgetKind,
+    /// One budget per client process, or one shared by all clients.
+    pub scope: Scope,
+    /// grpc: `maxTokens`, in (0, 1000].
+    pub max_tokens: f64,
+    /// grpc: `tokenRatio`, > 0, at most 3 decimals.
+    pub token_ratio: f64,
+    /// aws: the initial (and largest) quota.
+    pub quota: u32,
+    /// aws: what a retry costs.
+    pub retry_cost: u32,
+    /// aws: what a retry after a timeout costs.
+    pub timeout_cost: u32,
+    /// aws: what a success without retries gives back.
+    pub no_retry_increment: u32,
+    /// finagle: how long deposits and withdrawals count, 1 s to 60 s.
+    pub ttl: Duration,
+    /// finagle: retries per second allowed whatever the request rate.
+    pub min_retries_per_sec: u32,
+    /// finagle: retries allowed as a fraction of requests (0.2 = 20 %).
+    pub percent_can_retry: f64,
+    /// adaptive: the multiplier K.
+    pub k: f64,
+    /// adaptive: how much history the counts cover.
+    pub window: Duration,
+}
+
+impl Default for BudgetConfig {
+    fn default() -> Self {
+        BudgetConfig {
+            kind: BudgetKind::None,
+            scope: Scope::Client,
+            // gRFC A6's example service config.
+            max_tokens: 10.0,
+            token_ratio: 0.1,
+            quota: 500,
+            retry_cost: 5,
+            timeout_cost: 10,
+            no_retry_increment: 1,
+            ttl: Duration::from_secs(10),
+            min_retries_per_sec: 10,
+            percent_can_retry: 0.2,
+            k: 2.0,
+            window: Duration::from_secs(120),
+        }
+    }
+}
+
+fn invalid(path: &str, message: String) -> Invalid {
+    Invalid {
+        path: path.to_string(),
+        message,
+    }
+}
+
+impl BudgetConfig {
+    pub fn validate(&self) -> Result<(), Invalid> {
+        match self.kind {
+            BudgetKind::None => {}
+            BudgetKind::Grpc => {
+                if !(self.max_tokens > 0.0 && self.max_tokens <= 1000.0) {
+                    return Err(invalid(
+                        "budget.max_tokens",
+                        format!(
+                            "gRPC's maxTokens must be in (0, 1000], got {}",
+                            self.max_tokens
+                        ),
+                    ));
+                }
+                if !(self.token_ratio.is_finite() && self.token_ratio > 0.0) {
+                    return Err(invalid(
+                        "budget.token_ratio",
+                        format!("gRPC's tokenRatio must be > 0, got {}", self.token_ratio),
+                    ));
+                }
+            }
+            BudgetKind::Aws => {
+                if self.quota == 0 {
+                    return Err(invalid("budget.quota", "must be at least 1".into()));
+                }
+                if self.retry_cost == 0 || self.timeout_cost == 0 {
+                    return Err(invalid(
+                        if self.retry_cost == 0 {
+                            "budget.retry_cost"
+                        } else {
+                            "budget.timeout_cost"
+                        },
+                        "must be at least 1 (a free retry is no budget)".into(),
+                    ));
+                }
+            }
+            BudgetKind::Finagle => {
+                if self.ttl < Duration::from_secs(1) || self.ttl > Duration::from_secs(60) {
+                    return Err(invalid(
+                        "budget.ttl",
+                        format!("Finagle requires 1s <= ttl <= 60s, got {}", self.ttl),
+                    ));
+                }
+                if !(self.percent_can_retry.is_finite()
+                    && (0.0..=1000.0).contains(&self.percent_can_retry))
+                {
+                    return Err(invalid(
+                        "budget.percent_can_retry",
+                        format!(
+                            "Finagle requires 0 <= percentCanRetry <= 1000, got {}",
+                            self.percent_can_retry
+                        ),
+                    ));
+                }
+            }
+            BudgetKind::Adaptive => {
+                if !(self.k.is_finite() && self.k >= 1.0) {
+                    return Err(invalid(
+                        "budget.k",
+                        format!(
+                            "must be a number >= 1 (the SRE book uses 2), got {}",
+                            self.k
+                        ),
+                    ));
+                }
+                if self.window.0 == 0 {
+                    return Err(invalid(
+                        "budget.window",
+                        "must be a positive duration".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// gRPC retry throttling state: tokens in thousandths, as grpc-core keeps them.
+#[derive(Clone, Debug)]
+pub struct GrpcThrottle {
+    max_milli: i64,
+    ratio_milli: i64,
+    milli: i64,
+}
+
+impl GrpcThrottle {
+    pub fn new(max_tokens: f64, token_ratio: f64) -> Self {
+        let max_milli = (max_tokens * 1000.0).round() as i64;
+        GrpcThrottle {
+            max_milli,
+            ratio_milli: (token_ratio * 1000.0).round() as i64,
+            milli: max_milli,
+        }
+    }
+    /// A failed attempt takes one token (never below zero).
+    pub fn on_failure(&mut self) {
+        self.milli = (self.milli - 1000).max(0);
+    }
+    /// A success adds `tokenRatio`, up to `maxTokens`.
+    pub fn on_success(&mut self) {
+        self.milli = (self.milli + self.ratio_milli).min(self.max_milli);
+    }
+    /// Retries (and hedges) are allowed only while `tokens > maxTokens / 2`.
+    pub fn allows(&self) -> bool {
+        self.milli * 2 > self.max_milli
+    }
+    pub fn tokens(&self) -> f64 {
+        self.milli as f64 / 1000.0
+    }
+}
+
+/// The AWS SDK standard-mode retry quota.
+#[derive(Clone, Debug)]
+pub struct AwsQuota {
+    max: u32,
+    available: u32,
+    retry_cost: u32,
+    timeout_cost: u32,
+    no_retry_increment: u32,
+}
+
+impl AwsQuota {
+    pub fn new(c: &BudgetConfig) -> Self {
+        AwsQuota {
+            max: c.quota,
+            available: c.quota,
+            retry_cost: c.retry_cost,
+            timeout_cost: c.timeout_cost,
+            no_retry_increment: c.no_retry_increment,
+        }
+    }
+    /// Takes the cost of one retry, or refuses it when the quota cannot pay.
+    pub fn acquire(&mut self, after_timeout: bool) -> Option<u32> {
+        let cost = if after_timeout {
+            self.timeout_cost
+        } else {
+            self.retry_cost
+        };
+        (self.available >= cost).then(|| {
+            self.available -= cost;
+            cost
+        })
+    }
+    /// A success refunds what its retry cost (`cost > 0`), or `NO_RETRY_INCREMENT`.
+    pub fn release(&mut self, cost: u32) {
+        let back = if cost > 0 {
+            cost
+        } else {
+            self.no_retry_increment
+        };
+        self.available = (self.available + back).min(self.max);
+    }
+    pub fn available(&self) -> u32 {
+        self.available
+    }
+}
+
+/// Finagle's `TokenRetryBudget` over a leaky bucket.
+#[derive(Clone, Debug)]
+pub struct FinagleBudget {
+    bucket: WindowedAdder,
+    reserve: i64,
+    deposit: i64,
+    withdrawal: i64,
+}
+
+/// Finagle's `RetryBudget.ScaleFactor`.
+const SCALE: f64 = 1000.0;
+
+impl FinagleBudget {
+    pub fn new(ttl: Duration, min_retries_per_sec: u32, percent_can_retry: f64) -> Self {
+        let (deposit, withdrawal) = if percent_can_retry == 0.0 {
+            // Only the reserve: every retry costs 1, requests earn nothing.
+            (0, 1)
+        } else {
+            (SCALE as i64, (SCALE / percent_can_retry) as i64)
+        };
+        // `ttl.inSeconds` truncates to whole seconds.
+        let reserve = i64::from(min_retries_per_sec) * (ttl.0 / 1_000_000_000) as i64 * withdrawal;
+        FinagleBudget {
+            bucket: WindowedAdder::new(ttl),
+            reserve,
+            deposit,
+            withdrawal,
+        }
+    }
+    /// Every request (not its retries) deposits.
+    pub fn deposit(&mut self, now: Time) {
+        if self.deposit != 0 {
+            self.bucket.add(now, self.deposit);
+        }
+    }
+    /// `tryWithdraw`: allowed when `windowed sum + reserve >= withdrawal`.
+    pub fn try_withdraw(&mut self, now: Time) -> bool {
+        let ok = self.bucket.sum(now) + self.reserve >= self.withdrawal;
+        if ok {
+            self.bucket.add(now, -self.withdrawal);
+        }
+        ok
+    }
+    /// Retries the budget would allow now.
+    pub fn balance(&mut self, now: Time) -> i64 {
+        (self.bucket.sum(now) + self.reserve) / self.withdrawal
+    }
+}
+
+/// The SRE book's client-side adaptive throttling.
+#[derive(Clone, Debug)]
+pub struct AdaptiveThrottle {
+    k: f64,
+    requests: WindowedAdder,
+    accepts: WindowedAdder,
+}
+
+impl AdaptiveThrottle {
+    pub fn new(k: f64, window: Duration) -> Self {
+        AdaptiveThrottle {
+            k,
+            requests: WindowedAdder::new(window),
+            accepts: WindowedAdder::new(window),
+        }
+    }
+    /// `max(0, (requests - K * accepts) / (requests + 1))` over the window, before this request.
+    pub fn reject_probability(&mut self, now: Time) -> f64 {
+        let r = self.requests.sum(now) as f64;
+        let a = self.accepts.sum(now) as f64;
+        ((r - self.k * a) / (r + 1.0)).max(0.0)
+    }
+    /// The application makes a request: counted whether or not it is then rejected locally.
+    /// `u` is a uniform draw in [0, 1). Returns whether the request may be sent.
+    pub fn admit(&mut self, now: Time, u: f64) -> bool {
+        let p = self.reject_probability(now);
+        self.requests.add(now, 1);
+        u >= p
+    }
+    pub fn accepted(&mut self, now: Time) {
+        self.accepts.add(now, 1);
+    }
+}
+
+/// One budget instance, of the configured kind.
+#[derive(Clone, Debug)]
+pub enum Budget {
+    Unlimited,
+    Grpc(GrpcThrottle),
+    Aws(AwsQuota),
+    Finagle(FinagleBudget),
+    Adaptive(AdaptiveThrottle),
+}
+
+impl Budget {
+    pub fn new(c: &BudgetConfig) -> Self {
+        match c.kind {
+            BudgetKind::None => Budget::Unlimited,
+            BudgetKind::Grpc => Budget::Grpc(GrpcThrottle::new(c.max_tokens, c.token_ratio)),
+            BudgetKind::Aws => Budget::Aws(AwsQuota::new(c)),
+            BudgetKind::Finagle => Budget::Finagle(FinagleBudget::new(
+                c.ttl,
+                c.min_retries_per_sec,
+                c.percent_can_retry,
+            )),
+            BudgetKind::Adaptive => Budget::Adaptive(AdaptiveThrottle::new(c.k, c.window)),
+        }
+    }
+
+    /// Before any attempt goes out (first try or retry): adaptive throttling may reject it
+    /// locally; Finagle counts a first try as a deposit. `u` is a uniform draw.
+    #[inline]
+    pub fn on_send(&mut self, now: Time, first: bool, u: f64) -> bool {
+        match self {
+            Budget::Adaptive(a) => a.admit(now, u),
+            Budget::Finagle(f) => {
+                if first {
+                    f.deposit(now);
+                }
+                true
+            }
+            _ => true,
+        }
+    }
+
+    /// The client learnt how an attempt ended. `retryable` says whether the class is in the
+    /// client's retry classes; `cost` is what the AWS quota charged for the retry that made this
+    /// attempt (0 for a first try).
+    #[inline]
+    pub fn on_outcome(&mut self, now: Time, class: Class, retryable: bool, cost: u32) {
+        match self {
+            Budget::Grpc(g) => {
+                if class == Class::Success {
+                    g.on_success();
+                } else if retryable || class == Class::Overloaded {
+                    g.on_failure();
+                }
+            }
+            Budget::Aws(q) => {
+                if class == Class::Success {
+                    q.release(cost);
+                }
+            }
+            Budget::Adaptive(a) => {
+                if class.is_accepted() {
+                    a.accepted(now);
+                }
+            }
+            Budget::Unlimited | Budget::Finagle(_) => {}
+        }
+    }
+
+    /// The retry policy wants to retry (or hedge): may it? `Some(cost)` takes the retry's cost
+    /// (non-zero only for the AWS quota); `None` refuses.
+    #[inline]
+    pub fn try_retry(&mut self, now: Time, after_timeout: bool) -> Option<u32> {
+        match self {
+            Budget::Unlimited | Budget::Adaptive(_) => Some(0),
+            Budget::Grpc(g) => g.allows().then_some(0),
+            Budget::Aws(q) => q.acquire(after_timeout),
+            Budget::Finagle(f) => f.try_withdraw(now).then_some(0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_stops_retries_at_half_the_tokens() {
+        // gRFC A6 example: maxTokens 10, tokenRatio 0.1.
+        let mut g = GrpcThrottle::new(10.0, 0.1);
+        assert!(g.allows());
+        for _ in 0..4 {
+            g.on_failure();
+        }
+        assert_eq!(g.tokens(), 6.0);
+        assert!(g.allows());
+        g.on_failure();
+        // 5 tokens: not > 10 / 2.
+        assert_eq!(g.tokens(), 5.0);
+        assert!(!g.allows());
+        // One success brings 5.1: retries resume.
+        g.on_success();
+        assert!(g.allows());
+        for _ in 0..100 {
+            g.on_failure();
+        }
+        assert_eq!(g.tokens(), 0.0);
+        for _ in 0..1000 {
+            g.on_success();
+        }
+        assert_eq!(g.tokens(), 10.0);
+    }
+
+    #[test]
+    fn aws_quota_costs_and_refunds() {
+        let mut q = AwsQuota::new(&BudgetConfig::default());
+        assert_eq!(q.acquire(false), Some(5));
+        assert_eq!(q.acquire(true), Some(10));
+        assert_eq!(q.available(), 485);
+        q.release(10);
+        assert_eq!(q.available(), 495);
+        q.release(0);
+        q.release(0);
+        // Never above the initial 500.
+        q.release(0);
+        q.release(0);
+        q.release(0);
+        q.release(0);
+        assert_eq!(q.available(), 500);
+        // 100 retries drain it; the 101st is refused.
+        for _ in 0..100 {
+            assert!(q.acquire(false).is_some());
+        }
+        assert_eq!(q.acquire(false), None);
+        q.release(0);
+        q.release(0);
+        q.release(0);
+        q.release(0);
+        assert_eq!(q.acquire(true), None, "4 tokens cannot pay a timeout retry");
+        q.release(0);
+        assert_eq!(q.acquire(false), Some(5));
+    }
+
+    #[test]
+    fn finagle_budget_matches_its_definition() {
+        let s = |x: u64| Time(x * 1_000_000_000);
+        // No deposits: the reserve alone, minRetriesPerSec * ttl = 10 * 10 = 100 retries.
+        let mut f = FinagleBudget::new(Duration::from_secs(10), 10, 0.2);
+        let mut n = 0;
+        while f.try_withdraw(s(1)) {
+            n += 1;
+        }
+        assert_eq!(n, 100);
+        // 1000 requests over the next second allow 20 % more retries.
+        for _ in 0..1000 {
+            f.deposit(s(2));
+        }
+        let mut m = 0;
+        while f.try_withdraw(s(2)) {
+            m += 1;
+        }
+        assert_eq!(m, 200);
+        // After ttl the withdrawals and deposits have expired: the reserve is back.
+        assert_eq!(f.balance(s(30)), 100);
+        // Reserve only (percentCanRetry 0): requests earn nothing.
+        let mut z = FinagleBudget::new(Duration::from_secs(1), 3, 0.0);
+        z.deposit(s(0));
+        assert_eq!(z.balance(s(0)), 3);
+    }
+
+    #[test]
+    fn adaptive_throttling_formula() {
+        let t = Time(1);
+        let mut a = AdaptiveThrottle::new(2.0, Duration::from_secs(120));
+        assert_eq!(a.reject_probability(t), 0.0);
+        // 100 requests, 10 accepted: p = (100 - 20) / 101.
+        for i in 0..100 {
+            assert!(a.admit(t, 0.999_999));
+            if i < 10 {
+                a.accepted(t);
+            }
+        }
+        let p = a.reject_probability(t);
+        assert!((p - 80.0 / 101.0).abs() < 1e-12, "{p}");
+        assert!(!a.admit(t, 0.5));
+        assert!(a.admit(t, 0.9));
+        // All accepted: never rejects.
+        let mut b = AdaptiveThrottle::new(2.0, Duration::from_secs(120));
+        for _ in 0..100 {
+            assert!(b.admit(t, 0.0));
+            b.accepted(t);
+        }
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let c = BudgetConfig {
+            kind: BudgetKind::Finagle,
+            ttl: Duration::from_secs(61),
+            ..Default::default()
+        };
+        assert_eq!(c.validate().unwrap_err().path, "budget.ttl");
+        let c = BudgetConfig {
+            kind: BudgetKind::Grpc,
+            max_tokens: 0.0,
+            ..Default::default()
+        };
+        assert_eq!(c.validate().unwrap_err().path, "budget.max_tokens");
+    }
+}

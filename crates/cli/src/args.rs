@@ -20,6 +20,16 @@ pub enum Command {
     Run(RunArgs),
     /// Run every variant of a model side by side and print a comparison table.
     Compare(CompareArgs),
+    /// Run a model's expectations ([[expect]] tables and --expect) and report pass/fail.
+    /// Exit 0 when all hold, 1 when any fails, 2 on bad input.
+    Check(CheckArgs),
+    /// Run a grid of parameter points x variants x seeds in parallel, streaming JSON Lines.
+    Sweep(SweepArgs),
+    /// Join sweep shard files into one file, identical to an unsharded run's.
+    Merge(MergeArgs),
+    /// Write a self-contained HTML report of a model; or, given a sweep file, print its
+    /// aggregated table (and chart / HTML).
+    Report(ReportArgs),
 }
 
 /// Flags shared by every command that runs a model.
@@ -33,6 +43,10 @@ pub struct ModelArgs {
     /// Override a model field, e.g. --set retry.jitter=full --set workload.clients=5000.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// Run N replications with seeds SEED, SEED+1, ..., SEED+N-1 and report means with 95%
+    /// confidence intervals (Student t).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub seeds: u32,
 }
 
 /// Where to write results.
@@ -76,4 +90,76 @@ pub struct CompareArgs {
     pub vary: Vec<String>,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// An extra expectation, e.g. --expect 'peak_retries<200' or
+    /// --expect 'completion_ms.p99 < 2s, over=mean, variant=full'.
+    #[arg(long = "expect", value_name = "EXPR")]
+    pub expects: Vec<String>,
+    /// Write a JUnit XML report here (one testcase per expectation and variant).
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// A varied field: a range FROM..TO:STEP (numbers or durations, e.g. retry.base=5ms..50ms:5ms)
+    /// or a list (retry.jitter=none,full). Several --vary make a cartesian grid.
+    #[arg(long, value_name = "KEY=RANGE_OR_LIST")]
+    pub vary: Vec<String>,
+    /// Worker threads (default: every core).
+    #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub jobs: Option<u32>,
+    /// Stream results here, one JSON line per (point, variant, seed).
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Continue the sweep in --out: keep its finished runs, run the rest.
+    #[arg(long, requires = "out")]
+    pub resume: bool,
+    /// Run only slice I of N of the grid (1-based), e.g. --shard 2/8; join with `merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Stop after writing this many runs (for testing --resume).
+    #[arg(long, hide = true)]
+    pub limit: Option<u64>,
+    #[command(flatten)]
+    pub chart: SweepChartArgs,
+}
+
+/// The aggregated view of a sweep.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SweepChartArgs {
+    /// Draw METRIC against the varied parameter (one line per variant, 95% CI band) as SVG here.
+    #[arg(long, value_name = "PATH")]
+    pub svg: Option<PathBuf>,
+    /// The metric of the table's last column and of the chart (default: amplification).
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Shard files written by `sweep --shard I/N --out ...`.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// The merged file.
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// The HTML file to write ("-" for stdout).
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub chart: SweepChartArgs,
 }

@@ -5,36 +5,63 @@ use crate::{CliError, output, progress};
 use rayon::prelude::*;
 use retrystorm_core::load::{self, Override, Scenario};
 use retrystorm_core::model::Model;
-use retrystorm_core::summary::{RunReport, SCHEMA_VERSION, VariantResult};
+use retrystorm_core::stats;
+use retrystorm_core::summary::{
+    ReplicatedReport, ReplicatedVariant, Replications, RunReport, SCHEMA_VERSION, VariantResult,
+};
 use retrystorm_report as report;
 
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Run(a) => run(a),
         Command::Compare(a) => compare(a),
+        Command::Check(a) => crate::check::check(a),
+        Command::Sweep(a) => crate::sweep::sweep(a),
+        Command::Merge(a) => crate::sweep::merge(a),
+        Command::Report(a) => crate::html::report(a),
     }
+}
+
+/// Reads the model file's text, naming it in errors.
+pub fn read_model(args: &ModelArgs) -> Result<(String, String), CliError> {
+    let origin = args.model.display().to_string();
+    let text = std::fs::read_to_string(&args.model)
+        .map_err(|e| CliError::Input(format!("{origin}: cannot read the model file: {e}")))?;
+    Ok((origin, text))
+}
+
+/// The `--set` flags, parsed.
+pub fn overrides(args: &ModelArgs) -> Result<Vec<Override>, CliError> {
+    Ok(args
+        .sets
+        .iter()
+        .map(|s| Override::parse(s))
+        .collect::<Result<Vec<_>, _>>()?)
 }
 
 /// Reads and resolves the model file with its `--set` overrides.
 pub fn load_model(args: &ModelArgs) -> Result<Scenario, CliError> {
-    let origin = args.model.display().to_string();
-    let text = std::fs::read_to_string(&args.model)
-        .map_err(|e| CliError::Input(format!("{origin}: cannot read the model file: {e}")))?;
-    let sets = args
-        .sets
-        .iter()
-        .map(|s| Override::parse(s))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(load::load(&origin, &text, &sets)?)
+    let (origin, text) = read_model(args)?;
+    Ok(load::load(&origin, &text, &overrides(args)?)?)
 }
 
-/// Runs every model in parallel (one per core); the result order is the input order.
-pub fn simulate(models: &[Model], seed: u64) -> Vec<VariantResult> {
-    let bar = progress::bar(models.len() as u64, "variants");
-    let results = models
+/// Runs every `(model, seed)` in parallel (one per core); the result order is the input order.
+/// A single run shows its progress in simulated time.
+pub fn run_all(runs: &[(&Model, u64)]) -> Vec<VariantResult> {
+    if let [(m, seed)] = runs {
+        let horizon = m.horizon.as_millis_f64().max(1.0) as u64;
+        let bar = progress::sim_bar(horizon);
+        let r = retrystorm_core::run_model(m, *seed, &mut |t| {
+            bar.set_position((t.as_millis_f64() as u64).min(horizon));
+        });
+        bar.finish_and_clear();
+        return vec![r];
+    }
+    let bar = progress::bar(runs.len() as u64, "runs");
+    let results = runs
         .par_iter()
-        .map(|m| {
-            let r = retrystorm_core::run_model(m, seed, &mut |_| {});
+        .map(|(m, seed)| {
+            let r = retrystorm_core::run_model(m, *seed, &mut |_| {});
             bar.inc(1);
             r
         })
@@ -43,26 +70,89 @@ pub fn simulate(models: &[Model], seed: u64) -> Vec<VariantResult> {
     results
 }
 
-fn run(a: RunArgs) -> Result<(), CliError> {
-    let scenario = load_model(&a.model)?;
-    let model = match &a.variant {
-        None => scenario.base.clone(),
+/// Runs every model with every seed and aggregates each model's replications.
+pub fn replicate(name: &str, models: &[Model], base_seed: u64, n: u32) -> ReplicatedReport {
+    let seeds = stats::replication_seeds(base_seed, n);
+    let runs: Vec<(&Model, u64)> = models
+        .iter()
+        .flat_map(|m| seeds.iter().map(move |s| (m, *s)))
+        .collect();
+    let mut results = run_all(&runs).into_iter();
+    let variants = models
+        .iter()
+        .map(|_| {
+            let reps: Vec<VariantResult> = results.by_ref().take(seeds.len()).collect();
+            let summaries: Vec<&retrystorm_core::summary::Summary> =
+                reps.iter().map(|r| &r.summary).collect();
+            let agg = stats::aggregate(&summaries);
+            let mut replications = Replications {
+                n,
+                ..Replications::default()
+            };
+            for (k, e) in &agg.estimates {
+                if e.mean.is_finite() {
+                    replications.mean.insert(k.clone(), e.mean);
+                }
+                if e.half_width.is_finite() {
+                    replications.ci95.insert(k.clone(), e.half_width);
+                }
+            }
+            let first = reps.into_iter().next().expect("at least one seed");
+            ReplicatedVariant {
+                result: VariantResult {
+                    summary: agg.summary,
+                    ..first
+                },
+                replications,
+            }
+        })
+        .collect();
+    ReplicatedReport {
+        schema_version: SCHEMA_VERSION,
+        model: name.to_string(),
+        seed: base_seed,
+        variants,
+        seeds,
+    }
+}
+
+/// The variant named `v` (or the base model), with a listing of the names when there is none.
+pub fn pick_variant(scenario: &Scenario, v: Option<&str>, file: &str) -> Result<Model, CliError> {
+    match v {
+        None => Ok(scenario.base.clone()),
         Some(v) => scenario
             .variants
             .iter()
-            .find(|m| &m.name == v)
+            .find(|m| m.name == v)
             .cloned()
             .ok_or_else(|| {
                 let names: Vec<&str> = scenario.variants.iter().map(|m| m.name.as_str()).collect();
+                let hint = load::closest(v, &names)
+                    .map(|b| format!("did you mean `{b}`? "))
+                    .unwrap_or_default();
                 CliError::Input(format!(
-                    "--variant {v}: no such variant in {}; variants: {}",
-                    a.model.model.display(),
+                    "--variant {v}: no such variant in {file}; {hint}variants: {}",
                     names.join(", ")
                 ))
-            })?,
-    };
+            }),
+    }
+}
+
+fn run(a: RunArgs) -> Result<(), CliError> {
+    let scenario = load_model(&a.model)?;
+    let file = a.model.model.display().to_string();
+    let model = pick_variant(&scenario, a.variant.as_deref(), &file)?;
     let seed = a.model.seed.unwrap_or(model.seed);
-    let results = simulate(std::slice::from_ref(&model), seed);
+    if a.model.seeds > 1 {
+        let rep = replicate(
+            &scenario.name,
+            std::slice::from_ref(&model),
+            seed,
+            a.model.seeds,
+        );
+        return emit_replicated(&rep, &a.output, report::ci_view(&rep));
+    }
+    let results = run_all(&[(&model, seed)]);
     let rep = RunReport {
         schema_version: SCHEMA_VERSION,
         model: scenario.name.clone(),
@@ -76,7 +166,12 @@ fn compare(a: CompareArgs) -> Result<(), CliError> {
     let scenario = load_model(&a.model)?;
     let models = vary(&scenario, &a.vary, &a.model)?;
     let seed = a.model.seed.unwrap_or(scenario.base.seed);
-    let results = simulate(&models, seed);
+    if a.model.seeds > 1 {
+        let rep = replicate(&scenario.name, &models, seed, a.model.seeds);
+        return emit_replicated(&rep, &a.output, report::ci_table(&rep));
+    }
+    let runs: Vec<(&Model, u64)> = models.iter().map(|m| (m, seed)).collect();
+    let results = run_all(&runs);
     let rep = RunReport {
         schema_version: SCHEMA_VERSION,
         model: scenario.name.clone(),
@@ -86,26 +181,35 @@ fn compare(a: CompareArgs) -> Result<(), CliError> {
     emit(&rep, &a.output, report::comparison_table(&rep))
 }
 
-/// Splits `V1,V2,...` at commas outside parentheses (so `uniform(0ms, 60ms)` stays whole).
-pub fn split_values(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut cur = String::new();
-    for ch in s.chars() {
-        match ch {
-            '(' | '[' => depth += 1,
-            ')' | ']' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(std::mem::take(&mut cur).trim().to_string());
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(ch);
-    }
-    out.push(cur.trim().to_string());
-    out
+/// The replicated report as pretty JSON: a superset of the plain report's keys.
+pub fn replicated_json(rep: &ReplicatedReport) -> String {
+    let mut s = serde_json::to_string_pretty(rep).expect("a report always serializes");
+    s.push('\n');
+    s
 }
+
+/// As [`emit`], for `--seeds N`: the JSON adds `seeds` and `replications`; the CSV and charts
+/// show the means (series and CDF of the first replication).
+fn emit_replicated(
+    rep: &ReplicatedReport,
+    out: &OutputArgs,
+    table: String,
+) -> Result<(), CliError> {
+    let plain = rep.to_run_report();
+    let json = out.json.as_ref().map(|_| replicated_json(rep));
+    let no_json = OutputArgs {
+        json: None,
+        ..out.clone()
+    };
+    let json_to_stdout = out.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    emit_with(&plain, &no_json, table, json_to_stdout)?;
+    if let (Some(p), Some(j)) = (&out.json, json) {
+        output::write(p, &j)?;
+    }
+    Ok(())
+}
+
+pub use retrystorm_core::sweep::split_values;
 
 /// The file's variants crossed with every `--vary KEY=V1,V2` (each value re-validated).
 fn vary(s: &Scenario, varies: &[String], args: &ModelArgs) -> Result<Vec<Model>, CliError> {
@@ -169,7 +273,16 @@ fn vary(s: &Scenario, varies: &[String], args: &ModelArgs) -> Result<Vec<Model>,
 
 /// Prints the table (unless JSON goes to stdout) and writes the requested files.
 fn emit(rep: &RunReport, out: &OutputArgs, table: String) -> Result<(), CliError> {
-    let json_to_stdout = out.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    emit_with(rep, out, table, false)
+}
+
+fn emit_with(
+    rep: &RunReport,
+    out: &OutputArgs,
+    table: String,
+    quiet: bool,
+) -> Result<(), CliError> {
+    let json_to_stdout = quiet || out.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     let csv_to_stdout = out.csv.as_ref().is_some_and(|p| p.as_os_str() == "-");
     // Render everything first, so a failing chart leaves no output half-written.
     let mut files = Vec::new();

@@ -4,9 +4,12 @@
 //! usage, 3 an output could not be written.
 
 mod args;
+mod check;
 mod commands;
+mod html;
 mod output;
 mod progress;
+mod sweep;
 
 use std::process::ExitCode;
 

@@ -17,3 +17,18 @@ pub fn bar(len: u64, unit: &str) -> ProgressBar {
     }
     pb
 }
+
+/// A bar over simulated time (milliseconds up to the model's horizon) for one long run, hidden
+/// when stderr is not a terminal.
+pub fn sim_bar(horizon_ms: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::with_draw_target(Some(horizon_ms), ProgressDrawTarget::hidden());
+    }
+    let pb = ProgressBar::new(horizon_ms);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {bar:40} sim {pos}/{len} ms ({per_sec} sim ms/s, ETA {eta})",
+    ) {
+        pb.set_style(style);
+    }
+    pb
+}

@@ -109,7 +109,7 @@ pub fn parse_vary(spec: &str) -> Result<Axis, String> {
 
 fn range(from: &str, to: &str, step: &str) -> Result<Vec<String>, String> {
     let count = |span: f64, step: f64| -> Result<usize, String> {
-        if !(step > 0.0) || !step.is_finite() {
+        if step.is_nan() || step <= 0.0 || !step.is_finite() {
             return Err(format!("the step must be positive, got {step}"));
         }
         if span < 0.0 {

@@ -12,12 +12,16 @@
 //! assert_eq!(retrystorm_report::from_json(&json).unwrap(), report);
 //! ```
 
+mod ci;
 mod csv;
 mod fmt;
+pub mod html;
 mod json;
 mod svg;
+pub mod sweep;
 mod table;
 
+pub use crate::ci::{ci_rows, ci_table, ci_view, text_table};
 pub use crate::csv::{CSV_HEADER, series_csv, write_series_csv};
 pub use crate::json::{from_json, to_json};
 pub use crate::svg::{MAX_COLUMNS, XScale, cdf_chart, cdf_chart_with, load_chart, outcome_chart};

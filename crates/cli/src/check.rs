@@ -1,0 +1,282 @@
+//! `retrystorm check`: run a model's expectations over one or more seeds.
+
+use crate::args::{CheckArgs, ModelArgs};
+use crate::commands::{load_model, run_all};
+use crate::{CliError, output};
+use retrystorm_core::expect::{Expectation, MetricError, Outcome, Over, metric};
+use retrystorm_core::load::Scenario;
+use retrystorm_core::model::Model;
+use retrystorm_core::stats;
+use retrystorm_core::summary::Summary;
+use std::fmt::Write as _;
+
+/// One expectation's result on one variant.
+pub struct Checked {
+    pub expectation: Expectation,
+    pub outcome: Outcome,
+    /// The command that reproduces the failing seed.
+    pub reproduce: Option<String>,
+}
+
+/// The expectations of the model file, then those of `--expect`; bad ones are input errors.
+pub fn expectations(
+    scenario: &Scenario,
+    file: &str,
+    extra: &[String],
+) -> Result<Vec<Expectation>, CliError> {
+    let mut out = Vec::new();
+    for (t, line) in scenario.expect.iter().zip(&scenario.expect_lines) {
+        out.push(Expectation::from_table(file, *line, t)?);
+    }
+    for e in extra {
+        out.push(Expectation::parse(e)?);
+    }
+    let names: Vec<&str> = scenario.variants.iter().map(|m| m.name.as_str()).collect();
+    for e in &out {
+        e.check_variant(&names)?;
+    }
+    Ok(out)
+}
+
+/// Whether the file declares variants (so that `run` needs `--variant` to pick one).
+pub fn has_named_variants(s: &Scenario) -> bool {
+    s.variants.len() > 1 || s.variants[0].name != s.base.name
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+pub fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
+}
+
+/// `retrystorm run MODEL [--variant V] --seed S [--set ...]`.
+pub fn reproduce(args: &ModelArgs, variant: Option<&str>, seed: u64) -> String {
+    let mut words = vec![
+        "retrystorm".to_string(),
+        "run".to_string(),
+        shell_word(&args.model.display().to_string()),
+    ];
+    if let Some(v) = variant {
+        words.push("--variant".into());
+        words.push(shell_word(v));
+    }
+    words.push("--seed".into());
+    words.push(seed.to_string());
+    for s in &args.sets {
+        words.push("--set".into());
+        words.push(shell_word(s));
+    }
+    words.join(" ")
+}
+
+/// Runs every variant with every seed and evaluates every expectation on the variants it
+/// applies to (in expectation order, then variant order).
+pub fn evaluate(
+    scenario: &Scenario,
+    args: &ModelArgs,
+    exps: &[Expectation],
+    seeds: &[u64],
+) -> Result<Vec<Checked>, CliError> {
+    let models: &[Model] = &scenario.variants;
+    let runs: Vec<(&Model, u64)> = models
+        .iter()
+        .flat_map(|m| seeds.iter().map(move |s| (m, *s)))
+        .collect();
+    let results = run_all(&runs);
+    let per_variant: Vec<Vec<(u64, &Summary)>> = results
+        .chunks(seeds.len())
+        .map(|c| c.iter().zip(seeds).map(|(r, s)| (*s, &r.summary)).collect())
+        .collect();
+    let named = has_named_variants(scenario);
+    let mut out = Vec::new();
+    for e in exps {
+        // A name that is not a number anywhere (`ended`), or unknown under a nested field, is an
+        // input error rather than a failure.
+        if let Some(first) = per_variant.first().and_then(|v| v.first()) {
+            match metric(first.1, &e.metric) {
+                Err(MetricError::NotANumber(_)) | Err(MetricError::Unknown(_)) => {
+                    let err = metric(first.1, &e.metric).unwrap_err();
+                    return Err(CliError::Input(format!(
+                        "{}: expect.metric: {err}",
+                        e.source
+                    )));
+                }
+                _ => {}
+            }
+        }
+        for (m, runs) in models.iter().zip(&per_variant) {
+            if !e.applies_to(&m.name) {
+                continue;
+            }
+            let outcome = e.evaluate(&m.name, runs);
+            let reproduce = outcome
+                .seed
+                .map(|s| reproduce(args, named.then_some(m.name.as_str()), s));
+            out.push(Checked {
+                expectation: e.clone(),
+                outcome,
+                reproduce,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The human report: one line per result, details under each failure.
+pub fn render(results: &[Checked]) -> String {
+    let mut out = String::new();
+    for c in results {
+        let o = &c.outcome;
+        let e = &c.expectation;
+        let tag = if o.passed { "PASS" } else { "FAIL" };
+        let over = if e.over == Over::Mean { " (mean)" } else { "" };
+        let _ = writeln!(
+            out,
+            "{tag}  {:<10} {} {} {}{over}: {}",
+            o.variant,
+            e.metric,
+            e.op.as_str(),
+            e.value_text,
+            o.seen(e.over)
+        );
+        if !o.passed {
+            let _ = writeln!(out, "      expectation: {e}  ({})", e.source);
+            if let Some(seed) = o.seed {
+                let value = o
+                    .values
+                    .iter()
+                    .find(|(s, _)| *s == seed)
+                    .map(|(_, x)| retrystorm_core::expect::num(*x))
+                    .unwrap_or_else(|| "absent".into());
+                let _ = writeln!(
+                    out,
+                    "      variant {}, seed {seed}: {} = {value}",
+                    o.variant, e.metric
+                );
+            }
+            if let Some(cmd) = &c.reproduce {
+                let _ = writeln!(out, "      reproduce: {cmd}");
+            }
+        }
+    }
+    out
+}
+
+fn xml(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => {}
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// JUnit XML: one `<testsuite>` for the model, one `<testcase>` per expectation and variant.
+/// No timestamps or durations, so the file is deterministic.
+pub fn junit(model: &str, results: &[Checked]) -> String {
+    let failures = results.iter().filter(|c| !c.outcome.passed).count();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"retrystorm check\" tests=\"{}\" failures=\"{failures}\" errors=\"0\">",
+        results.len()
+    );
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\">",
+        xml(model),
+        results.len()
+    );
+    for c in results {
+        let e = &c.expectation;
+        let o = &c.outcome;
+        let name = format!(
+            "{} {} {}{}",
+            e.metric,
+            e.op.as_str(),
+            e.value_text,
+            if e.over == Over::Mean { " (mean)" } else { "" }
+        );
+        let _ = write!(
+            out,
+            "    <testcase classname=\"{}.{}\" name=\"{}\" file=\"{}\"",
+            xml(model),
+            xml(&o.variant),
+            xml(&name),
+            xml(e
+                .source
+                .rsplit_once(':')
+                .map_or(e.source.as_str(), |(f, _)| f))
+        );
+        if o.passed {
+            let _ = writeln!(
+                out,
+                ">\n      <system-out>{}</system-out>\n    </testcase>",
+                xml(&o.seen(e.over))
+            );
+        } else {
+            let mut body = format!("{}: seen {}\n", e, o.seen(e.over));
+            if let Some(cmd) = &c.reproduce {
+                let _ = writeln!(body, "reproduce: {cmd}");
+            }
+            let _ = writeln!(
+                out,
+                ">\n      <failure message=\"{}\" type=\"expectation\">{}</failure>\n    </testcase>",
+                xml(&format!(
+                    "{e} failed for variant {}: {}",
+                    o.variant,
+                    o.seen(e.over)
+                )),
+                xml(&body)
+            );
+        }
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}
+
+pub fn check(a: CheckArgs) -> Result<(), CliError> {
+    let scenario = load_model(&a.model)?;
+    let file = a.model.model.display().to_string();
+    let exps = expectations(&scenario, &file, &a.expects)?;
+    if exps.is_empty() {
+        return Err(CliError::Input(format!(
+            "{file}: no expectations; add [[expect]] tables to the model or pass --expect 'METRIC OP VALUE'"
+        )));
+    }
+    let base = a.model.seed.unwrap_or(scenario.base.seed);
+    let seeds = stats::replication_seeds(base, a.model.seeds);
+    let results = evaluate(&scenario, &a.model, &exps, &seeds)?;
+    let failed = results.iter().filter(|c| !c.outcome.passed).count();
+    println!(
+        "{} ({} seed{} from {base})",
+        scenario.name,
+        seeds.len(),
+        if seeds.len() == 1 { "" } else { "s" }
+    );
+    print!("{}", render(&results));
+    if let Some(p) = &a.junit {
+        output::write(p, &junit(&scenario.name, &results))?;
+    }
+    if failed > 0 {
+        return Err(CliError::Failed(format!(
+            "{failed} of {} expectations failed",
+            results.len()
+        )));
+    }
+    println!("all {} expectations hold", results.len());
+    Ok(())
+}

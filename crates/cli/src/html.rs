@@ -1,0 +1,96 @@
+//! `retrystorm report`: an HTML report of a model (or the aggregated view of a sweep file).
+
+use crate::args::ReportArgs;
+use crate::check::{evaluate, expectations};
+use crate::commands::{load_model, read_model, replicate, run_all};
+use crate::sweep::{looks_like_sweep, metric_name, read_sweep, summarize};
+use crate::{CliError, output};
+use retrystorm_core::model::Model;
+use retrystorm_core::stats;
+use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
+use retrystorm_report::html::{ExpectRow, ModelReport, model_report, sweep_report};
+
+pub fn report(a: ReportArgs) -> Result<(), CliError> {
+    if looks_like_sweep(&a.model.model) {
+        return sweep(a);
+    }
+    let out = a.out.clone().ok_or_else(|| {
+        CliError::Input("--out: where to write the HTML report, e.g. -o report.html".into())
+    })?;
+    let (_, text) = read_model(&a.model)?;
+    let scenario = load_model(&a.model)?;
+    let file = a.model.model.display().to_string();
+    let exps = expectations(&scenario, &file, &[])?;
+    let base = a.model.seed.unwrap_or(scenario.base.seed);
+    let (plain, replicated) = if a.model.seeds > 1 {
+        let rep = replicate(&scenario.name, &scenario.variants, base, a.model.seeds);
+        (rep.to_run_report(), Some(rep))
+    } else {
+        let runs: Vec<(&Model, u64)> = scenario.variants.iter().map(|m| (m, base)).collect();
+        let rep = RunReport {
+            schema_version: SCHEMA_VERSION,
+            model: scenario.name.clone(),
+            seed: base,
+            variants: run_all(&runs),
+        };
+        (rep, None)
+    };
+    // Expectations are evaluated on their own runs (per seed), as `check` does; the runs are
+    // deterministic, so they match the tables.
+    let rows: Vec<ExpectRow> = if exps.is_empty() {
+        Vec::new()
+    } else {
+        let seeds = stats::replication_seeds(base, a.model.seeds);
+        evaluate(&scenario, &a.model, &exps, &seeds)?
+            .into_iter()
+            .map(|c| ExpectRow {
+                expectation: c.expectation.to_string(),
+                variant: c.outcome.variant.clone(),
+                passed: c.outcome.passed,
+                seen: c.outcome.seen(c.expectation.over),
+                source: c.expectation.source.clone(),
+                reproduce: c.reproduce,
+            })
+            .collect()
+    };
+    let html = model_report(&ModelReport {
+        file: &file,
+        text: &text,
+        report: &plain,
+        replicated: replicated.as_ref(),
+        expectations: &rows,
+    })
+    .map_err(|e| CliError::Output(format!("html: {e}")))?;
+    output::write(&out, &html)?;
+    let failed = rows.iter().filter(|r| !r.passed).count();
+    if out.as_os_str() != "-" {
+        println!(
+            "wrote {} ({} variants, {} of {} expectations hold)",
+            out.display(),
+            plain.variants.len(),
+            rows.len() - failed,
+            rows.len()
+        );
+    }
+    Ok(())
+}
+
+/// `report SWEEP.jsonl [-o report.html] [--svg chart.svg] [--metric NAME]`.
+fn sweep(a: ReportArgs) -> Result<(), CliError> {
+    let f = read_sweep(&a.model.model)?;
+    if f.torn {
+        eprintln!(
+            "{}: ignoring a torn last line (an interrupted write)",
+            a.model.model.display()
+        );
+    }
+    summarize(&f.header, &f.records, &a.chart)?;
+    if let Some(out) = &a.out {
+        let metric = metric_name(&a.chart)?;
+        let rows = retrystorm_report::sweep::aggregate(&f.header, &f.records);
+        let html = sweep_report(&f.header, &rows, &metric)
+            .map_err(|e| CliError::Output(format!("html: {e}")))?;
+        output::write(out, &html)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,275 @@
+//! One self-contained HTML report: inline CSS and SVG, no script, no network loads.
+//!
+//! Sections have stable ids, for readers and tests: `model`, `summary`, `expectations`,
+//! `load-chart`, `cdf-chart`, `outcome-chart` (model reports) and `sweep-table`, `sweep-chart`
+//! (sweep reports).
+
+use std::fmt::Write as _;
+
+use retrystorm_core::summary::{ReplicatedReport, RunReport};
+use retrystorm_core::sweep::SweepHeader;
+
+use crate::ReportError;
+use crate::ci::{ci_rows, short};
+use crate::sweep::{PointRow, sweep_chart, sweep_rows};
+
+/// One expectation's result, as the report shows it.
+#[derive(Clone, Debug)]
+pub struct ExpectRow {
+    pub expectation: String,
+    pub variant: String,
+    pub passed: bool,
+    pub seen: String,
+    /// `file:line` or the `--expect` flag.
+    pub source: String,
+    pub reproduce: Option<String>,
+}
+
+/// What a model report shows.
+pub struct ModelReport<'a> {
+    /// The model file as given (path), and its text.
+    pub file: &'a str,
+    pub text: &'a str,
+    /// The runs (means when replicated).
+    pub report: &'a RunReport,
+    /// The replications, when `--seeds N` > 1.
+    pub replicated: Option<&'a ReplicatedReport>,
+    pub expectations: &'a [ExpectRow],
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1250px;color:#222;padding:0 1rem}\
+h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2.2rem;border-bottom:1px solid #ddd;padding-bottom:.3rem}\
+table{border-collapse:collapse;font-size:.9rem;font-variant-numeric:tabular-nums}\
+th,td{border:1px solid #ddd;padding:.3rem .6rem;text-align:right}th{background:#f5f5f5}\
+td:first-child,th:first-child{text-align:left}\
+pre{background:#f7f7f7;border:1px solid #e4e4e4;padding:.8rem;overflow:auto;font-size:.85rem}\
+.pass{color:#1b7a3a;font-weight:bold}.fail{color:#c0392b;font-weight:bold}\
+figure{margin:1rem 0}svg{max-width:100%;height:auto}";
+
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+        escape(title)
+    )
+}
+
+/// An HTML table; the first column is left-aligned.
+pub fn table(id: &str, headers: &[String], rows: &[Vec<String>]) -> String {
+    let mut o = format!("<table id=\"{id}\">\n<thead><tr>");
+    for h in headers {
+        let _ = write!(o, "<th>{}</th>", escape(h));
+    }
+    o.push_str("</tr></thead>\n<tbody>\n");
+    for r in rows {
+        o.push_str("<tr>");
+        for c in r {
+            let _ = write!(o, "<td>{}</td>", escape(c));
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</tbody>\n</table>\n");
+    o
+}
+
+/// An SVG document made fit to inline: the XML prolog dropped.
+fn inline_svg(svg: &str) -> &str {
+    let s = svg.trim_start();
+    if s.starts_with("<?xml") {
+        s.find("?>").map_or(s, |i| s[i + 2..].trim_start())
+    } else {
+        s
+    }
+}
+
+fn figure(id: &str, title: &str, svg: &str) -> String {
+    format!(
+        "<section id=\"{id}\">\n<h2>{}</h2>\n<figure>\n{}\n</figure>\n</section>\n",
+        escape(title),
+        inline_svg(svg).trim_end()
+    )
+}
+
+fn summary_rows(r: &RunReport) -> (Vec<String>, Vec<Vec<String>>) {
+    let headers = [
+        "variant",
+        "intents",
+        "attempts",
+        "amplification",
+        "peak arrivals",
+        "peak retries",
+        "succeeded",
+        "failed",
+        "p50 ms",
+        "p99 ms",
+        "applied once",
+        "duplicated",
+        "lost",
+        "phantom",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows = r
+        .variants
+        .iter()
+        .map(|v| {
+            let s = &v.summary;
+            vec![
+                v.name.clone(),
+                short(s.intents as f64),
+                short(s.attempts as f64),
+                format!("{:.2}x", s.amplification),
+                short(s.peak_arrivals as f64),
+                short(s.peak_retries as f64),
+                short(s.succeeded as f64),
+                short(s.failed as f64),
+                short(s.completion_ms.p50),
+                short(s.completion_ms.p99),
+                short(s.applied_once as f64),
+                short(s.duplicated as f64),
+                short(s.lost as f64),
+                short(s.phantom as f64),
+            ]
+        })
+        .collect();
+    (headers, rows)
+}
+
+/// The report of one model: its text, the summary table, the expectations, and the load,
+/// completion-CDF and outcome charts.
+pub fn model_report(m: &ModelReport) -> Result<String, ReportError> {
+    let r = m.report;
+    let mut b = String::new();
+    let _ = writeln!(b, "<h1>retrystorm report: {}</h1>", escape(&r.model));
+    let seeds = match m.replicated {
+        Some(rep) => format!(
+            "{} seeds ({}..={}); numbers are means ± the 95% confidence half-width (Student t)",
+            rep.seeds.len(),
+            rep.seeds.first().copied().unwrap_or(0),
+            rep.seeds.last().copied().unwrap_or(0)
+        ),
+        None => format!("seed {}", r.seed),
+    };
+    let _ = writeln!(
+        b,
+        "<p>Model file <code>{}</code>, {}. Reproduce with <code>retrystorm report {} --seed {}</code>.</p>",
+        escape(m.file),
+        escape(&seeds),
+        escape(m.file),
+        r.seed
+    );
+
+    b.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
+    let (h, rows) = match m.replicated {
+        Some(rep) => ci_rows(rep),
+        None => summary_rows(r),
+    };
+    b.push_str(&table("summary-table", &h, &rows));
+    b.push_str("</section>\n");
+
+    b.push_str("<section id=\"expectations\">\n<h2>Expectations</h2>\n");
+    if m.expectations.is_empty() {
+        b.push_str("<p>The model has no <code>[[expect]]</code> tables.</p>\n");
+    } else {
+        let passed = m.expectations.iter().filter(|e| e.passed).count();
+        let _ = writeln!(b, "<p>{passed} of {} hold.</p>", m.expectations.len());
+        b.push_str("<table id=\"expectations-table\">\n<thead><tr><th>result</th><th>expectation</th><th>variant</th><th>seen</th><th>where</th></tr></thead>\n<tbody>\n");
+        for e in m.expectations {
+            let (class, word) = if e.passed {
+                ("pass", "pass")
+            } else {
+                ("fail", "FAIL")
+            };
+            let mut seen = escape(&e.seen);
+            if let Some(cmd) = &e.reproduce {
+                let _ = write!(seen, "<br>reproduce: <code>{}</code>", escape(cmd));
+            }
+            let _ = writeln!(
+                b,
+                "<tr><td class=\"{class}\">{word}</td><td>{}</td><td>{}</td><td>{seen}</td><td>{}</td></tr>",
+                escape(&e.expectation),
+                escape(&e.variant),
+                escape(&e.source)
+            );
+        }
+        b.push_str("</tbody>\n</table>\n");
+    }
+    b.push_str("</section>\n");
+
+    let charts_note = if m.replicated.is_some() {
+        " (first replication)"
+    } else {
+        ""
+    };
+    b.push_str(&figure(
+        "load-chart",
+        &format!("Arrivals at the server{charts_note}"),
+        &crate::load_chart(r)?,
+    ));
+    b.push_str(&figure(
+        "cdf-chart",
+        &format!("Completion time CDF{charts_note}"),
+        &crate::cdf_chart(r)?,
+    ));
+    b.push_str(&figure(
+        "outcome-chart",
+        "Outcomes per intent",
+        &crate::outcome_chart(r)?,
+    ));
+
+    let _ = writeln!(
+        b,
+        "<section id=\"model\">\n<h2>Model</h2>\n<pre>{}</pre>\n</section>",
+        escape(m.text)
+    );
+    Ok(page(&format!("retrystorm: {}", r.model), &b))
+}
+
+/// The report of a sweep: the aggregated table and the sweep chart of `metric`.
+pub fn sweep_report(
+    header: &SweepHeader,
+    rows: &[PointRow],
+    metric: &str,
+) -> Result<String, ReportError> {
+    let mut b = String::new();
+    let _ = writeln!(b, "<h1>retrystorm sweep: {}</h1>", escape(&header.model));
+    let axes: Vec<String> = header
+        .grid
+        .axes
+        .iter()
+        .map(|a| format!("{} = {}", a.key, a.values.join(", ")))
+        .collect();
+    let _ = writeln!(
+        b,
+        "<p>{} runs: {} × variants {} × {} seeds.</p>",
+        header.jobs,
+        escape(&axes.join(" × ")),
+        escape(&header.grid.variants.join(", ")),
+        header.grid.seeds.len()
+    );
+    b.push_str("<section id=\"sweep-table\">\n<h2>Results per point</h2>\n");
+    let (h, c) = sweep_rows(header, rows, metric);
+    b.push_str(&table("sweep-results", &h, &c));
+    b.push_str("</section>\n");
+    b.push_str(&figure(
+        "sweep-chart",
+        &format!("{metric} by parameter"),
+        &sweep_chart(header, rows, metric)?,
+    ));
+    Ok(page(&format!("retrystorm sweep: {}", header.model), &b))
+}

@@ -1,0 +1,360 @@
+//! Sweeps: the JSON Lines file (read with a schema check), the table aggregated per point and
+//! variant (mean ± 95% CI over seeds), and the sweep chart (a metric against the varied
+//! parameter, one line per variant, with its CI band).
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+use retrystorm_core::stats::{self, Estimate};
+use retrystorm_core::summary::Summary;
+use retrystorm_core::sweep::{Axis, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord};
+
+use crate::ReportError;
+use crate::ci::{pm, text_table};
+
+/// One line of a sweep file, with the schema version checked first.
+pub fn parse_sweep_line(line: &str) -> Result<SweepLine, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| format!("not a JSON line: {e}"))?;
+    match v.get("schema_version").and_then(serde_json::Value::as_u64) {
+        Some(n) if n == u64::from(SWEEP_SCHEMA_VERSION) => {}
+        Some(n) => {
+            return Err(format!(
+                "written by sweep schema version {n}; this retrystorm reads version {SWEEP_SCHEMA_VERSION} (rerun the sweep with this version)"
+            ));
+        }
+        None => return Err("not a retrystorm sweep line (no `schema_version`)".into()),
+    }
+    match v.get("kind").and_then(serde_json::Value::as_str) {
+        Some("header") => serde_json::from_value(v)
+            .map(SweepLine::Header)
+            .map_err(|e| format!("invalid sweep header: {e}")),
+        Some("run") => serde_json::from_value(v)
+            .map(|r| SweepLine::Run(Box::new(r)))
+            .map_err(|e| format!("invalid sweep record: {e}")),
+        other => Err(format!("unknown line kind {other:?}")),
+    }
+}
+
+/// A parsed line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SweepLine {
+    Header(SweepHeader),
+    Run(Box<SweepRecord>),
+}
+
+/// The bytes of a header line (with its newline).
+pub fn header_line(h: &SweepHeader) -> String {
+    let mut s = serde_json::to_string(h).expect("a header serializes");
+    s.push('\n');
+    s
+}
+
+/// The bytes of a record line (with its newline).
+pub fn record_line(r: &SweepRecord) -> String {
+    let mut s = serde_json::to_string(r).expect("a record serializes");
+    s.push('\n');
+    s
+}
+
+/// A point and variant, aggregated over its seeds.
+#[derive(Clone, Debug)]
+pub struct PointRow {
+    pub point: u64,
+    pub params: Vec<(String, String)>,
+    pub variant: String,
+    pub n: usize,
+    pub estimates: BTreeMap<String, Estimate>,
+}
+
+/// Groups records by (point, variant) in grid order and aggregates each group.
+pub fn aggregate(header: &SweepHeader, records: &[SweepRecord]) -> Vec<PointRow> {
+    type Group<'a> = (Vec<(String, String)>, Vec<&'a Summary>);
+    let mut groups: BTreeMap<(u64, usize), Group> = BTreeMap::new();
+    for r in records {
+        let vi = header
+            .grid
+            .variants
+            .iter()
+            .position(|v| *v == r.variant)
+            .unwrap_or(usize::MAX);
+        let g = groups
+            .entry((r.point, vi))
+            .or_insert_with(|| (r.params.clone(), Vec::new()));
+        g.1.push(&r.summary);
+    }
+    groups
+        .into_iter()
+        .map(|((point, vi), (params, sums))| PointRow {
+            point,
+            params,
+            variant: header.grid.variants.get(vi).cloned().unwrap_or_default(),
+            n: sums.len(),
+            estimates: stats::aggregate(&sums).estimates,
+        })
+        .collect()
+}
+
+const TABLE_METRICS: &[(&str, &str)] = &[
+    ("amplif.", "amplification"),
+    ("peak retries", "peak_retries"),
+    ("p99 ms", "completion_ms.p99"),
+];
+
+/// The metric the table adds and the chart draws when none is asked for.
+pub const DEFAULT_METRIC: &str = "amplification";
+
+/// Headers and cells of [`sweep_table`].
+pub fn sweep_rows(
+    header: &SweepHeader,
+    rows: &[PointRow],
+    metric: &str,
+) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut metrics: Vec<(String, String)> = TABLE_METRICS
+        .iter()
+        .map(|(h, m)| (h.to_string(), m.to_string()))
+        .collect();
+    if !metrics.iter().any(|(_, m)| m == metric) {
+        metrics.push((metric.to_string(), metric.to_string()));
+    }
+    let mut headers: Vec<String> = header.grid.axes.iter().map(|a| a.key.clone()).collect();
+    headers.push("variant".into());
+    headers.push("seeds".into());
+    headers.extend(metrics.iter().map(|(h, _)| h.clone()));
+    let cells = rows
+        .iter()
+        .map(|r| {
+            let mut c: Vec<String> = r.params.iter().map(|(_, v)| v.clone()).collect();
+            c.push(r.variant.clone());
+            c.push(r.n.to_string());
+            for (_, m) in &metrics {
+                c.push(match r.estimates.get(m) {
+                    Some(e) => pm(e.mean, Some(e.half_width)),
+                    None => "-".into(),
+                });
+            }
+            c
+        })
+        .collect();
+    (headers, cells)
+}
+
+/// One row per (point, variant): the parameters, the variant, the number of seeds, and
+/// amplification, peak retries, p99 and `metric` as mean ± 95% CI half-width.
+pub fn sweep_table(header: &SweepHeader, rows: &[PointRow], metric: &str) -> String {
+    let (h, c) = sweep_rows(header, rows, metric);
+    let mut out = text_table(&h, &c);
+    if header.grid.seeds.len() > 1 {
+        out.push_str("mean ± 95% confidence half-width over seeds (Student t)\n");
+    }
+    out
+}
+
+/// Which axis goes on x: the first with several values and numeric positions, else the first
+/// with several values (drawn as categories), else the first.
+fn x_axis(header: &SweepHeader) -> Option<usize> {
+    let axes = &header.grid.axes;
+    axes.iter()
+        .position(|a| a.values.len() > 1 && a.numeric())
+        .or_else(|| axes.iter().position(|a| a.values.len() > 1))
+        .or(if axes.is_empty() { None } else { Some(0) })
+}
+
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(0x4e, 0x79, 0xa7),
+    RGBColor(0xf2, 0x8e, 0x2b),
+    RGBColor(0xe1, 0x57, 0x59),
+    RGBColor(0x76, 0xb7, 0xb2),
+    RGBColor(0x59, 0xa1, 0x4f),
+    RGBColor(0xed, 0xc9, 0x48),
+    RGBColor(0xb0, 0x7a, 0xa1),
+    RGBColor(0xff, 0x9d, 0xa7),
+    RGBColor(0x9c, 0x75, 0x5f),
+    RGBColor(0x79, 0x70, 0x6e),
+];
+const FONT: &str = "sans-serif";
+const TEXT: RGBColor = RGBColor(0x22, 0x22, 0x22);
+
+fn ensure_fonts() -> Result<(), ReportError> {
+    static OK: OnceLock<bool> = OnceLock::new();
+    let ok = *OK.get_or_init(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok()
+            && plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold()).is_ok()
+    });
+    if ok { Ok(()) } else { Err(ReportError::Font) }
+}
+
+fn err<E: std::fmt::Display>(e: E) -> ReportError {
+    ReportError::Chart {
+        chart: "sweep",
+        message: e.to_string(),
+    }
+}
+
+/// A line of the sweep chart: `(x, mean, half-width)` points.
+struct Line {
+    label: String,
+    points: Vec<(f64, f64, f64)>,
+}
+
+/// `metric` against the varied parameter, one line per variant (and per value of the other
+/// axes), with the 95% CI band when there are several seeds.
+pub fn sweep_chart(
+    header: &SweepHeader,
+    rows: &[PointRow],
+    metric: &str,
+) -> Result<String, ReportError> {
+    ensure_fonts()?;
+    let xa = x_axis(header);
+    let axis: Option<&Axis> = xa.map(|i| &header.grid.axes[i]);
+    let numeric = axis.is_some_and(Axis::numeric);
+    let pos = |params: &[(String, String)]| -> f64 {
+        match (xa, axis) {
+            (Some(i), Some(a)) => {
+                let v = &params[i].1;
+                if numeric {
+                    Axis::x(v).unwrap_or(0.0)
+                } else {
+                    a.values.iter().position(|x| x == v).unwrap_or(0) as f64
+                }
+            }
+            _ => 0.0,
+        }
+    };
+    let mut lines: Vec<Line> = Vec::new();
+    for r in rows {
+        let Some(e) = r.estimates.get(metric) else {
+            continue;
+        };
+        let mut label = r.variant.clone();
+        for (i, (k, v)) in r.params.iter().enumerate() {
+            if Some(i) != xa && header.grid.axes[i].values.len() > 1 {
+                label.push_str(&format!(" {k}={v}"));
+            }
+        }
+        let hw = if e.half_width.is_finite() {
+            e.half_width
+        } else {
+            0.0
+        };
+        let p = (pos(&r.params), e.mean, hw);
+        match lines.iter_mut().find(|l| l.label == label) {
+            Some(l) => l.points.push(p),
+            None => lines.push(Line {
+                label,
+                points: vec![p],
+            }),
+        }
+    }
+    for l in &mut lines {
+        l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let all = lines.iter().flat_map(|l| l.points.iter());
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64, 0.0f64);
+    for (x, m, h) in all {
+        x0 = x0.min(*x);
+        x1 = x1.max(*x);
+        y0 = y0.min(m - h);
+        y1 = y1.max(m + h);
+    }
+    if !x0.is_finite() {
+        (x0, x1) = (0.0, 1.0);
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    let pad = (x1 - x0) * 0.03;
+    let (x0, x1) = (x0 - pad, x1 + pad);
+    let y1 = if y1 > y0 { y1 * 1.08 } else { y0 + 1.0 };
+    let x_name = axis.map_or("point".to_string(), |a| {
+        if numeric && a.values.iter().any(|v| v.parse::<f64>().is_err()) {
+            format!("{} (ms)", a.key)
+        } else {
+            a.key.clone()
+        }
+    });
+    let categories: Vec<String> = axis.map(|a| a.values.clone()).unwrap_or_default();
+
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (1000, 600)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("{}: {metric} by {}", header.model, x_name),
+                (FONT, 20).into_font().style(FontStyle::Bold).color(&TEXT),
+            )
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(72)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(err)?;
+        let label_style = (FONT, 14).into_font().color(&TEXT);
+        let fmt_x = |x: &f64| -> String {
+            if numeric {
+                crate::ci::short(*x)
+            } else {
+                let i = x.round();
+                if (x - i).abs() < 1e-6 && i >= 0.0 {
+                    categories.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            }
+        };
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(x_name.clone())
+            .y_desc(metric)
+            .label_style(label_style.clone())
+            .x_label_formatter(&fmt_x)
+            .y_label_formatter(&|y: &f64| crate::ci::short(*y))
+            .light_line_style(RGBColor(0xee, 0xee, 0xee));
+        if !numeric {
+            mesh.x_labels(categories.len().max(2) * 4 + 1);
+        }
+        mesh.draw().map_err(err)?;
+        for (i, l) in lines.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            if l.points.iter().any(|p| p.2 > 0.0) {
+                let mut band: Vec<(f64, f64)> = l.points.iter().map(|p| (p.0, p.1 + p.2)).collect();
+                band.extend(l.points.iter().rev().map(|p| (p.0, p.1 - p.2)));
+                chart
+                    .draw_series(std::iter::once(Polygon::new(
+                        band,
+                        color.mix(0.18).filled(),
+                    )))
+                    .map_err(err)?;
+            }
+            chart
+                .draw_series(LineSeries::new(
+                    l.points.iter().map(|p| (p.0, p.1)),
+                    color.stroke_width(2),
+                ))
+                .map_err(err)?
+                .label(l.label.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(
+                    l.points
+                        .iter()
+                        .map(|p| Circle::new((p.0, p.1), 3, color.filled())),
+                )
+                .map_err(err)?;
+        }
+        if !lines.is_empty() {
+            chart
+                .configure_series_labels()
+                .label_font(label_style)
+                .background_style(WHITE.mix(0.85))
+                .border_style(RGBColor(0xc8, 0xc8, 0xc8))
+                .draw()
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(buf)
+}

@@ -131,6 +131,11 @@ pub fn evaluate(
 /// The human report: one line per result, details under each failure.
 pub fn render(results: &[Checked]) -> String {
     let mut out = String::new();
+    let w = results
+        .iter()
+        .map(|c| c.outcome.variant.chars().count())
+        .max()
+        .unwrap_or(0);
     for c in results {
         let o = &c.outcome;
         let e = &c.expectation;
@@ -138,7 +143,7 @@ pub fn render(results: &[Checked]) -> String {
         let over = if e.over == Over::Mean { " (mean)" } else { "" };
         let _ = writeln!(
             out,
-            "{tag}  {:<10} {} {} {}{over}: {}",
+            "{tag}  {:<w$}  {} {} {}{over}: {}",
             o.variant,
             e.metric,
             e.op.as_str(),

@@ -593,7 +593,11 @@ impl Outcome {
                     .iter()
                     .map(|v| v.1)
                     .fold(f64::NEG_INFINITY, f64::max);
-                let mut s = format!("{} .. {} over {n} seeds", num(lo), num(hi));
+                let mut s = if lo == hi {
+                    format!("{} on all {n} seeds", num(lo))
+                } else {
+                    format!("{} .. {} over {n} seeds", num(lo), num(hi))
+                };
                 if let Some((seed, x)) = self.failing.first() {
                     s.push_str(&format!(
                         "; {} failing, first seed {seed} with {}",
@@ -612,7 +616,7 @@ impl Outcome {
     }
 }
 
-/// A number without noise: integers as integers, others with up to 4 significant decimals.
+/// A number without noise: integers as integers, others with 1 to 4 decimals by magnitude.
 pub fn num(x: f64) -> String {
     if !x.is_finite() {
         return x.to_string();
@@ -620,7 +624,13 @@ pub fn num(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         return format!("{}", x as i64);
     }
-    let s = format!("{x:.4}");
+    let s = if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
+    };
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 

@@ -17,6 +17,7 @@ mod csv;
 mod fmt;
 pub mod html;
 mod json;
+mod lines;
 mod svg;
 pub mod sweep;
 mod table;
@@ -24,6 +25,7 @@ mod table;
 pub use crate::ci::{ci_rows, ci_table, ci_view, text_table};
 pub use crate::csv::{CSV_HEADER, series_csv, write_series_csv};
 pub use crate::json::{from_json, to_json};
+pub use crate::lines::{Line, LineChart, LinePanel, line_chart};
 pub use crate::svg::{MAX_COLUMNS, XScale, cdf_chart, cdf_chart_with, load_chart, outcome_chart};
 pub use crate::table::{comparison_table, run_view, variant_view};
 

@@ -231,7 +231,7 @@ pub enum MetricError {
 pub fn metric(s: &Summary, name: &str) -> Result<f64, MetricError> {
     let v = Value::try_from(s).map_err(|_| MetricError::Unknown(name.to_string()))?;
     let mut cur = &v;
-    for seg in name.split('.') {
+    for (depth, seg) in name.split('.').enumerate() {
         let next = match cur {
             Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
             _ => cur.get(seg),
@@ -239,7 +239,13 @@ pub fn metric(s: &Summary, name: &str) -> Result<f64, MetricError> {
         match next {
             Some(x) => cur = x,
             None => {
-                return Err(if metric_names().iter().any(|n| n == name) {
+                // A missing top-level field is an optional one this run left out (also for
+                // names nested under it); a missing child of a present field is a typo.
+                let head = name.split('.').next().unwrap_or(name);
+                let known = metric_names()
+                    .iter()
+                    .any(|n| n == name || n == head || n.starts_with(&format!("{head}.")));
+                return Err(if depth == 0 && known {
                     MetricError::Absent(name.to_string())
                 } else {
                     MetricError::Unknown(name.to_string())
@@ -681,6 +687,33 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("did you mean `xx`")
+        );
+    }
+
+    #[test]
+    fn absent_optional_metrics_are_reported_as_absent() {
+        let s = crate::load::load("m.toml", "[workload]\nclients = 3\n", &[]).unwrap();
+        let r = crate::run_model(&s.base, 1, &mut |_| {});
+        assert_eq!(metric(&r.summary, "intents"), Ok(3.0));
+        assert!(matches!(
+            metric(&r.summary, "layered.orphaned"),
+            Err(MetricError::Absent(_))
+        ));
+        assert!(matches!(
+            metric(&r.summary, "ended"),
+            Err(MetricError::NotANumber(_))
+        ));
+        assert!(matches!(
+            metric(&r.summary, "completion_ms.p98"),
+            Err(MetricError::Unknown(_))
+        ));
+        let e = Expectation::parse("layered.orphaned == 0").unwrap();
+        let o = e.evaluate("v", &[(1, &r.summary)]);
+        assert!(!o.passed);
+        assert!(
+            o.seen(Over::All).contains("absent"),
+            "{}",
+            o.seen(Over::All)
         );
     }
 

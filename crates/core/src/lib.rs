@@ -30,7 +30,32 @@
 //! [`queue`] (the future event list), [`dist`] (duration distributions), [`backoff`] (AWS
 //! formulas), [`model`] (the scenario), [`load`] (TOML with located errors), [`sim`] (the event
 //! loop), [`layered`] (retries at every layer of a request path), [`occ`] (write contention with
-//! optimistic concurrency), [`metrics`] (streaming counters), [`summary`] (the JSON contract).
+//! optimistic concurrency), [`metrics`] (streaming counters), [`summary`] (the JSON contract),
+//! [`expect`] (assertions on a summary, by metric name), [`stats`] (replications: means and
+//! Student-t confidence intervals), [`sweep`] (parameter grids, shards, JSON Lines records).
+//!
+//! ## Testing a retry policy in your own tests
+//!
+//! Load or build a scenario, run it with a seed, read the [`summary::Summary`] through its typed
+//! fields (or any metric by its JSON name with [`expect::metric`]), and assert. Over several
+//! seeds, [`stats::Estimate`] gives the mean and its 95% confidence interval, and an
+//! [`expect::Expectation`] evaluates the same assertions a model file's `[[expect]]` tables hold.
+//! `examples/assert_policy.rs` at the repository root does all of it.
+//!
+//! ```
+//! use retrystorm_core::{expect::Expectation, load::load, stats::{Estimate, replication_seeds}};
+//!
+//! let text = "[workload]\nclients = 100\n[retry]\njitter = \"full\"\n[server]\nfail = \"always\"\n";
+//! let model = load("policy.toml", text, &[]).unwrap().base;
+//! let peaks: Vec<f64> = replication_seeds(1, 5)
+//!     .into_iter()
+//!     .map(|seed| retrystorm_core::run_model(&model, seed, &mut |_| {}).summary.peak_retries as f64)
+//!     .collect();
+//! let e = Estimate::of(&peaks);
+//! assert!(e.mean + e.half_width < 100.0, "full jitter spreads the retries");
+//! let r = retrystorm_core::run_model(&model, 1, &mut |_| {});
+//! assert_eq!(Expectation::parse("retries == 200").unwrap().holds(&r.summary), Ok(true));
+//! ```
 
 pub mod backoff;
 pub mod dist;

@@ -34,7 +34,8 @@ const NONE: u32 = u32::MAX;
 /// probability `p` and no layer times out or has a budget. `max_attempts` lists the layers top
 /// first. With `q_1 = p` for the last layer, layer `k` (counted from the bottom) makes on average
 /// `(1 - q_k^{n_k}) / (1 - q_k)` attempts per call (`n_k` when `q_k = 1`) and fails a call with
-/// probability `q_{k+1} = q_k^{n_k}`; by Wald's identity the expected attempts multiply.
+/// probability `q_{k+1} = q_k^{n_k}`; by Wald's identity the expected attempts multiply. The
+/// product telescopes to `(1 - p^N) / (1 - p)` with `N` the product of `max_attempts`.
 pub fn expected_bottom_attempts(p: f64, max_attempts: &[u32]) -> f64 {
     let mut q = p;
     let mut e = 1.0;
@@ -786,5 +787,15 @@ mod tests {
         // Two layers of 2 with p = 0.5: bottom layer 1.5 per call and fails with 0.25; the top
         // makes 1 + 0.25 calls: 1.5 * 1.25.
         assert!((expected_bottom_attempts(0.5, &[2, 2]) - 1.875).abs() < 1e-12);
+        // The telescoped form.
+        for (p, n) in [
+            (0.9, vec![3, 3, 3, 3]),
+            (0.3, vec![2, 4]),
+            (0.99, vec![5, 1, 7]),
+        ] {
+            let big_n: i32 = n.iter().map(|&x| x as i32).product();
+            let closed = (1.0 - f64::powi(p, big_n)) / (1.0 - p);
+            assert!((expected_bottom_attempts(p, &n) - closed).abs() < 1e-9 * closed);
+        }
     }
 }

@@ -175,9 +175,10 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
                 "--out {name}: the file exists; pass --resume to continue that sweep, or remove it"
             )));
         }
+        // A file without one whole line (killed while writing the header) starts afresh.
         let resumable = exists
-            && std::fs::metadata(path)
-                .map(|m| m.len() > 0)
+            && std::fs::read(path)
+                .map(|b| b.contains(&b'\n'))
                 .unwrap_or(false);
         let mut f = if resumable {
             let old = read_sweep(path)?;

@@ -81,6 +81,11 @@ const OUTCOMES: &[(&str, &str)] = &[
 
 /// Renders rows of cells as an aligned text table (first column left-aligned).
 pub fn text_table(headers: &[String], rows: &[Vec<String>]) -> String {
+    text_table_left(headers, rows, 1)
+}
+
+/// As [`text_table`], with the first `left` columns left-aligned and the rest right-aligned.
+pub fn text_table_left(headers: &[String], rows: &[Vec<String>], left: usize) -> String {
     let n = headers.len();
     let mut w: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for r in rows {
@@ -96,7 +101,7 @@ pub fn text_table(headers: &[String], rows: &[Vec<String>]) -> String {
                 l.push_str("  ");
             }
             let pad = w[i].saturating_sub(c.chars().count());
-            if i == 0 {
+            if i < left {
                 l.push_str(c);
                 l.extend(std::iter::repeat_n(' ', pad));
             } else {

@@ -12,7 +12,7 @@ use retrystorm_core::summary::Summary;
 use retrystorm_core::sweep::{Axis, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord};
 
 use crate::ReportError;
-use crate::ci::{pm, text_table};
+use crate::ci::{pm, text_table_left};
 
 /// One line of a sweep file, with the schema version checked first.
 pub fn parse_sweep_line(line: &str) -> Result<SweepLine, String> {
@@ -145,7 +145,7 @@ pub fn sweep_rows(
 /// amplification, peak retries, p99 and `metric` as mean ± 95% CI half-width.
 pub fn sweep_table(header: &SweepHeader, rows: &[PointRow], metric: &str) -> String {
     let (h, c) = sweep_rows(header, rows, metric);
-    let mut out = text_table(&h, &c);
+    let mut out = text_table_left(&h, &c, header.grid.axes.len() + 1);
     if header.grid.seeds.len() > 1 {
         out.push_str("mean ± 95% confidence half-width over seeds (Student t)\n");
     }

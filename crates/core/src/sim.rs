@@ -989,7 +989,8 @@ impl<'m> Simulation<'m> {
                 return false;
             }
         }
-        if !self.breakers.is_empty() {
+        let bypass = attempt == 0 && self.model.breaker.retries_only;
+        if !self.breakers.is_empty() && !bypass {
             let k = pidx(self.breaker_shared, client);
             if !self.breakers[k].try_acquire(now) {
                 self.c.breaker_rejected += 1;

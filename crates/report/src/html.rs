@@ -167,11 +167,13 @@ pub fn model_report(m: &ModelReport) -> Result<String, ReportError> {
     };
     let _ = writeln!(
         b,
-        "<p>Model file <code>{}</code>, {}. Reproduce with <code>retrystorm report {} --seed {}</code>.</p>",
+        "<p>Model file <code>{}</code>, {}. Reproduce with <code>retrystorm report {} --seed {}{}</code>.</p>",
         escape(m.file),
         escape(&seeds),
         escape(m.file),
-        r.seed
+        r.seed,
+        m.replicated
+            .map_or(String::new(), |rep| format!(" --seeds {}", rep.seeds.len()))
     );
 
     b.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");

@@ -95,6 +95,16 @@ pub fn comparison_table(report: &RunReport) -> String {
     cols.push(Column::num("p99 ms", &rows, |s| {
         fmt::ms(s.completion_ms.p99)
     }));
+    // Runs with a trigger (spike, outage): how long goodput took to come back after it, or never.
+    if rows.iter().any(|v| v.summary.recovered.is_some()) {
+        cols.push(Column::num("recovery ms", &rows, |s| {
+            match (s.recovered, s.recovery_ms) {
+                (Some(true), Some(ms)) => fmt::ms(ms),
+                (Some(false), _) => "never".to_string(),
+                _ => "-".to_string(),
+            }
+        }));
+    }
     // A model whose server never applies an effect (the herd's `fail = "always"`) has nothing to
     // say about outcomes: every intent would read "lost".
     let outcomes = (any(|s| s.effects) || any(|s| s.phantom))

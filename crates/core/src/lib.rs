@@ -29,7 +29,8 @@
 //! Modules, one concept each: [`time`] (integer nanoseconds), [`rng`] (keyed PCG streams),
 //! [`queue`] (the future event list), [`dist`] (duration distributions), [`backoff`] (AWS
 //! formulas), [`model`] (the scenario), [`load`] (TOML with located errors), [`sim`] (the event
-//! loop), [`layered`] (retries at every layer of a request path), [`occ`] (write contention with
+//! loop), [`policy`] (overload signals, retry budgets, circuit breakers, hedging, recovery),
+//! [`layered`] (retries at every layer of a request path), [`occ`] (write contention with
 //! optimistic concurrency), [`metrics`] (streaming counters), [`summary`] (the JSON contract),
 //! [`expect`] (assertions on a summary, by metric name), [`stats`] (replications: means and
 //! Student-t confidence intervals), [`sweep`] (parameter grids, shards, JSON Lines records).

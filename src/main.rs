@@ -1,1 +1,3 @@
-fn main() -> std::process::ExitCode { retrystorm_cli::main() }
+fn main() -> std::process::ExitCode {
+    retrystorm_cli::main()
+}

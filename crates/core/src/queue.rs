@@ -39,7 +39,11 @@ impl<E> EventQueue<E> {
     /// tests) stop on it; release builds clamp to now, so the clock still never goes back.
     #[inline]
     pub fn push(&mut self, at: Time, event: E) {
-        debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
+        debug_assert!(
+            at >= self.now,
+            "event scheduled in the past: {at} < {}",
+            self.now
+        );
         let at = at.max(self.now);
         let key = (u128::from(at.0) << 64) | u128::from(self.seq);
         self.seq += 1;

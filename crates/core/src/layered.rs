@@ -647,17 +647,10 @@ impl<'m> LayeredSim<'m> {
 
     fn finish(mut self, name: &str, end: Time, ended: Ended) -> VariantResult {
         let (_, mean_busy) = self.levels.means(&mut self.buckets, end);
+        let (peak_arrivals, peak_retries) = self.buckets.peaks();
         let series = metrics::series(std::mem::take(&mut self.buckets), end);
         let c = &self.c;
         let intents = c.intents.max(1) as f64;
-        let peak_arrivals = series
-            .first
-            .iter()
-            .zip(&series.retries)
-            .map(|(a, b)| u64::from(*a) + u64::from(*b))
-            .max()
-            .unwrap_or(0);
-        let peak_retries = series.retries.iter().copied().max().unwrap_or(0) as u64;
         let model = self.model;
         let max_attempts: Vec<u32> = model.layers.iter().map(|l| l.max_attempts).collect();
         let closed_form_applies = model

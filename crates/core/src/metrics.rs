@@ -7,28 +7,74 @@ use crate::summary::{Percentiles, Series};
 use crate::time::{Duration, Time};
 use hdrhistogram::Histogram;
 
-/// Counts per time bucket, grown on demand.
+/// Most buckets a series keeps; past it, neighbours merge and the stored width doubles.
+pub const MAX_STORED_BUCKETS: usize = 16_384;
+
+/// Counts per time bucket, grown on demand and bounded: a run ten times longer keeps the same
+/// number of stored buckets, each twice or more as wide. The peaks, which are defined at the
+/// model's bucket width, are tracked as the counts stream in (events arrive in time order).
 #[derive(Clone, Debug, Default)]
 pub struct Buckets {
+    /// The model's bucket width: peaks are per this width.
+    base: u64,
+    /// The stored width: `base * 2^k`.
     width: u64,
     pub first: Vec<u32>,
     pub retries: Vec<u32>,
     pub succeeded: Vec<u32>,
     queue_area: Vec<f64>,
     busy_area: Vec<f64>,
+    peaks: Peaks,
+}
+
+/// Streaming per-bucket peaks at the base width.
+#[derive(Clone, Copy, Debug, Default)]
+struct Peaks {
+    bucket: u64,
+    first: u64,
+    retries: u64,
+    arrivals: u64,
+    most_retries: u64,
 }
 
 impl Buckets {
     pub fn new(width: Duration) -> Self {
         Buckets {
+            base: width.0.max(1),
             width: width.0.max(1),
             ..Default::default()
         }
     }
 
+    /// The stored bucket for `t`, merging neighbours first when `t` is past the last one kept.
     #[inline]
-    fn index(&self, t: Time) -> usize {
-        (t.0 / self.width) as usize
+    fn index(&mut self, t: Time) -> usize {
+        loop {
+            let i = (t.0 / self.width) as usize;
+            if i < MAX_STORED_BUCKETS {
+                return i;
+            }
+            self.merge_pairs();
+        }
+    }
+
+    /// Halves the resolution: bucket `j` becomes the sum of old buckets `2j` and `2j + 1`.
+    fn merge_pairs(&mut self) {
+        fn halve<T: Copy + Default + std::ops::Add<Output = T>>(v: &mut Vec<T>) {
+            let n = v.len().div_ceil(2);
+            for j in 0..n {
+                let a = v[2 * j];
+                let b = v.get(2 * j + 1).copied().unwrap_or_default();
+                v[j] = a + b;
+            }
+            v.truncate(n);
+        }
+        halve(&mut self.first);
+        halve(&mut self.retries);
+        halve(&mut self.succeeded);
+        halve(&mut self.queue_area);
+        halve(&mut self.busy_area);
+        self.width *= 2;
     }
 
     #[inline]
@@ -39,8 +85,26 @@ impl Buckets {
         v[i] = v[i].saturating_add(1);
     }
 
+    /// An arrival at the server at `t` (calls come in time order).
     #[inline]
     pub fn arrival(&mut self, t: Time, retry: bool) {
+        let p = &mut self.peaks;
+        let b = t.0 / self.base;
+        if b != p.bucket {
+            *p = Peaks {
+                bucket: b,
+                first: 0,
+                retries: 0,
+                ..*p
+            };
+        }
+        if retry {
+            p.retries += 1;
+        } else {
+            p.first += 1;
+        }
+        p.arrivals = p.arrivals.max(p.first + p.retries);
+        p.most_retries = p.most_retries.max(p.retries);
         let i = self.index(t);
         Self::bump(
             if retry {
@@ -52,21 +116,31 @@ impl Buckets {
         );
     }
 
+    /// `(peak arrivals, peak retries)` in one bucket of the model's width.
+    pub fn peaks(&self) -> (u64, u64) {
+        (self.peaks.arrivals, self.peaks.most_retries)
+    }
+
     #[inline]
     pub fn success(&mut self, t: Time) {
         let i = self.index(t);
         Self::bump(&mut self.succeeded, i);
     }
 
-    /// Adds `level * dt` over `[from, to)` to the area buckets, split at bucket edges.
-    fn integrate(area: &mut Vec<f64>, width: u64, from: Time, to: Time, level: f64) {
+    /// Adds `level * dt` over `[from, to)` to an area series, split at bucket edges.
+    fn integrate(&mut self, queue: bool, from: Time, to: Time, level: f64) {
         if level == 0.0 || to <= from {
             return;
         }
         let mut t = from.0;
         while t < to.0 {
-            let i = (t / width) as usize;
-            let edge = ((i as u64 + 1) * width).min(to.0);
+            let i = self.index(Time(t));
+            let edge = ((i as u64 + 1) * self.width).min(to.0);
+            let area = if queue {
+                &mut self.queue_area
+            } else {
+                &mut self.busy_area
+            };
             if area.len() <= i {
                 area.resize(i + 1, 0.0);
             }
@@ -94,14 +168,8 @@ impl Levels {
             let dt = (now.0 - self.last.0) as f64;
             self.queue_area += self.queue as f64 * dt;
             self.busy_area += self.busy as f64 * dt;
-            Buckets::integrate(
-                &mut b.queue_area,
-                b.width,
-                self.last,
-                now,
-                self.queue as f64,
-            );
-            Buckets::integrate(&mut b.busy_area, b.width, self.last, now, self.busy as f64);
+            b.integrate(true, self.last, now, self.queue as f64);
+            b.integrate(false, self.last, now, self.busy as f64);
             self.last = now;
         }
         self.queue = queue;
@@ -190,6 +258,9 @@ impl Completions {
 
 /// Finishes the per-bucket series, padded to the same length.
 pub fn series(mut b: Buckets, end: Time) -> Series {
+    if end.0 > 0 {
+        b.index(Time(end.0 - 1));
+    }
     let width = b.width;
     let n = [
         b.first.len(),
@@ -233,6 +304,29 @@ mod tests {
         assert!((w - 20.0 / 40.0).abs() < 1e-12);
         let s = series(b, Time(40));
         assert_eq!(s.queue_len, vec![1.0, 2.0, 1.0, 0.0]);
+    }
+
+    #[test]
+    fn long_runs_keep_a_bounded_series_and_exact_peaks() {
+        let mut b = Buckets::new(Duration(10));
+        // 100 arrivals per bucket for 4x the stored buckets, and one burst of 7 retries.
+        let n = 4 * MAX_STORED_BUCKETS as u64;
+        for i in 0..n {
+            for k in 0..100 {
+                b.arrival(Time(i * 10 + k % 10), false);
+            }
+            if i == n / 2 {
+                for _ in 0..7 {
+                    b.arrival(Time(i * 10 + 9), true);
+                }
+            }
+        }
+        assert_eq!(b.peaks(), (107, 7));
+        let s = series(b, Time(n * 10));
+        assert_eq!(s.first.len(), MAX_STORED_BUCKETS);
+        assert_eq!(s.bucket_ms, 40.0 / 1e6);
+        assert!(s.first.iter().all(|&x| x == 400));
+        assert_eq!(s.retries.iter().map(|&x| u64::from(x)).sum::<u64>(), 7);
     }
 
     #[test]

@@ -255,17 +255,10 @@ impl<'m> OccSim<'m> {
     }
 
     fn finish(self, name: &str, end: Time, ended: Ended) -> VariantResult {
+        let (peak_arrivals, peak_retries) = self.buckets.peaks();
         let series = metrics::series(self.buckets, end);
         let c = &self.c;
         let intents = self.model.workload.clients;
-        let peak_arrivals = series
-            .first
-            .iter()
-            .zip(&series.retries)
-            .map(|(a, b)| u64::from(*a) + u64::from(*b))
-            .max()
-            .unwrap_or(0);
-        let peak_retries = series.retries.iter().copied().max().unwrap_or(0) as u64;
         let summary = Summary {
             intents,
             attempts: c.writes,

@@ -1255,16 +1255,9 @@ impl<'m> Simulation<'m> {
 
     fn finish(mut self, name: &str, end: Time, ended: Ended) -> VariantResult {
         let (mean_queue_len, mean_busy) = self.levels.means(&mut self.buckets, end);
+        let (peak_arrivals, peak_retries) = self.buckets.peaks();
         let series = metrics::series(std::mem::take(&mut self.buckets), end);
         let c = &self.c;
-        let peak = |v: &[u32]| v.iter().copied().max().unwrap_or(0) as u64;
-        let peak_arrivals = series
-            .first
-            .iter()
-            .zip(&series.retries)
-            .map(|(a, b)| u64::from(*a) + u64::from(*b))
-            .max()
-            .unwrap_or(0);
         let ms = |ns: u128| ns as f64 / 1e6;
         let mut summary = Summary {
             intents: c.intents,
@@ -1279,7 +1272,7 @@ impl<'m> Simulation<'m> {
             failed: c.failed,
             unsettled: c.intents - c.succeeded - c.failed,
             peak_arrivals,
-            peak_retries: peak(&series.retries),
+            peak_retries,
             bucket_ms: self.model.bucket.as_millis_f64(),
             completion_ms: self.completions.percentiles(),
             last_arrival_ms: c.last_arrival.as_millis_f64(),
@@ -1349,9 +1342,13 @@ impl Simulation<'_> {
         if let Some(trigger) = recovery::trigger(m) {
             o.trigger_from_ms = Some(trigger.0.as_millis_f64());
             o.trigger_to_ms = Some(trigger.1.as_millis_f64());
-            if let Some(r) =
-                recovery::measure(&series.succeeded, m.bucket, end, trigger, &m.recovery)
-            {
+            if let Some(r) = recovery::measure(
+                &series.succeeded,
+                Duration::from_nanos_f64(series.bucket_ms * 1e6),
+                end,
+                trigger,
+                &m.recovery,
+            ) {
                 o.baseline_goodput_per_s = Some(r.baseline_per_s);
                 o.recovered = Some(r.after.is_some());
                 o.recovery_ms = r.after.map(|d| d.as_millis_f64());

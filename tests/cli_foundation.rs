@@ -249,3 +249,52 @@ fn a_failed_write_leaves_the_previous_output_alone() {
         .unwrap();
     assert_eq!(out.status.code(), Some(3));
 }
+
+#[test]
+fn a_run_that_cannot_end_stops_and_says_it_is_partial() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("forever.toml");
+    // Retries without end against a permanent outage, and no deadline.
+    std::fs::write(
+        &model,
+        "horizon = \"10m\"\n[workload]\nclients = 50\n[retry]\nmax_attempts = 10000\nbase = \"1s\"\ncap = \"10s\"\n\
+         [server]\noutages = [{ from = \"0s\", to = \"1h\" }]\n",
+    )
+    .unwrap();
+    let out = retrystorm()
+        .arg("run")
+        .arg(&model)
+        .args(["--json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["variants"][0]["summary"];
+    assert_eq!(s["ended"], "horizon");
+    assert_eq!(s["truncated"], true);
+    assert_eq!(s["end_ms"], 600_000.0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("reached the horizon") && err.contains("partial"),
+        "{err}"
+    );
+
+    let out = retrystorm()
+        .arg("run")
+        .arg(&model)
+        .args(["--max-events", "500", "--json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["variants"][0]["summary"];
+    assert_eq!(
+        (
+            s["ended"].as_str(),
+            s["events"].as_u64(),
+            s["truncated"].as_bool()
+        ),
+        (Some("max-events"), Some(500), Some(true))
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("max_events guard after 500 events"));
+}

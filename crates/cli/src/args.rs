@@ -43,6 +43,10 @@ pub struct ModelArgs {
     /// Override a model field, e.g. --set retry.jitter=full --set workload.clients=5000.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// Stop each run after N events (the model's `max_events`); a run stopped so is reported as
+    /// truncated, with a partial summary.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_events: Option<u64>,
     /// Run N replications with seeds SEED, SEED+1, ..., SEED+N-1 and report means with 95%
     /// confidence intervals (Student t).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]

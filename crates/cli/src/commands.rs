@@ -7,7 +7,8 @@ use retrystorm_core::load::{self, Override, Scenario};
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;
 use retrystorm_core::summary::{
-    ReplicatedReport, ReplicatedVariant, Replications, RunReport, SCHEMA_VERSION, VariantResult,
+    Ended, ReplicatedReport, ReplicatedVariant, Replications, RunReport, SCHEMA_VERSION,
+    VariantResult,
 };
 use retrystorm_report as report;
 
@@ -32,11 +33,35 @@ pub fn read_model(args: &ModelArgs) -> Result<(String, String), CliError> {
 
 /// The `--set` flags, parsed.
 pub fn overrides(args: &ModelArgs) -> Result<Vec<Override>, CliError> {
-    Ok(args
+    let mut sets = args
         .sets
         .iter()
         .map(|s| Override::parse(s))
-        .collect::<Result<Vec<_>, _>>()?)
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(n) = args.max_events {
+        sets.push(Override::parse_as(
+            "--max-events",
+            &format!("max_events={n}"),
+        )?);
+    }
+    Ok(sets)
+}
+
+/// Says on stderr which runs stopped before their workload finished.
+fn warn_truncated(results: &[VariantResult]) {
+    for r in results.iter().filter(|r| r.summary.truncated) {
+        let s = &r.summary;
+        let why = match s.ended {
+            Ended::MaxEvents => {
+                format!("stopped at the max_events guard after {} events", s.events)
+            }
+            _ => format!("reached the horizon at {} ms", s.end_ms),
+        };
+        eprintln!(
+            "warning: {}: {why} with {} of {} intents unsettled; its summary is partial (\"truncated\": true)",
+            r.name, s.unsettled, s.intents
+        );
+    }
 }
 
 /// Reads and resolves the model file with its `--set` overrides.
@@ -55,10 +80,11 @@ pub fn run_all(runs: &[(&Model, u64)]) -> Vec<VariantResult> {
             bar.set_position((t.as_millis_f64() as u64).min(horizon));
         });
         bar.finish_and_clear();
+        warn_truncated(std::slice::from_ref(&r));
         return vec![r];
     }
     let bar = progress::bar(runs.len() as u64, "runs");
-    let results = runs
+    let results: Vec<VariantResult> = runs
         .par_iter()
         .map(|(m, seed)| {
             let r = retrystorm_core::run_model(m, *seed, &mut |_| {});
@@ -67,6 +93,7 @@ pub fn run_all(runs: &[(&Model, u64)]) -> Vec<VariantResult> {
         })
         .collect();
     bar.finish_and_clear();
+    warn_truncated(&results);
     results
 }
 

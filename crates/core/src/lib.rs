@@ -82,11 +82,18 @@ pub fn run_model(
     seed: u64,
     progress: &mut dyn FnMut(time::Time),
 ) -> summary::VariantResult {
-    if !model.layers.is_empty() {
+    let mut result = if !model.layers.is_empty() {
         layered::LayeredSim::new(model, seed).run(&model.name, progress)
     } else if model.workload.kind == model::WorkloadKind::Contention {
         occ::OccSim::new(model, seed).run(&model.name, progress)
     } else {
         sim::Simulation::new(model, seed).run(&model.name, progress)
-    }
+    };
+    let s = &mut result.summary;
+    s.truncated = match s.ended {
+        summary::Ended::MaxEvents => true,
+        summary::Ended::Horizon => model.planned_intents().is_some() && s.unsettled > 0,
+        summary::Ended::Settled => false,
+    };
+    result
 }

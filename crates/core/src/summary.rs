@@ -98,6 +98,11 @@ pub struct Summary {
     pub end_ms: f64,
     pub ended: Ended,
     pub events: u64,
+    /// The run stopped before its workload finished: at `max_events`, or at the horizon with
+    /// intents of a finite workload (burst, closed, capped open) still unsettled. The summary
+    /// is then partial.
+    #[serde(default)]
+    pub truncated: bool,
     /// Layered request paths only (`[[layer]]`, see `docs/layered.md`): per-layer counts, the
     /// amplification at the bottom next to its worst case and closed form, and orphaned work.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -21,6 +21,7 @@
 //! `(seed, intent, purpose, path)`, where the path is the sequence of attempt numbers from the top
 //! to the attempt, so variants share draws for the attempts they share (see [`crate::rng`]).
 
+use crate::engine::{self, BurstOrder, Engine};
 use crate::metrics::{self, Buckets, Completions, Levels};
 use crate::model::{Budget, FailMode, Model};
 use crate::queue::EventQueue;
@@ -57,7 +58,7 @@ pub fn worst_case_bottom_attempts(max_attempts: &[u32]) -> f64 {
 }
 
 #[derive(Clone, Copy, Debug)]
-enum Event {
+pub(crate) enum Event {
     /// A burst client starts its intent at the top layer.
     Start { client: u32 },
     /// Backoff elapsed: `call` sends its next attempt.
@@ -167,6 +168,21 @@ pub struct LayeredSim<'m> {
     completions: Completions,
     c: Counters,
     events: u64,
+    /// The order in which the burst's clients start.
+    burst: BurstOrder,
+}
+
+impl Engine for LayeredSim<'_> {
+    type Event = Event;
+    fn queue(&mut self) -> &mut EventQueue<Event> {
+        &mut self.queue
+    }
+    fn finished(&self) -> bool {
+        self.live == 0 && self.to_start == 0
+    }
+    fn handle(&mut self, now: Time, ev: Event) {
+        LayeredSim::handle(self, now, ev)
+    }
 }
 
 impl<'m> LayeredSim<'m> {
@@ -203,19 +219,11 @@ impl<'m> LayeredSim<'m> {
             completions: Completions::default(),
             c: Counters::default(),
             events: 0,
+            burst: BurstOrder::new(w, seed),
         };
-        for client in 0..w.clients {
-            let offset = if w.spread.0 > 0 {
-                Duration(Stream::new(seed, client, Purpose::Start, 0).range_u64(0, w.spread.0 - 1))
-            } else {
-                Duration::ZERO
-            };
-            sim.queue.push(
-                Time::ZERO + w.start + offset,
-                Event::Start {
-                    client: client as u32,
-                },
-            );
+        if !sim.burst.is_empty() {
+            sim.queue
+                .push(sim.burst.at(0).0, Event::Start { client: 0 });
         }
         sim
     }
@@ -223,40 +231,21 @@ impl<'m> LayeredSim<'m> {
     /// Runs to the end and reports. `progress` is called now and then with the clock.
     pub fn run(mut self, name: &str, progress: &mut dyn FnMut(Time)) -> VariantResult {
         let horizon = Time::ZERO + self.model.horizon;
-        let mut ended = Ended::Settled;
-        let mut end = Time::ZERO;
-        loop {
-            if self.live == 0 && self.to_start == 0 {
-                break;
-            }
-            if self.events >= self.model.max_events {
-                ended = Ended::MaxEvents;
-                break;
-            }
-            let Some((now, ev)) = self.queue.pop() else {
-                break;
-            };
-            if now > horizon {
-                ended = Ended::Horizon;
-                end = horizon;
-                break;
-            }
-            end = now;
-            self.events += 1;
-            if self.events & 0xffff == 0 {
-                progress(now);
-            }
-            self.handle(now, ev);
-        }
-        progress(end);
-        self.finish(name, end, ended)
+        let max_events = self.model.max_events;
+        let r = engine::drive(&mut self, horizon, max_events, progress);
+        self.events = r.events;
+        self.finish(name, r.end, r.ended)
     }
 
     fn handle(&mut self, now: Time, ev: Event) {
         match ev {
-            Event::Start { client } => {
+            Event::Start { client: n } => {
                 self.to_start -= 1;
-                self.start_intent(now, u64::from(client));
+                let (_, client) = self.burst.at(n);
+                if let Some((t, next)) = self.burst.next(n) {
+                    self.queue.push(t, Event::Start { client: next });
+                }
+                self.start_intent(now, client);
             }
             Event::Send { call, generation } => {
                 if self.calls[call as usize].generation == generation {

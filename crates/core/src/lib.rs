@@ -60,6 +60,7 @@
 
 pub mod backoff;
 pub mod dist;
+pub mod engine;
 pub mod expect;
 pub mod layered;
 pub mod load;

@@ -28,6 +28,7 @@
 //! Draws are keyed by `(seed, client, purpose, index)`: the read of attempt `a` uses index `2a`,
 //! its write `2a + 1`, and the backoff after attempt `a` uses index `a` (see [`crate::rng`]).
 
+use crate::engine::{self, BurstOrder, Engine};
 use crate::metrics::{self, Buckets, Completions};
 use crate::model::Model;
 use crate::queue::EventQueue;
@@ -36,7 +37,7 @@ use crate::summary::{Ended, Summary, VariantResult};
 use crate::time::{Duration, Time};
 
 #[derive(Clone, Copy, Debug)]
-enum Event {
+pub(crate) enum Event {
     /// The client sends its first read.
     Start { client: u32 },
     /// A read reaches the record.
@@ -81,6 +82,21 @@ pub struct OccSim<'m> {
     completions: Completions,
     c: Counters,
     events: u64,
+    /// The order in which the burst's clients start.
+    burst: BurstOrder,
+}
+
+impl Engine for OccSim<'_> {
+    type Event = Event;
+    fn queue(&mut self) -> &mut EventQueue<Event> {
+        &mut self.queue
+    }
+    fn finished(&self) -> bool {
+        self.live == 0
+    }
+    fn handle(&mut self, now: Time, ev: Event) {
+        OccSim::handle(self, now, ev)
+    }
 }
 
 impl<'m> OccSim<'m> {
@@ -99,19 +115,11 @@ impl<'m> OccSim<'m> {
             completions: Completions::default(),
             c: Counters::default(),
             events: 0,
+            burst: BurstOrder::new(w, seed),
         };
-        for client in 0..w.clients {
-            let offset = if w.spread.0 > 0 {
-                Duration(Stream::new(seed, client, Purpose::Start, 0).range_u64(0, w.spread.0 - 1))
-            } else {
-                Duration::ZERO
-            };
-            sim.queue.push(
-                Time::ZERO + w.start + offset,
-                Event::Start {
-                    client: client as u32,
-                },
-            );
+        if !sim.burst.is_empty() {
+            sim.queue
+                .push(sim.burst.at(0).0, Event::Start { client: 0 });
         }
         sim
     }
@@ -119,30 +127,10 @@ impl<'m> OccSim<'m> {
     /// Runs until every client has committed or given up; `progress` gets the clock now and then.
     pub fn run(mut self, name: &str, progress: &mut dyn FnMut(Time)) -> VariantResult {
         let horizon = Time::ZERO + self.model.horizon;
-        let mut ended = Ended::Settled;
-        let mut end = Time::ZERO;
-        while self.live > 0 {
-            if self.events >= self.model.max_events {
-                ended = Ended::MaxEvents;
-                break;
-            }
-            let Some((now, ev)) = self.queue.pop() else {
-                break;
-            };
-            if now > horizon {
-                ended = Ended::Horizon;
-                end = horizon;
-                break;
-            }
-            end = now;
-            self.events += 1;
-            if self.events & 0xffff == 0 {
-                progress(now);
-            }
-            self.handle(now, ev);
-        }
-        progress(end);
-        self.finish(name, end, ended)
+        let max_events = self.model.max_events;
+        let r = engine::drive(&mut self, horizon, max_events, progress);
+        self.events = r.events;
+        self.finish(name, r.end, r.ended)
     }
 
     #[inline]
@@ -175,7 +163,11 @@ impl<'m> OccSim<'m> {
 
     fn handle(&mut self, now: Time, ev: Event) {
         match ev {
-            Event::Start { client } => {
+            Event::Start { client: n } => {
+                let client = self.burst.at(n).1 as u32;
+                if let Some((t, next)) = self.burst.next(n) {
+                    self.queue.push(t, Event::Start { client: next });
+                }
                 self.clients[client as usize].start = now;
                 self.send_read(now, client, Duration::ZERO);
             }

@@ -12,6 +12,7 @@
 //! refer to a slot plus a generation, so a stale timeout for a reused slot is recognised and
 //! skipped. Every random draw is keyed by `(seed, intent id, purpose, attempt)` (see [`crate::rng`]).
 
+use crate::engine::{self, BurstOrder, Engine};
 use crate::metrics::{self, Buckets, Completions, Levels};
 use crate::model::{
     CommitMode, CrashPoint, Discipline, FailMode, KeyMode, LossNotice, Model, RetryAfterPolicy,
@@ -31,7 +32,7 @@ use std::collections::{HashMap, VecDeque};
 /// The answer a client gets for one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
-enum Outcome {
+pub(crate) enum Outcome {
     Ok,
     /// 500: the handler failed.
     Error,
@@ -70,7 +71,7 @@ const NO_RETRY_AFTER: u32 = u32::MAX;
 
 /// Events are small and `Copy`; state lives in the slabs they index.
 #[derive(Clone, Copy, Debug)]
-enum Event {
+pub(crate) enum Event {
     /// The `client`-th burst client in start order starts its intent.
     Start { client: u32 },
     /// The open workload's next arrival is due.
@@ -231,8 +232,8 @@ pub struct Simulation<'m> {
     /// Intents the workload will still start (burst events pending, closed budget, open source).
     to_start: u64,
     open_source: bool,
-    /// Burst clients sorted by start offset `(offset ns, client)`; empty when all start together.
-    burst: Vec<(u64, u32)>,
+    /// The order in which a burst's clients start (burst workloads only).
+    burst: Option<BurstOrder>,
     arrivals_stream: Stream,
     capacity: u64,
     queue_limit: u64,
@@ -272,6 +273,19 @@ fn pidx(shared: bool, client: u32) -> usize {
     if shared { 0 } else { client as usize }
 }
 
+impl Engine for Simulation<'_> {
+    type Event = Event;
+    fn queue(&mut self) -> &mut EventQueue<Event> {
+        &mut self.queue
+    }
+    fn finished(&self) -> bool {
+        self.live == 0 && self.to_start == 0 && !self.open_source
+    }
+    fn handle(&mut self, now: Time, ev: Event) {
+        Simulation::handle(self, now, ev)
+    }
+}
+
 impl<'m> Simulation<'m> {
     pub fn new(model: &'m Model, seed: u64) -> Self {
         let w = &model.workload;
@@ -285,7 +299,7 @@ impl<'m> Simulation<'m> {
             next_id: 0,
             to_start: 0,
             open_source: false,
-            burst: Vec::new(),
+            burst: None,
             arrivals_stream: Stream::new(seed, 0, Purpose::Arrivals, 0),
             capacity: model.server.capacity.0.unwrap_or(u64::MAX),
             queue_limit: model.server.queue.0.unwrap_or(u64::MAX),
@@ -338,21 +352,11 @@ impl<'m> Simulation<'m> {
             WorkloadKind::Burst | WorkloadKind::Contention => {
                 sim.to_start = w.clients;
                 sim.intents.reserve(w.clients.min(1 << 24) as usize);
-                // One pending `Start` at a time walks the clients in start order, instead of a
-                // million events in the queue at once.
-                if w.spread.0 > 0 {
-                    let mut starts: Vec<(u64, u32)> = (0..w.clients)
-                        .map(|c| {
-                            let d = Stream::new(seed, c, Purpose::Start, 0)
-                                .range_u64(0, w.spread.0 - 1);
-                            (d, c as u32)
-                        })
-                        .collect();
-                    starts.sort_unstable();
-                    sim.burst = starts;
+                let order = BurstOrder::new(w, seed);
+                if !order.is_empty() {
+                    sim.queue.push(order.at(0).0, Event::Start { client: 0 });
                 }
-                let first = sim.burst_start(0);
-                sim.queue.push(first, Event::Start { client: 0 });
+                sim.burst = Some(order);
             }
             WorkloadKind::Open => {
                 sim.open_source = true;
@@ -374,13 +378,6 @@ impl<'m> Simulation<'m> {
             }
         }
         sim
-    }
-
-    /// When the `n`-th burst client in start order starts.
-    fn burst_start(&self, n: u32) -> Time {
-        let w = &self.model.workload;
-        let offset = self.burst.get(n as usize).map_or(0, |&(d, _)| d);
-        Time::ZERO + w.start + Duration(offset)
     }
 
     /// The open workload's arrival rate at `t` (requests per second).
@@ -431,51 +428,21 @@ impl<'m> Simulation<'m> {
     pub fn run(mut self, name: &str, progress: &mut dyn FnMut(Time)) -> VariantResult {
         let horizon = Time::ZERO + self.model.horizon;
         let max_events = self.model.max_events;
-        let mut ended = Ended::Settled;
-        let mut end = Time::ZERO;
-        loop {
-            if self.live == 0 && self.to_start == 0 && !self.open_source {
-                break;
-            }
-            if self.events >= max_events {
-                ended = Ended::MaxEvents;
-                break;
-            }
-            // A radix heap cannot peek: the first event past the horizon is popped and dropped.
-            let Some((now, ev)) = self.queue.pop() else {
-                break;
-            };
-            if now > horizon {
-                ended = Ended::Horizon;
-                end = horizon;
-                break;
-            }
-            end = now;
-            self.events += 1;
-            if self.events & 0xffff == 0 {
-                progress(now);
-            }
-            self.handle(now, ev);
-        }
-        if ended == Ended::Settled && (self.live > 0 || self.to_start > 0) {
-            // Nothing left to happen but intents remain: they wait forever (no timeout).
-            ended = Ended::Horizon;
-            end = horizon;
-        }
-        progress(end);
-        self.finish(name, end, ended)
+        let r = engine::drive(&mut self, horizon, max_events, progress);
+        self.events = r.events;
+        self.finish(name, r.end, r.ended)
     }
 
     fn handle(&mut self, now: Time, ev: Event) {
         match ev {
             Event::Start { client: n } => {
                 self.to_start -= 1;
-                if self.to_start > 0 {
-                    let next = self.burst_start(n + 1);
-                    self.queue.push(next, Event::Start { client: n + 1 });
+                let Some(order) = &self.burst else { return };
+                let (_, client) = order.at(n);
+                if let Some((t, next)) = order.next(n) {
+                    self.queue.push(t, Event::Start { client: next });
                 }
-                let client = self.burst.get(n as usize).map_or(n, |&(_, c)| c);
-                self.start_intent(now, u64::from(client), NO_WORKER);
+                self.start_intent(now, client, NO_WORKER);
             }
             Event::Arrival => {
                 let id = self.next_id;

@@ -1,0 +1,163 @@
+//! What every engine shares: the loop that drives an event queue to its end, and the order in
+//! which a burst's clients start.
+//!
+//! The engines (`sim`, `layered`, `occ`) differ in their events and state, not in how a run
+//! ends: when nothing is left to do, at the model's horizon, or at its `max_events` guard.
+
+use crate::model::Workload;
+use crate::queue::EventQueue;
+use crate::rng::{Purpose, Stream};
+use crate::summary::Ended;
+use crate::time::{Duration, Time};
+
+/// An engine the shared loop can drive.
+pub(crate) trait Engine {
+    type Event;
+    fn queue(&mut self) -> &mut EventQueue<Self::Event>;
+    /// Nothing is left to happen: every intent is final and the workload has no more to start.
+    fn finished(&self) -> bool;
+    fn handle(&mut self, now: Time, event: Self::Event);
+}
+
+/// How a run ended, where the clock stopped, and how many events it processed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunEnd {
+    pub end: Time,
+    pub ended: Ended,
+    pub events: u64,
+}
+
+/// Pops and handles events until the engine is finished, the horizon passes or `max_events`
+/// have been handled. `progress` hears the clock every 65,536 events and at the end.
+pub(crate) fn drive<S: Engine>(
+    sim: &mut S,
+    horizon: Time,
+    max_events: u64,
+    progress: &mut dyn FnMut(Time),
+) -> RunEnd {
+    let mut end = Time::ZERO;
+    let mut events = 0u64;
+    let mut ended = Ended::Settled;
+    loop {
+        if sim.finished() {
+            break;
+        }
+        if events >= max_events {
+            ended = Ended::MaxEvents;
+            break;
+        }
+        // A radix heap cannot peek: the first event past the horizon is popped and dropped.
+        let Some((now, ev)) = sim.queue().pop() else {
+            // Nothing left to happen, yet intents remain: they would wait forever.
+            ended = Ended::Horizon;
+            end = horizon;
+            break;
+        };
+        if now > horizon {
+            ended = Ended::Horizon;
+            end = horizon;
+            break;
+        }
+        end = now;
+        events += 1;
+        if events & 0xffff == 0 {
+            progress(now);
+        }
+        sim.handle(now, ev);
+    }
+    progress(end);
+    RunEnd { end, ended, events }
+}
+
+/// The order in which a burst's clients start: all at `start`, or spread uniformly over
+/// `[start, start + spread)` with each client's offset drawn from its own stream.
+///
+/// An engine keeps one `Start` event pending at a time and walks this order, instead of holding
+/// a million start events in its queue.
+#[derive(Clone, Debug)]
+pub struct BurstOrder {
+    start: Time,
+    clients: u64,
+    /// `(offset ns, client)` sorted; empty when every client starts at `start`.
+    spread: Vec<(u64, u32)>,
+}
+
+impl BurstOrder {
+    pub fn new(w: &Workload, seed: u64) -> Self {
+        let spread = if w.spread.0 > 0 {
+            let mut v: Vec<(u64, u32)> = (0..w.clients)
+                .map(|c| {
+                    let d = Stream::new(seed, c, Purpose::Start, 0).range_u64(0, w.spread.0 - 1);
+                    (d, c as u32)
+                })
+                .collect();
+            v.sort_unstable();
+            v
+        } else {
+            Vec::new()
+        };
+        BurstOrder {
+            start: Time::ZERO + w.start,
+            clients: w.clients,
+            spread,
+        }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.clients
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.clients == 0
+    }
+
+    /// When the `n`-th client in start order starts, and which client it is.
+    pub fn at(&self, n: u32) -> (Time, u64) {
+        match self.spread.get(n as usize) {
+            Some(&(d, c)) => (self.start + Duration(d), u64::from(c)),
+            None => (self.start, u64::from(n)),
+        }
+    }
+
+    /// The `(time, n + 1)` of the start after the `n`-th, if any.
+    pub fn next(&self, n: u32) -> Option<(Time, u32)> {
+        (u64::from(n) + 1 < self.clients).then(|| (self.at(n + 1).0, n + 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_starts_are_sorted_and_cover_every_client() {
+        let w = Workload {
+            clients: 1000,
+            spread: Duration::from_millis(50),
+            ..Workload::default()
+        };
+        let b = BurstOrder::new(&w, 7);
+        let mut seen = vec![false; 1000];
+        let mut last = Time::ZERO;
+        for n in 0..1000 {
+            let (t, c) = b.at(n);
+            assert!(t >= last && t < Time::ZERO + Duration::from_millis(50));
+            last = t;
+            seen[c as usize] = true;
+        }
+        assert!(seen.iter().all(|&s| s));
+        assert_eq!(b.next(999), None);
+    }
+
+    #[test]
+    fn no_spread_starts_everyone_in_client_order() {
+        let w = Workload {
+            clients: 3,
+            start: Duration::from_secs(1),
+            ..Workload::default()
+        };
+        let b = BurstOrder::new(&w, 7);
+        assert_eq!(b.at(2), (Time::ZERO + Duration::from_secs(1), 2));
+        assert_eq!(b.next(0), Some((Time::ZERO + Duration::from_secs(1), 1)));
+    }
+}

@@ -193,9 +193,6 @@ fn closed_workload_without_keys_does_not_allocate_per_event() {
 }
 
 #[test]
-#[ignore = "the record-before dedupe store allocates a waiter Vec per duplicate that waits on an \
-            in-progress key (sim.rs, begin: `waiters.push(req)` into `Vec::new()`): about 0.06 \
-            allocations per event on three-clients/retry-same-key; reported in issue 7"]
 fn keyed_closed_workload_does_not_allocate_per_event() {
     // The same with a per-intent key and a record-before store: a duplicate that arrives while
     // its key is in progress waits on it (`KeyState::InProgress { waiters }`). Today every such

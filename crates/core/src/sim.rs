@@ -242,6 +242,8 @@ pub struct Simulation<'m> {
     in_service: Vec<Request>,
     free_jobs: Vec<u32>,
     store: Store,
+    /// Emptied waiter lists of committed keys, for reuse.
+    waiter_lists: Vec<Vec<Request>>,
     buckets: Buckets,
     levels: Levels,
     completions: Completions,
@@ -308,6 +310,7 @@ impl<'m> Simulation<'m> {
             in_service: Vec::new(),
             free_jobs: Vec::new(),
             store: Store::default(),
+            waiter_lists: Vec::new(),
             buckets: Buckets::new(model.bucket),
             levels: Levels::default(),
             completions: Completions::default(),
@@ -783,12 +786,9 @@ impl<'m> Simulation<'m> {
                 }
                 None => {
                     if m.idempotency.store != StoreMode::RecordAfter {
-                        self.store.insert(
-                            k,
-                            KeyState::InProgress {
-                                waiters: Vec::new(),
-                            },
-                        );
+                        // Waiter lists are reused, so a duplicate that waits allocates nothing.
+                        let waiters = self.waiter_lists.pop().unwrap_or_default();
+                        self.store.insert(k, KeyState::InProgress { waiters });
                     }
                 }
             }
@@ -891,11 +891,14 @@ impl<'m> Simulation<'m> {
         self.respond(now, req, outcome);
         // Duplicates that waited on this key share its committed result (or its failure).
         let shared = if key_recorded { Outcome::Ok } else { outcome };
-        for w in waiters {
+        for w in waiters.drain(..) {
             if key_recorded {
                 self.c.replayed += 1;
             }
             self.respond(now, w, shared);
+        }
+        if waiters.capacity() > 0 {
+            self.waiter_lists.push(waiters);
         }
         self.dispatch(now);
     }

@@ -1327,7 +1327,8 @@ impl Simulation<'_> {
     }
 }
 
-/// Runs `model` with `seed` and returns its result, named after the model.
+/// Runs `model` with `seed` and returns its result, named after the model: [`crate::run_model`]
+/// without progress, so a layered or contention model runs in its own engine here too.
 pub fn run(model: &Model, seed: u64) -> VariantResult {
-    Simulation::new(model, seed).run(&model.name, &mut |_| {})
+    crate::run_model(model, seed, &mut |_| {})
 }

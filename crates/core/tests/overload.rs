@@ -4,7 +4,6 @@
 use retrystorm_core::load::{Override, load};
 use retrystorm_core::model::Model;
 use retrystorm_core::sim::run;
-use retrystorm_core::summary::VariantResult;
 
 fn model_file(name: &str) -> Vec<Model> {
     model_file_with(name, &[])
@@ -15,44 +14,6 @@ fn model_file_with(name: &str, sets: &[&str]) -> Vec<Model> {
     let text = std::fs::read_to_string(&path).unwrap();
     let sets: Vec<Override> = sets.iter().map(|s| Override::parse(s).unwrap()).collect();
     load(name, &text, &sets).unwrap().variants
-}
-
-fn print(r: &VariantResult) {
-    let s = &r.summary;
-    println!(
-        "{:<16} intents={:>6} attempts={:>7} amp={:.2} ok={:>6} failed={:>6} goodput={:.0}/s offered={:.0}/s wasted={:.2} denied={} local={} brk_rej={} opened={} rl={} recovered={:?} recovery_ms={:?} base={:?} p99={:.0}",
-        r.name,
-        s.intents,
-        s.attempts,
-        s.amplification,
-        s.succeeded,
-        s.failed,
-        s.goodput_per_s,
-        s.offered_per_s,
-        s.wasted_share,
-        s.budget_denied,
-        s.throttled_locally,
-        s.breaker_rejected,
-        s.breaker_opened,
-        s.rate_limited,
-        s.recovered,
-        s.recovery_ms,
-        s.baseline_goodput_per_s,
-        s.completion_ms.p99,
-    );
-}
-
-/// `RS_MODEL=metastable-spike.toml cargo test -p retrystorm-core --test overload explore -- --ignored --nocapture`
-#[test]
-#[ignore]
-fn explore() {
-    let name = std::env::var("RS_MODEL").unwrap_or("metastable-spike.toml".into());
-    let seed: u64 = std::env::var("RS_SEED").map_or(1, |s| s.parse().unwrap());
-    let sets = std::env::var("RS_SET").unwrap_or_default();
-    let sets: Vec<&str> = sets.split('|').filter(|s| !s.is_empty()).collect();
-    for m in model_file_with(&name, &sets) {
-        print(&run(&m, seed));
-    }
 }
 
 fn one(text: &str) -> Model {
@@ -411,7 +372,6 @@ fn metastable_spike_persists_without_a_budget_and_recovers_with_one() {
     let budget = run(by_name("grpc-budget"), 1);
     let breaker = run(by_name("breaker"), 1);
     for r in [&no_backoff, &budget, &breaker] {
-        print(r);
         assert_eq!(r.summary.trigger_from_ms, Some(10_000.0));
         assert_eq!(r.summary.trigger_to_ms, Some(12_000.0));
     }

@@ -18,6 +18,7 @@ mod fmt;
 pub mod html;
 mod json;
 mod lines;
+mod style;
 mod svg;
 pub mod sweep;
 mod table;

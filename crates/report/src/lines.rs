@@ -5,6 +5,7 @@
 //! Same rendering rules as the report's other charts: DejaVu Sans compiled in, deterministic
 //! bytes for the same input.
 
+use crate::style::{GRID, GRID_BOLD, PALETTE, TEXT};
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
@@ -18,22 +19,6 @@ const CHART: &str = "line";
 /// The family name the report's charts register DejaVu Sans under (see `svg.rs`).
 const FONT: &str = "sans-serif";
 const WIDTH: u32 = 1000;
-const TEXT: RGBColor = RGBColor(0x22, 0x22, 0x22);
-const GRID: RGBColor = RGBColor(0xe4, 0xe4, 0xe4);
-const GRID_BOLD: RGBColor = RGBColor(0xc8, 0xc8, 0xc8);
-/// Tableau 10, as the report's other charts.
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(0x4e, 0x79, 0xa7),
-    RGBColor(0xf2, 0x8e, 0x2b),
-    RGBColor(0xe1, 0x57, 0x59),
-    RGBColor(0x76, 0xb7, 0xb2),
-    RGBColor(0x59, 0xa1, 0x4f),
-    RGBColor(0xed, 0xc9, 0x48),
-    RGBColor(0xb0, 0x7a, 0xa1),
-    RGBColor(0xff, 0x9d, 0xa7),
-    RGBColor(0x9c, 0x75, 0x5f),
-    RGBColor(0x79, 0x70, 0x6e),
-];
 
 /// One line: a name for the legend and its points `(x, y)` in x order.
 #[derive(Clone, Debug, PartialEq)]

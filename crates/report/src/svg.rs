@@ -4,6 +4,7 @@
 //! path), so nothing depends on the fonts installed on the machine; the SVG carries the text as
 //! `<text>` elements. Output is byte-identical for the same report.
 
+use crate::style::{GRID, GRID_BOLD, PALETTE, TEXT};
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
@@ -31,22 +32,6 @@ const ONCE: RGBColor = RGBColor(0x59, 0xa1, 0x4f);
 const DUPLICATED: RGBColor = RGBColor(0xf2, 0x8e, 0x2b);
 const LOST: RGBColor = RGBColor(0xe1, 0x57, 0x59);
 const PHANTOM: RGBColor = RGBColor(0x8c, 0x56, 0xa8);
-const TEXT: RGBColor = RGBColor(0x22, 0x22, 0x22);
-const GRID: RGBColor = RGBColor(0xe4, 0xe4, 0xe4);
-const GRID_BOLD: RGBColor = RGBColor(0xc8, 0xc8, 0xc8);
-/// Tableau 10, for one line per variant.
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(0x4e, 0x79, 0xa7),
-    RGBColor(0xf2, 0x8e, 0x2b),
-    RGBColor(0xe1, 0x57, 0x59),
-    RGBColor(0x76, 0xb7, 0xb2),
-    RGBColor(0x59, 0xa1, 0x4f),
-    RGBColor(0xed, 0xc9, 0x48),
-    RGBColor(0xb0, 0x7a, 0xa1),
-    RGBColor(0xff, 0x9d, 0xa7),
-    RGBColor(0x9c, 0x75, 0x5f),
-    RGBColor(0x79, 0x70, 0x6e),
-];
 
 /// Registers DejaVu Sans as plotters' "sans-serif" once per process.
 fn ensure_fonts() -> Result<(), ReportError> {

@@ -2,6 +2,7 @@
 //! variant (mean ± 95% CI over seeds), and the sweep chart (a metric against the varied
 //! parameter, one line per variant, with its CI band).
 
+use crate::style::{PALETTE, TEXT};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -162,20 +163,7 @@ fn x_axis(header: &SweepHeader) -> Option<usize> {
         .or(if axes.is_empty() { None } else { Some(0) })
 }
 
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(0x4e, 0x79, 0xa7),
-    RGBColor(0xf2, 0x8e, 0x2b),
-    RGBColor(0xe1, 0x57, 0x59),
-    RGBColor(0x76, 0xb7, 0xb2),
-    RGBColor(0x59, 0xa1, 0x4f),
-    RGBColor(0xed, 0xc9, 0x48),
-    RGBColor(0xb0, 0x7a, 0xa1),
-    RGBColor(0xff, 0x9d, 0xa7),
-    RGBColor(0x9c, 0x75, 0x5f),
-    RGBColor(0x79, 0x70, 0x6e),
-];
 const FONT: &str = "sans-serif";
-const TEXT: RGBColor = RGBColor(0x22, 0x22, 0x22);
 
 fn ensure_fonts() -> Result<(), ReportError> {
     static OK: OnceLock<bool> = OnceLock::new();

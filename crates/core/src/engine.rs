@@ -14,6 +14,10 @@ use crate::time::{Duration, Time};
 pub(crate) trait Engine {
     type Event;
     fn queue(&mut self) -> &mut EventQueue<Self::Event>;
+    /// The next event; an engine may override it to prefetch what upcoming events touch.
+    fn next_event(&mut self) -> Option<(Time, Self::Event)> {
+        self.queue().pop()
+    }
     /// Nothing is left to happen: every intent is final and the workload has no more to start.
     fn finished(&self) -> bool;
     fn handle(&mut self, now: Time, event: Self::Event);
@@ -47,7 +51,7 @@ pub(crate) fn drive<S: Engine>(
             break;
         }
         // A radix heap cannot peek: the first event past the horizon is popped and dropped.
-        let Some((now, ev)) = sim.queue().pop() else {
+        let Some((now, ev)) = sim.next_event() else {
             // Nothing left to happen, yet intents remain: they would wait forever.
             ended = Ended::Horizon;
             end = horizon;

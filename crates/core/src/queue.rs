@@ -43,6 +43,9 @@ impl<E> Default for EventQueue<E> {
     }
 }
 
+/// The largest spread bucket whose events [`EventQueue::pop_with`] announces.
+const SOON: usize = 256;
+
 /// The bucket of time `t` when the clock is at `now`: 0 if equal, else the bit length of `t ^ now`.
 #[inline]
 fn bucket(t: u64, now: u64) -> usize {
@@ -85,8 +88,15 @@ impl<E> EventQueue<E> {
     /// Removes and returns the earliest event, advancing the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
+        self.pop_with(|_| {})
+    }
+
+    /// As [`Self::pop`], calling `soon` on every event of a bucket that is about to be spread:
+    /// these are the next events to pop, so an engine can prefetch the state they will touch.
+    #[inline]
+    pub fn pop_with(&mut self, soon: impl FnMut(&E)) -> Option<(Time, E)> {
         if self.current.is_empty() {
-            self.refill()?;
+            self.refill(soon)?;
         }
         let (t, e) = self.current.pop_front()?;
         self.len -= 1;
@@ -94,7 +104,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Moves the clock to the earliest pending time and spreads its bucket over the lower ones.
-    fn refill(&mut self) -> Option<()> {
+    fn refill(&mut self, mut soon: impl FnMut(&E)) -> Option<()> {
         if self.nonempty == 0 {
             return None;
         }
@@ -102,6 +112,10 @@ impl<E> EventQueue<E> {
         let mut drained = std::mem::take(&mut self.buckets[k]);
         self.nonempty &= !(1 << k);
         let min = drained.iter().map(|&(t, _)| t).min()?;
+        // A bucket this small pops soon, while what `soon` prefetched is still in the cache.
+        if drained.len() <= SOON {
+            drained.iter().for_each(|(_, e)| soon(e));
+        }
         debug_assert!(min >= self.now.0, "the clock went back");
         self.now = Time(min);
         for (t, e) in drained.drain(..) {

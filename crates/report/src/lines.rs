@@ -5,19 +5,15 @@
 //! Same rendering rules as the report's other charts: DejaVu Sans compiled in, deterministic
 //! bytes for the same input.
 
-use crate::style::{GRID, GRID_BOLD, PALETTE, TEXT};
-use std::sync::OnceLock;
+use crate::style::{GRID, GRID_BOLD, PALETTE, bold, ensure_fonts, font};
 
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
-use plotters::style::FontStyle;
 
 use crate::{ReportError, fmt};
 
 const CHART: &str = "line";
-/// The family name the report's charts register DejaVu Sans under (see `svg.rs`).
-const FONT: &str = "sans-serif";
 const WIDTH: u32 = 1000;
 
 /// One line: a name for the legend and its points `(x, y)` in x order.
@@ -46,19 +42,6 @@ pub struct LineChart {
     pub panels: Vec<LinePanel>,
 }
 
-fn ensure_fonts() -> Result<(), ReportError> {
-    static OK: OnceLock<bool> = OnceLock::new();
-    let ok = *OK.get_or_init(|| {
-        plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok()
-            && plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold()).is_ok()
-    });
-    if ok { Ok(()) } else { Err(ReportError::Font) }
-}
-
-fn font(size: u32) -> TextStyle<'static> {
-    (FONT, size).into_font().color(&TEXT)
-}
-
 fn err<E: std::fmt::Display>(e: E) -> ReportError {
     ReportError::Chart {
         chart: CHART,
@@ -75,12 +58,7 @@ pub fn line_chart(chart: &LineChart) -> Result<String, ReportError> {
         let root =
             SVGBackend::with_string(&mut buf, (WIDTH, 50 + 420 * panels)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let root = root
-            .titled(
-                &chart.title,
-                (FONT, 20).into_font().style(FontStyle::Bold).color(&TEXT),
-            )
-            .map_err(err)?;
+        let root = root.titled(&chart.title, bold(20)).map_err(err)?;
         let points = || {
             chart
                 .panels

@@ -1,6 +1,30 @@
-//! The colours every chart shares, so that a variant looks the same in each.
+//! What every chart shares: colours, so that a variant looks the same in each, and the font,
+//! DejaVu Sans embedded from the `dejavu` crate so that text needs no system fonts.
 
-use plotters::style::RGBColor;
+use crate::ReportError;
+use plotters::style::{FontStyle, IntoFont, RGBColor, TextStyle};
+use std::sync::OnceLock;
+
+/// The family name the charts register DejaVu Sans under.
+pub(crate) const FONT: &str = "sans-serif";
+
+/// Registers DejaVu Sans (regular and bold) as [`FONT`] once per process.
+pub(crate) fn ensure_fonts() -> Result<(), ReportError> {
+    static OK: OnceLock<bool> = OnceLock::new();
+    let ok = *OK.get_or_init(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok()
+            && plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold()).is_ok()
+    });
+    if ok { Ok(()) } else { Err(ReportError::Font) }
+}
+
+pub(crate) fn font(size: u32) -> TextStyle<'static> {
+    (FONT, size).into_font().color(&TEXT)
+}
+
+pub(crate) fn bold(size: u32) -> TextStyle<'static> {
+    (FONT, size).into_font().style(FontStyle::Bold).color(&TEXT)
+}
 
 pub(crate) const TEXT: RGBColor = RGBColor(0x22, 0x22, 0x22);
 pub(crate) const GRID: RGBColor = RGBColor(0xe4, 0xe4, 0xe4);

@@ -4,13 +4,11 @@
 //! path), so nothing depends on the fonts installed on the machine; the SVG carries the text as
 //! `<text>` elements. Output is byte-identical for the same report.
 
-use crate::style::{GRID, GRID_BOLD, PALETTE, TEXT};
-use std::sync::OnceLock;
+use crate::style::{GRID, GRID_BOLD, PALETTE, bold, ensure_fonts, font};
 
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
-use plotters::style::FontStyle;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use retrystorm_core::summary::{RunReport, VariantResult};
 
@@ -20,7 +18,6 @@ use crate::{ReportError, fmt};
 /// summing runs of adjacent buckets.
 pub const MAX_COLUMNS: usize = 1200;
 
-const FONT: &str = "sans-serif";
 const WIDTH: u32 = 1200;
 const LOAD_HEADER: u32 = 64;
 const LOAD_PANEL: u32 = 270;
@@ -32,24 +29,6 @@ const ONCE: RGBColor = RGBColor(0x59, 0xa1, 0x4f);
 const DUPLICATED: RGBColor = RGBColor(0xf2, 0x8e, 0x2b);
 const LOST: RGBColor = RGBColor(0xe1, 0x57, 0x59);
 const PHANTOM: RGBColor = RGBColor(0x8c, 0x56, 0xa8);
-
-/// Registers DejaVu Sans as plotters' "sans-serif" once per process.
-fn ensure_fonts() -> Result<(), ReportError> {
-    static OK: OnceLock<bool> = OnceLock::new();
-    let ok = *OK.get_or_init(|| {
-        plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok()
-            && plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold()).is_ok()
-    });
-    if ok { Ok(()) } else { Err(ReportError::Font) }
-}
-
-fn font(size: u32) -> TextStyle<'static> {
-    (FONT, size).into_font().color(&TEXT)
-}
-
-fn bold(size: u32) -> TextStyle<'static> {
-    (FONT, size).into_font().style(FontStyle::Bold).color(&TEXT)
-}
 
 /// Turns any plotters error into a [`ReportError`] naming the chart.
 fn chart_err<E: std::fmt::Display>(chart: &'static str) -> impl Fn(E) -> ReportError {

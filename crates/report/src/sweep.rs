@@ -2,12 +2,10 @@
 //! variant (mean ± 95% CI over seeds), and the sweep chart (a metric against the varied
 //! parameter, one line per variant, with its CI band).
 
-use crate::style::{PALETTE, TEXT};
+use crate::style::{PALETTE, bold, ensure_fonts, font};
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 use plotters::prelude::*;
-use plotters::style::FontStyle;
 use retrystorm_core::stats::{self, Estimate};
 use retrystorm_core::summary::Summary;
 use retrystorm_core::sweep::{Axis, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord};
@@ -163,17 +161,6 @@ fn x_axis(header: &SweepHeader) -> Option<usize> {
         .or(if axes.is_empty() { None } else { Some(0) })
 }
 
-const FONT: &str = "sans-serif";
-
-fn ensure_fonts() -> Result<(), ReportError> {
-    static OK: OnceLock<bool> = OnceLock::new();
-    let ok = *OK.get_or_init(|| {
-        plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok()
-            && plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold()).is_ok()
-    });
-    if ok { Ok(()) } else { Err(ReportError::Font) }
-}
-
 fn err<E: std::fmt::Display>(e: E) -> ReportError {
     ReportError::Chart {
         chart: "sweep",
@@ -272,14 +259,14 @@ pub fn sweep_chart(
         let mut chart = ChartBuilder::on(&root)
             .caption(
                 format!("{}: {metric} by {}", header.model, x_name),
-                (FONT, 20).into_font().style(FontStyle::Bold).color(&TEXT),
+                bold(20),
             )
             .margin(16)
             .x_label_area_size(48)
             .y_label_area_size(72)
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(err)?;
-        let label_style = (FONT, 14).into_font().color(&TEXT);
+        let label_style = font(14);
         let fmt_x = |x: &f64| -> String {
             if numeric {
                 crate::ci::short(*x)

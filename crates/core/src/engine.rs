@@ -4,7 +4,7 @@
 //! The engines (`sim`, `layered`, `occ`) differ in their events and state, not in how a run
 //! ends: when nothing is left to do, at the model's horizon, or at its `max_events` guard.
 
-use crate::model::Workload;
+use crate::model::{Model, Workload};
 use crate::queue::EventQueue;
 use crate::rng::{Purpose, Stream};
 use crate::summary::Ended;
@@ -35,10 +35,11 @@ pub struct RunEnd {
 /// have been handled. `progress` hears the clock every 65,536 events and at the end.
 pub(crate) fn drive<S: Engine>(
     sim: &mut S,
-    horizon: Time,
-    max_events: u64,
+    model: &Model,
     progress: &mut dyn FnMut(Time),
 ) -> RunEnd {
+    let horizon = Time::ZERO + model.horizon;
+    let max_events = model.max_events;
     let mut end = Time::ZERO;
     let mut events = 0u64;
     let mut ended = Ended::Settled;
@@ -126,6 +127,15 @@ impl BurstOrder {
     /// The `(time, n + 1)` of the start after the `n`-th, if any.
     pub fn next(&self, n: u32) -> Option<(Time, u32)> {
         (u64::from(n) + 1 < self.clients).then(|| (self.at(n + 1).0, n + 1))
+    }
+
+    /// Handles the `n`-th start: schedules the next one as `start(n + 1)` and returns the client
+    /// that starts now.
+    pub(crate) fn take<E>(&self, n: u32, q: &mut EventQueue<E>, start: impl Fn(u32) -> E) -> u64 {
+        if let Some((t, next)) = self.next(n) {
+            q.push(t, start(next));
+        }
+        self.at(n).1
     }
 }
 

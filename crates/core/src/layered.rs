@@ -230,9 +230,8 @@ impl<'m> LayeredSim<'m> {
 
     /// Runs to the end and reports. `progress` is called now and then with the clock.
     pub fn run(mut self, name: &str, progress: &mut dyn FnMut(Time)) -> VariantResult {
-        let horizon = Time::ZERO + self.model.horizon;
-        let max_events = self.model.max_events;
-        let r = engine::drive(&mut self, horizon, max_events, progress);
+        let model = self.model;
+        let r = engine::drive(&mut self, model, progress);
         self.events = r.events;
         self.finish(name, r.end, r.ended)
     }
@@ -241,10 +240,9 @@ impl<'m> LayeredSim<'m> {
         match ev {
             Event::Start { client: n } => {
                 self.to_start -= 1;
-                let (_, client) = self.burst.at(n);
-                if let Some((t, next)) = self.burst.next(n) {
-                    self.queue.push(t, Event::Start { client: next });
-                }
+                let client = self
+                    .burst
+                    .take(n, &mut self.queue, |client| Event::Start { client });
                 self.start_intent(now, client);
             }
             Event::Send { call, generation } => {

@@ -126,9 +126,8 @@ impl<'m> OccSim<'m> {
 
     /// Runs until every client has committed or given up; `progress` gets the clock now and then.
     pub fn run(mut self, name: &str, progress: &mut dyn FnMut(Time)) -> VariantResult {
-        let horizon = Time::ZERO + self.model.horizon;
-        let max_events = self.model.max_events;
-        let r = engine::drive(&mut self, horizon, max_events, progress);
+        let model = self.model;
+        let r = engine::drive(&mut self, model, progress);
         self.events = r.events;
         self.finish(name, r.end, r.ended)
     }
@@ -164,10 +163,10 @@ impl<'m> OccSim<'m> {
     fn handle(&mut self, now: Time, ev: Event) {
         match ev {
             Event::Start { client: n } => {
-                let client = self.burst.at(n).1 as u32;
-                if let Some((t, next)) = self.burst.next(n) {
-                    self.queue.push(t, Event::Start { client: next });
-                }
+                let client = self
+                    .burst
+                    .take(n, &mut self.queue, |client| Event::Start { client })
+                    as u32;
                 self.clients[client as usize].start = now;
                 self.send_read(now, client, Duration::ZERO);
             }

@@ -462,9 +462,8 @@ impl<'m> Simulation<'m> {
 
     /// Runs to the end and reports. `progress` is called now and then with the clock.
     pub fn run(mut self, name: &str, progress: &mut dyn FnMut(Time)) -> VariantResult {
-        let horizon = Time::ZERO + self.model.horizon;
-        let max_events = self.model.max_events;
-        let r = engine::drive(&mut self, horizon, max_events, progress);
+        let model = self.model;
+        let r = engine::drive(&mut self, model, progress);
         self.events = r.events;
         self.finish(name, r.end, r.ended)
     }
@@ -474,10 +473,7 @@ impl<'m> Simulation<'m> {
             Event::Start { client: n } => {
                 self.to_start -= 1;
                 let Some(order) = &self.burst else { return };
-                let (_, client) = order.at(n);
-                if let Some((t, next)) = order.next(n) {
-                    self.queue.push(t, Event::Start { client: next });
-                }
+                let client = order.take(n, &mut self.queue, |client| Event::Start { client });
                 self.start_intent(now, client, NO_WORKER);
             }
             Event::Arrival => {

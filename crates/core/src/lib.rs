@@ -28,10 +28,10 @@
 //!
 //! Modules, one concept each: [`time`] (integer nanoseconds), [`rng`] (keyed PCG streams),
 //! [`queue`] (the future event list), [`dist`] (duration distributions), [`backoff`] (AWS
-//! formulas), [`model`] (the scenario), [`load`] (TOML with located errors), [`sim`] (the event
-//! loop), [`policy`] (overload signals, retry budgets, circuit breakers, hedging, recovery),
-//! [`layered`] (retries at every layer of a request path), [`occ`] (write contention with
-//! optimistic concurrency), [`metrics`] (streaming counters), [`summary`] (the JSON contract),
+//! formulas), [`model`] (the scenario), [`load`] (TOML with located errors), [`path`] (the one
+//! engine: clients, tiers, calls, the store), [`policy`] (overload signals, retry budgets,
+//! circuit breakers, hedging, recovery), [`layered`] (closed forms for retries stacked across
+//! hops), [`metrics`] (streaming counters), [`summary`] (the JSON contract),
 //! [`expect`] (assertions on a summary, by metric name), [`stats`] (replications: means and
 //! Student-t confidence intervals), [`sweep`] (parameter grids, shards, JSON Lines records).
 //!
@@ -66,30 +66,22 @@ pub mod layered;
 pub mod load;
 pub mod metrics;
 pub mod model;
-pub mod occ;
+pub mod path;
 pub mod policy;
 pub mod queue;
 pub mod rng;
-pub mod sim;
 pub mod stats;
 pub mod summary;
 pub mod sweep;
 pub mod time;
 
-/// Runs one resolved model with `seed`: the single entry point every front end calls, whatever
-/// engine the model needs. `progress` is called now and then with the simulated clock.
+/// Runs one resolved model with `seed`: the single entry point every front end calls. `progress` is called now and then with the simulated clock.
 pub fn run_model(
     model: &model::Model,
     seed: u64,
     progress: &mut dyn FnMut(time::Time),
 ) -> summary::VariantResult {
-    let mut result = if !model.layers.is_empty() {
-        layered::LayeredSim::new(model, seed).run(&model.name, progress)
-    } else if model.workload.kind == model::WorkloadKind::Contention {
-        occ::OccSim::new(model, seed).run(&model.name, progress)
-    } else {
-        sim::Simulation::new(model, seed).run(&model.name, progress)
-    };
+    let mut result = path::PathSim::new(model, seed).run(&model.name, progress);
     let s = &mut result.summary;
     s.truncated = match s.ended {
         summary::Ended::MaxEvents => true,

@@ -286,6 +286,7 @@ pub fn series(mut b: Buckets, end: Time) -> Series {
         first: b.first,
         retries: b.retries,
         succeeded: b.succeeded,
+        tiers: Vec::new(),
     }
 }
 

@@ -41,6 +41,10 @@ pub struct Model {
     /// layered engine ([`crate::layered`]), whose bottom is `server.fail` and `server.service`.
     #[serde(rename = "layer", skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<Layer>,
+    /// The tiers between the clients and `[server]` (`[[tier]]` tables, top first): each is a
+    /// server with a retrying client of the next tier in it (`docs/model.md`, "The request path").
+    #[serde(rename = "tier", skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<TierConfig>,
     /// A retry budget (`docs/policies.md`): gRPC, AWS, Finagle or SRE adaptive throttling.
     pub budget: BudgetConfig,
     /// A resilience4j circuit breaker in front of every attempt.
@@ -66,6 +70,7 @@ impl Default for Model {
             server: Server::default(),
             idempotency: Idempotency::default(),
             layers: Vec::new(),
+            tiers: Vec::new(),
             budget: BudgetConfig::default(),
             breaker: BreakerConfig::default(),
             hedge: HedgeConfig::default(),
@@ -220,6 +225,10 @@ pub struct Retry {
     pub retry_after: RetryAfterPolicy,
     /// The longest `Retry-After` honoured (longer ones are cut to it); none = `retry.cap`.
     pub retry_after_cap: Option<Duration>,
+    /// Cancellation propagation (Google SRE book, "Addressing Cascading Failures"): when this
+    /// caller stops waiting for an attempt, the tier below drops it if it is still queued and
+    /// stops the retries it makes below for it. Off: the work goes on, orphaned.
+    pub cancel: bool,
 }
 
 /// What a client does with `Retry-After`.
@@ -249,6 +258,7 @@ impl Default for Retry {
             retry_on: Class::DEFAULT_RETRYABLE.to_vec(),
             retry_after: RetryAfterPolicy::Honour,
             retry_after_cap: None,
+            cancel: false,
         }
     }
 }
@@ -470,6 +480,10 @@ pub struct Server {
     pub capacity_drops: Vec<CapacityDrop>,
     /// A token-bucket rate limiter answering 429.
     pub rate_limit: RateLimitConfig,
+    /// The server holds one record that every intent updates with optimistic concurrency (the
+    /// AWS blog's contention model, `docs/layered.md`): an attempt reads the version, then writes
+    /// if it is unchanged, else gets a 409. Last tier only.
+    pub contention: bool,
 }
 
 /// What a shedding server answers.
@@ -510,6 +524,7 @@ impl Default for Server {
             client_error: 0.0,
             capacity_drops: Vec::new(),
             rate_limit: RateLimitConfig::default(),
+            contention: false,
         }
     }
 }
@@ -630,6 +645,22 @@ impl Layer {
     }
 }
 
+/// One `[[tier]]` of the request path: a server (`server`, every key of `[server]`) and the
+/// client inside it that calls the next tier down (`retry`, `network`, `budget`, `breaker`,
+/// `hedge`, every key of the top-level sections of the same names). The last tier is `[server]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TierConfig {
+    /// Shown in the per-tier report (`tier{i}` when empty).
+    pub name: String,
+    pub server: Server,
+    pub retry: Retry,
+    pub network: Network,
+    pub budget: BudgetConfig,
+    pub breaker: BreakerConfig,
+    pub hedge: HedgeConfig,
+}
+
 /// A retry budget: a limit on retries shared by all calls through one layer, written
 /// `budget = { kind = "tokens", max_tokens = 10, token_ratio = 0.1 }` or
 /// `budget = { kind = "ratio", ratio = 0.1, min_retries = 10 }`.
@@ -700,6 +731,150 @@ fn bytes(n: u64) -> String {
     format!("{x:.0} {}", UNITS[u])
 }
 
+fn validate_attempts(path: &str, n: u32) -> Result<(), Invalid> {
+    if n == 0 {
+        return Err(invalid(path, "must be at least 1 (the first try counts)"));
+    }
+    if n > 10_000 {
+        return Err(invalid(path, "at most 10000"));
+    }
+    Ok(())
+}
+
+/// The backoff fields shared by `[retry]`, `[[layer]]` and `[tier.retry]`, under `prefix`.
+fn validate_backoff(prefix: &str, b: &Backoff) -> Result<(), Invalid> {
+    if !(b.multiplier.is_finite() && b.multiplier >= 1.0) {
+        return Err(invalid(
+            &format!("{prefix}.multiplier"),
+            format!("must be a finite number >= 1, got {}", b.multiplier),
+        ));
+    }
+    if b.kind != BackoffKind::Immediate && b.cap < b.base {
+        return Err(invalid(
+            &format!("{prefix}.cap"),
+            format!("must be >= {prefix}.base ({}), got {}", b.base, b.cap),
+        ));
+    }
+    if b.jitter == Jitter::Decorrelated && b.base.0 == 0 && b.kind != BackoffKind::Immediate {
+        return Err(invalid(
+            &format!("{prefix}.base"),
+            "decorrelated jitter needs a positive base",
+        ));
+    }
+    Ok(())
+}
+
+/// `[retry]` or a tier's `retry`, under `p`.
+fn validate_retry(p: &str, r: &Retry) -> Result<(), Invalid> {
+    validate_attempts(&format!("{p}.max_attempts"), r.max_attempts)?;
+    if r.timeout == Some(Duration::ZERO) {
+        return Err(invalid(
+            &format!("{p}.timeout"),
+            "must be a positive duration (omit it to wait forever)",
+        ));
+    }
+    if r.deadline == Some(Duration::ZERO) {
+        return Err(invalid(
+            &format!("{p}.deadline"),
+            "must be a positive duration (omit it for no overall deadline)",
+        ));
+    }
+    validate_backoff(p, &r.backoff())?;
+    probability(&format!("{p}.restart_probability"), r.restart_probability)?;
+    for (i, c) in r.retry_on.iter().enumerate() {
+        if matches!(c, Class::Success | Class::ClientError | Class::Overloaded) {
+            return Err(invalid(
+                &format!("{p}.retry_on[{i}]"),
+                format!(
+                    "{:?} is never retried; allowed: timeout, connection, 503, 429, 5xx, 409",
+                    c.name()
+                ),
+            ));
+        }
+    }
+    if r.retry_after_cap == Some(Duration::ZERO) {
+        return Err(invalid(
+            &format!("{p}.retry_after_cap"),
+            format!("must be a positive duration (use {p}.retry_after = \"ignore\" to ignore it)"),
+        ));
+    }
+    Ok(())
+}
+
+fn validate_network(p: &str, n: &Network) -> Result<(), Invalid> {
+    probability(&format!("{p}.request_loss"), n.request_loss)?;
+    probability(&format!("{p}.response_loss"), n.response_loss)
+}
+
+/// `[server]` or a tier's `server`, under `p`.
+fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
+    let at = |f: &str| format!("{p}.{f}");
+    if s.capacity.0 == Some(0) {
+        return Err(invalid(
+            &at("capacity"),
+            "must be at least 1 (or \"unlimited\")",
+        ));
+    }
+    if let FailMode::Probability(q) = s.fail {
+        probability(&at("fail"), q)?;
+    }
+    probability(&at("crash_probability"), s.crash_probability)?;
+    for (i, o) in s.outages.iter().enumerate() {
+        if o.to <= o.from {
+            return Err(invalid(
+                &at(&format!("outages[{i}].to")),
+                format!("must be after `from` ({})", o.from),
+            ));
+        }
+    }
+    if s.concurrency_limit.0 == Some(0) {
+        return Err(invalid(
+            &at("concurrency_limit"),
+            "must be at least 1 (or \"unlimited\")",
+        ));
+    }
+    if !(s.slowdown.is_finite() && s.slowdown >= 0.0) {
+        return Err(invalid(
+            &at("slowdown"),
+            format!("must be a finite number >= 0, got {}", s.slowdown),
+        ));
+    }
+    probability(&at("client_error"), s.client_error)?;
+    for (i, d) in s.capacity_drops.iter().enumerate() {
+        if d.to <= d.from {
+            return Err(invalid(
+                &at(&format!("capacity_drops[{i}].to")),
+                format!("must be after `from` ({})", d.from),
+            ));
+        }
+        if d.capacity == 0 {
+            return Err(invalid(
+                &at(&format!("capacity_drops[{i}].capacity")),
+                format!("must be at least 1 (use {p}.outages for a window with no service)"),
+            ));
+        }
+        if s.capacity.0.is_none() {
+            return Err(invalid(
+                &at(&format!("capacity_drops[{i}]")),
+                format!("a capacity drop needs a limited {p}.capacity"),
+            ));
+        }
+        if let Some(later) = s.capacity_drops[i + 1..]
+            .iter()
+            .position(|e| e.from < d.to && d.from < e.to)
+        {
+            return Err(invalid(
+                &at(&format!("capacity_drops[{}]", i + 1 + later)),
+                "capacity drops must not overlap",
+            ));
+        }
+    }
+    if p == "server" {
+        s.rate_limit.validate()?;
+    }
+    Ok(())
+}
+
 impl Model {
     /// Checks what types cannot: ranges, orderings, sizes.
     pub fn validate(&self) -> Result<(), Invalid> {
@@ -724,6 +899,27 @@ impl Model {
         if self.max_events == 0 {
             return Err(invalid("max_events", "must be at least 1"));
         }
+        self.validate_workload()?;
+        validate_retry("retry", &self.retry)?;
+        validate_network("network", &self.network)?;
+        validate_server("server", &self.server)?;
+        if self.idempotency.ttl == Some(Duration::ZERO) {
+            return Err(invalid(
+                "idempotency.ttl",
+                "must be a positive duration (omit it to keep keys forever)",
+            ));
+        }
+        self.budget.validate()?;
+        self.breaker.validate()?;
+        self.hedge.validate(self.retry.max_attempts)?;
+        self.recovery.validate()?;
+        self.validate_layers()?;
+        self.validate_tiers()?;
+        self.validate_instances()?;
+        Ok(())
+    }
+
+    fn validate_workload(&self) -> Result<(), Invalid> {
         let w = &self.workload;
         match w.kind {
             WorkloadKind::Burst | WorkloadKind::Contention => {
@@ -777,157 +973,25 @@ impl Model {
                 }
             }
         }
-        let r = &self.retry;
-        if r.max_attempts == 0 {
-            return Err(invalid(
-                "retry.max_attempts",
-                "must be at least 1 (the first try counts)",
-            ));
+        if w.processes == 0 {
+            return Err(invalid("workload.processes", "must be at least 1"));
         }
-        if r.max_attempts > 10_000 {
-            return Err(invalid("retry.max_attempts", "at most 10000"));
-        }
-        if r.timeout == Some(Duration::ZERO) {
-            return Err(invalid(
-                "retry.timeout",
-                "must be a positive duration (omit it to wait forever)",
-            ));
-        }
-        if r.deadline == Some(Duration::ZERO) {
-            return Err(invalid(
-                "retry.deadline",
-                "must be a positive duration (omit it for no overall deadline)",
-            ));
-        }
-        if !(r.multiplier.is_finite() && r.multiplier >= 1.0) {
-            return Err(invalid(
-                "retry.multiplier",
-                format!("must be a finite number >= 1, got {}", r.multiplier),
-            ));
-        }
-        if r.backoff != BackoffKind::Immediate && r.cap < r.base {
-            return Err(invalid(
-                "retry.cap",
-                format!("must be >= retry.base ({}), got {}", r.base, r.cap),
-            ));
-        }
-        if r.jitter == Jitter::Decorrelated && r.base.0 == 0 && r.backoff != BackoffKind::Immediate
-        {
-            return Err(invalid(
-                "retry.base",
-                "decorrelated jitter needs a positive base",
-            ));
-        }
-        probability("retry.restart_probability", r.restart_probability)?;
-        let n = &self.network;
-        probability("network.request_loss", n.request_loss)?;
-        probability("network.response_loss", n.response_loss)?;
-        let s = &self.server;
-        if s.capacity.0 == Some(0) {
-            return Err(invalid(
-                "server.capacity",
-                "must be at least 1 (or \"unlimited\")",
-            ));
-        }
-        if let FailMode::Probability(p) = s.fail {
-            probability("server.fail", p)?;
-        }
-        probability("server.crash_probability", s.crash_probability)?;
-        for (i, o) in s.outages.iter().enumerate() {
-            if o.to <= o.from {
-                return Err(invalid(
-                    &format!("server.outages[{i}].to"),
-                    format!("must be after `from` ({})", o.from),
-                ));
-            }
-        }
-        if self.idempotency.ttl == Some(Duration::ZERO) {
-            return Err(invalid(
-                "idempotency.ttl",
-                "must be a positive duration (omit it to keep keys forever)",
-            ));
-        }
-        self.validate_layers()?;
-        self.validate_contention()?;
-        self.validate_overload()?;
         Ok(())
     }
 
-    /// Checks the overload signals and client policies (`docs/policies.md`).
-    fn validate_overload(&self) -> Result<(), Invalid> {
-        let r = &self.retry;
-        for (i, c) in r.retry_on.iter().enumerate() {
-            if matches!(c, Class::Success | Class::ClientError | Class::Overloaded) {
-                return Err(invalid(
-                    &format!("retry.retry_on[{i}]"),
-                    format!(
-                        "{:?} is never retried; allowed: timeout, connection, 503, 429, 5xx, 409",
-                        c.name()
-                    ),
-                ));
-            }
-        }
-        if r.retry_after_cap == Some(Duration::ZERO) {
-            return Err(invalid(
-                "retry.retry_after_cap",
-                "must be a positive duration (use retry.retry_after = \"ignore\" to ignore it)",
-            ));
-        }
-        if self.workload.processes == 0 {
-            return Err(invalid("workload.processes", "must be at least 1"));
-        }
+    /// Per-client budgets, breakers and rate limits hold one instance per client process.
+    fn validate_instances(&self) -> Result<(), Invalid> {
         let s = &self.server;
-        if s.concurrency_limit.0 == Some(0) {
-            return Err(invalid(
-                "server.concurrency_limit",
-                "must be at least 1 (or \"unlimited\")",
-            ));
-        }
-        if !(s.slowdown.is_finite() && s.slowdown >= 0.0) {
-            return Err(invalid(
-                "server.slowdown",
-                format!("must be a finite number >= 0, got {}", s.slowdown),
-            ));
-        }
-        probability("server.client_error", s.client_error)?;
-        for (i, d) in s.capacity_drops.iter().enumerate() {
-            if d.to <= d.from {
-                return Err(invalid(
-                    &format!("server.capacity_drops[{i}].to"),
-                    format!("must be after `from` ({})", d.from),
-                ));
-            }
-            if d.capacity == 0 {
-                return Err(invalid(
-                    &format!("server.capacity_drops[{i}].capacity"),
-                    "must be at least 1 (use server.outages for a window with no service)",
-                ));
-            }
-            if s.capacity.0.is_none() {
-                return Err(invalid(
-                    &format!("server.capacity_drops[{i}]"),
-                    "a capacity drop needs a limited server.capacity",
-                ));
-            }
-            if let Some(later) = s.capacity_drops[i + 1..]
-                .iter()
-                .position(|e| e.from < d.to && d.from < e.to)
-            {
-                return Err(invalid(
-                    &format!("server.capacity_drops[{}]", i + 1 + later),
-                    "capacity drops must not overlap",
-                ));
-            }
-        }
-        s.rate_limit.validate()?;
-        self.budget.validate()?;
-        self.breaker.validate()?;
-        self.hedge.validate(r.max_attempts)?;
-        self.recovery.validate()?;
         let per_client = (self.budget.kind != crate::policy::budget::BudgetKind::None
             && self.budget.scope == Scope::Client)
             || (self.breaker.enabled && self.breaker.scope == Scope::Client)
-            || (s.rate_limit.enabled() && s.rate_limit.scope == Scope::Client);
+            || (s.rate_limit.enabled()
+                && s.rate_limit.scope == Scope::Client
+                && self.tiers.is_empty()
+                && self.layers.len() <= 1)
+            || self.tiers.first().is_some_and(|t| {
+                t.server.rate_limit.enabled() && t.server.rate_limit.scope == Scope::Client
+            });
         let processes = match self.workload.kind {
             WorkloadKind::Burst | WorkloadKind::Contention => self.workload.clients,
             WorkloadKind::Closed => self.workload.workers,
@@ -944,10 +1008,16 @@ impl Model {
         Ok(())
     }
 
-    /// Checks the `[[layer]]` tables and what the layered engine does not model.
+    /// Checks the `[[layer]]` tables: each is a hop of the request path (`docs/layered.md`).
     fn validate_layers(&self) -> Result<(), Invalid> {
         if self.layers.is_empty() {
             return Ok(());
+        }
+        if !self.tiers.is_empty() {
+            return Err(invalid(
+                "tier",
+                "[[layer]] and [[tier]] are two ways to write one request path; use one (a [[tier]] has everything a [[layer]] has)",
+            ));
         }
         if self.layers.len() > MAX_LAYERS {
             return Err(invalid(
@@ -955,85 +1025,43 @@ impl Model {
                 format!("{} layers; at most {MAX_LAYERS}", self.layers.len()),
             ));
         }
-        let not_modelled = |path: &str, what: &str| {
-            invalid(
-                path,
-                format!(
-                    "{what} is not modelled by the layered engine ([[layer]] tables); remove it or the layers"
-                ),
-            )
-        };
-        if self.workload.kind != WorkloadKind::Burst {
+        let set = |a: toml::Value, b: toml::Value| a != b;
+        if set(
+            toml::Value::try_from(&self.retry).unwrap_or(toml::Value::Boolean(false)),
+            toml::Value::try_from(Retry::default()).unwrap_or(toml::Value::Boolean(false)),
+        ) {
             return Err(invalid(
-                "workload.kind",
-                "a layered request path ([[layer]]) runs a burst workload only: set workload.kind = \"burst\"",
+                "retry",
+                "with [[layer]] tables the top layer is the clients' retry policy: move these keys into layer[0] (or write the path with [[tier]] tables)",
             ));
         }
-        let s = &self.server;
-        if s.capacity.0.is_some() || s.queue.0.is_some() {
-            return Err(not_modelled(
-                if s.capacity.0.is_some() {
-                    "server.capacity"
-                } else {
-                    "server.queue"
-                },
-                "a limited server (the bottom has unlimited capacity)",
+        if set(
+            toml::Value::try_from(&self.network).unwrap_or(toml::Value::Boolean(false)),
+            toml::Value::try_from(Network::default()).unwrap_or(toml::Value::Boolean(false)),
+        ) {
+            return Err(invalid(
+                "network",
+                "with [[layer]] tables each layer's `latency` is its hop's network, and layers lose no messages: write the path with [[tier]] tables (each has a `network`) to model loss",
             ));
         }
-        if !s.outages.is_empty() {
-            return Err(not_modelled("server.outages", "an outage window"));
-        }
-        if s.crash_probability > 0.0 {
-            return Err(not_modelled("server.crash_probability", "a crash"));
-        }
-        if self.network.request_loss > 0.0 || self.network.response_loss > 0.0 {
-            return Err(not_modelled(
-                if self.network.request_loss > 0.0 {
-                    "network.request_loss"
-                } else {
-                    "network.response_loss"
-                },
-                "message loss (each layer has its own `latency`)",
+        if self.layers[0].budget.is_some()
+            && self.budget.kind != crate::policy::budget::BudgetKind::None
+        {
+            return Err(invalid(
+                "budget",
+                "the top layer is the client: give its budget either in [budget] or in layer[0].budget, not both",
             ));
         }
         for (i, l) in self.layers.iter().enumerate() {
             let at = |f: &str| format!("layer[{i}].{f}");
-            if l.max_attempts == 0 {
-                return Err(invalid(
-                    &at("max_attempts"),
-                    "must be at least 1 (the first try counts)",
-                ));
-            }
-            if l.max_attempts > 10_000 {
-                return Err(invalid(&at("max_attempts"), "at most 10000"));
-            }
+            validate_attempts(&at("max_attempts"), l.max_attempts)?;
             if l.timeout == Some(Duration::ZERO) {
                 return Err(invalid(
                     &at("timeout"),
                     "must be a positive duration (omit it to wait forever)",
                 ));
             }
-            if !(l.multiplier.is_finite() && l.multiplier >= 1.0) {
-                return Err(invalid(
-                    &at("multiplier"),
-                    format!("must be a finite number >= 1, got {}", l.multiplier),
-                ));
-            }
-            if l.backoff != BackoffKind::Immediate && l.cap < l.base {
-                return Err(invalid(
-                    &at("cap"),
-                    format!("must be >= base ({}), got {}", l.base, l.cap),
-                ));
-            }
-            if l.jitter == Jitter::Decorrelated
-                && l.base.0 == 0
-                && l.backoff != BackoffKind::Immediate
-            {
-                return Err(invalid(
-                    &at("base"),
-                    "decorrelated jitter needs a positive base",
-                ));
-            }
+            validate_backoff(&format!("layer[{i}]"), &l.backoff())?;
             match l.budget {
                 Some(Budget::Tokens {
                     max_tokens,
@@ -1064,46 +1092,39 @@ impl Model {
         Ok(())
     }
 
-    /// Checks what the contention workload ([`crate::occ`]) does not model.
-    fn validate_contention(&self) -> Result<(), Invalid> {
-        if self.workload.kind != WorkloadKind::Contention {
-            return Ok(());
-        }
-        if !self.layers.is_empty() {
+    /// Checks the `[[tier]]` tables with the same rules as the top-level sections.
+    fn validate_tiers(&self) -> Result<(), Invalid> {
+        if self.tiers.len() + 1 > MAX_LAYERS {
             return Err(invalid(
-                "layer",
-                "the contention workload has one client-to-record hop; remove the [[layer]] tables",
+                "tier",
+                format!(
+                    "{} tiers below the clients; at most {MAX_LAYERS}",
+                    self.tiers.len() + 1
+                ),
             ));
         }
-        let n = &self.network;
-        if n.request_loss > 0.0 || n.response_loss > 0.0 {
-            return Err(invalid(
-                if n.request_loss > 0.0 {
-                    "network.request_loss"
-                } else {
-                    "network.response_loss"
-                },
-                "the contention workload has no message loss (as the AWS blog's simulator); set it to 0",
-            ));
-        }
-        let s = &self.server;
-        if s.fail != FailMode::Never {
-            return Err(invalid(
-                "server.fail",
-                "the contention workload's record never fails (only conflicts do); set it to \"never\"",
-            ));
-        }
-        if !s.service.is_zero() {
-            return Err(invalid(
-                "server.service",
-                "the contention workload's record answers at once (as the AWS blog's simulator); remove it",
-            ));
-        }
-        if self.retry.timeout.is_some() {
-            return Err(invalid(
-                "retry.timeout",
-                "the contention workload loses no messages, so it has no timeouts; remove it",
-            ));
+        for (i, t) in self.tiers.iter().enumerate() {
+            let p = format!("tier[{i}]");
+            validate_server(&format!("{p}.server"), &t.server)?;
+            if t.server.contention {
+                return Err(invalid(
+                    &format!("{p}.server.contention"),
+                    "write contention is a behaviour of the last tier: set it in [server]",
+                ));
+            }
+            validate_retry(&format!("{p}.retry"), &t.retry)?;
+            validate_network(&format!("{p}.network"), &t.network)?;
+            let prefixed = |e: Invalid| Invalid {
+                path: format!("{p}.{}", e.path),
+                message: e.message,
+            };
+            t.budget.validate().map_err(prefixed)?;
+            t.breaker.validate().map_err(prefixed)?;
+            t.hedge.validate(t.retry.max_attempts).map_err(prefixed)?;
+            t.server.rate_limit.validate().map_err(|e| Invalid {
+                path: format!("{p}.server.{}", e.path.trim_start_matches("server.")),
+                message: e.message,
+            })?;
         }
         Ok(())
     }

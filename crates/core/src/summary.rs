@@ -107,6 +107,9 @@ pub struct Summary {
     /// amplification at the bottom next to its worst case and closed form, and orphaned work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layered: Option<Layered>,
+    /// Every tier of the request path, top first; the last is `[server]` (`docs/output.md`).
+    #[serde(default)]
+    pub tiers: Vec<TierSummary>,
     /// 429 answers from the server's rate limiter (`docs/policies.md`, as all fields below).
     #[serde(default)]
     pub rate_limited: u64,
@@ -173,6 +176,35 @@ pub struct Layered {
     pub orphaned_share: f64,
 }
 
+/// What one tier of the request path did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TierSummary {
+    pub name: String,
+    /// Requests that reached the tier (first tries and retries of every caller above).
+    pub arrivals: u64,
+    /// Arrivals with a retry somewhere on their path.
+    pub retries: u64,
+    /// Requests a worker started on.
+    pub served: u64,
+    /// Refused at once: full queue, concurrency limit, outage or `fail = "always"`.
+    pub rejected: u64,
+    /// Dropped before service because their caller had stopped waiting.
+    pub dropped_expired: u64,
+    /// Attempts to this tier whose caller timed out.
+    pub timeouts: u64,
+    /// Arrivals whose result could no longer reach the user (some caller above had stopped
+    /// waiting).
+    pub orphaned: u64,
+    /// Worker busy time, and the part spent on requests nobody above was waiting for.
+    pub work_ms: f64,
+    pub wasted_work_ms: f64,
+    pub mean_wait_ms: f64,
+    pub mean_queue_len: f64,
+    pub mean_busy: f64,
+    pub peak_arrivals: u64,
+    pub peak_retries: u64,
+}
+
 /// One layer's counts.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LayerSummary {
@@ -210,6 +242,20 @@ pub struct Series {
     /// Time-averaged queue length.
     pub queue_len: Vec<f32>,
     /// Time-averaged busy workers.
+    pub busy: Vec<f32>,
+    /// The same per tier, top first, when the path has more than one tier (the last is the
+    /// series above).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<TierSeries>,
+}
+
+/// One tier's arrivals and levels per bucket (same buckets as the [`Series`] it belongs to).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TierSeries {
+    pub name: String,
+    pub first: Vec<u32>,
+    pub retries: Vec<u32>,
+    pub queue_len: Vec<f32>,
     pub busy: Vec<f32>,
 }
 

@@ -1,4 +1,4 @@
-use retrystorm_core::{load::load, sim::run};
+use retrystorm_core::{load::load, path::run};
 
 fn herd() -> Vec<retrystorm_core::model::Model> {
     let text = std::fs::read_to_string(concat!(

@@ -241,13 +241,24 @@ fn same_seed_same_bytes() {
 fn bad_layers_are_refused_with_the_field() {
     let e = load("m.toml", "[[layer]]\nname = \"a\"\nmax_attempts = 0\n", &[]).unwrap_err();
     assert!(e.to_string().contains("layer[0].max_attempts"), "{e}");
+    // The top layer is the clients' retry loop: `[retry]` beside it would be ignored.
     let e = load(
         "m.toml",
-        "[server]\ncapacity = 4\n[[layer]]\nname = \"a\"\n",
+        "[retry]\nmax_attempts = 4\n[[layer]]\nname = \"a\"\n",
         &[],
     )
     .unwrap_err();
-    assert!(e.to_string().contains("server.capacity"), "{e}");
+    assert!(
+        e.to_string().contains("m.toml:1:2: retry: with [[layer]]"),
+        "{e}"
+    );
+    let e = load(
+        "m.toml",
+        "[[tier]]\nname = \"t\"\n[[layer]]\nname = \"a\"\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("use one"), "{e}");
     let e = load(
         "m.toml",
         "[[layer]]\nname = \"a\"\nbudget = { kind = \"tokens\", max_tokens = 10 }\n",
@@ -262,11 +273,4 @@ fn bad_layers_are_refused_with_the_field() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("min"), "{e}");
-    let e = load(
-        "m.toml",
-        "[workload]\nkind = \"open\"\nrate = \"10/s\"\n[[layer]]\nname = \"a\"\n",
-        &[],
-    )
-    .unwrap_err();
-    assert!(e.to_string().contains("workload.kind"), "{e}");
 }

@@ -104,15 +104,33 @@ fn same_seed_same_bytes() {
 }
 
 #[test]
-fn what_the_engine_does_not_model_is_refused() {
-    let base = "[workload]\nkind = \"contention\"\nclients = 5\n";
-    for (extra, field) in [
-        ("[network]\nrequest_loss = 0.1\n", "network.request_loss"),
-        ("[server]\nfail = 0.5\n", "server.fail"),
-        ("[server]\nservice = \"1ms\"\n", "server.service"),
-        ("[retry]\ntimeout = \"1s\"\n", "retry.timeout"),
+fn contention_composes_with_loss_failures_service_and_timeouts() {
+    // Once refused, now one engine: the record is the last tier, and every other behaviour of
+    // a tier and a hop applies to it.
+    let base = "[workload]\nkind = \"contention\"\nclients = 50\n[network]\nlatency = \"normal(10ms, 2ms)\"\n[retry]\nmax_attempts = 50\nbase = \"5ms\"\ncap = \"1s\"\n";
+    let plain = run(&load("m.toml", base, &[]).unwrap().base, 3).summary;
+    for extra in [
+        "request_loss = 0.1\n",
+        "[server]\nfail = 0.3\n",
+        "[server]\nservice = \"exp(2ms)\"\ncapacity = 2\n",
     ] {
-        let e = load("m.toml", &format!("{base}{extra}"), &[]).unwrap_err();
-        assert!(e.to_string().contains(field), "{e}");
+        let text = if extra.starts_with('[') {
+            format!("{base}{extra}")
+        } else {
+            base.replace("[retry]", &format!("{extra}[retry]"))
+        };
+        let text = text.replace(
+            "max_attempts = 50",
+            "max_attempts = 50\ntimeout = \"200ms\"",
+        );
+        let s = run(&load("m.toml", &text, &[]).unwrap().base, 3).summary;
+        assert_eq!(s.ended, retrystorm_core::summary::Ended::Settled, "{extra}");
+        assert_eq!(s.lost + s.applied_once + s.duplicated, s.intents, "{extra}");
+        assert!(s.effects >= s.applied_once + 2 * s.duplicated, "{extra}");
+        assert!(
+            s.effects <= s.arrivals,
+            "{extra}: no effect without an attempt at the record"
+        );
+        assert_ne!(s, plain, "{extra} acts");
     }
 }

@@ -3,7 +3,7 @@
 
 use retrystorm_core::load::{Override, load};
 use retrystorm_core::model::Model;
-use retrystorm_core::sim::run;
+use retrystorm_core::path::run;
 
 fn model_file(name: &str) -> Vec<Model> {
     model_file_with(name, &[])

@@ -13,7 +13,7 @@
 
 use retrystorm_core::dist::Dist;
 use retrystorm_core::model::{Discipline, Limit, Model, Rate, WorkloadKind};
-use retrystorm_core::sim::run;
+use retrystorm_core::path::run;
 use retrystorm_core::summary::Summary;
 use retrystorm_core::time::Duration;
 

@@ -42,6 +42,10 @@ pub enum BudgetKind {
     Finagle,
     /// The SRE book's client-side adaptive throttling.
     Adaptive,
+    /// Finagle's arithmetic without its time window (the `[[layer]]` tables' `kind = "ratio"`):
+    /// each call deposits `percent_can_retry` retries, each retry withdraws one, and the balance
+    /// starts at `min_retries`. So retries <= `min_retries + percent_can_retry * calls`.
+    Ratio,
 }
 
 /// The `[budget]` section. Only the fields of the chosen `kind` are used.
@@ -73,6 +77,8 @@ pub struct BudgetConfig {
     pub k: f64,
     /// adaptive: how much history the counts cover.
     pub window: Duration,
+    /// ratio: the starting balance of retries.
+    pub min_retries: u64,
 }
 
 impl Default for BudgetConfig {
@@ -92,6 +98,7 @@ impl Default for BudgetConfig {
             percent_can_retry: 0.2,
             k: 2.0,
             window: Duration::from_secs(120),
+            min_retries: 0,
         }
     }
 }
@@ -153,6 +160,17 @@ impl BudgetConfig {
                         "budget.percent_can_retry",
                         format!(
                             "Finagle requires 0 <= percentCanRetry <= 1000, got {}",
+                            self.percent_can_retry
+                        ),
+                    ));
+                }
+            }
+            BudgetKind::Ratio => {
+                if !(self.percent_can_retry.is_finite() && self.percent_can_retry >= 0.0) {
+                    return Err(invalid(
+                        "budget.percent_can_retry",
+                        format!(
+                            "must be a finite number >= 0, got {}",
                             self.percent_can_retry
                         ),
                     ));
@@ -343,10 +361,37 @@ impl AdaptiveThrottle {
     }
 }
 
+/// A balance of retries fed by calls, without a time window ([`BudgetKind::Ratio`]).
+#[derive(Clone, Debug)]
+pub struct RatioBudget {
+    balance: f64,
+    ratio: f64,
+}
+
+impl RatioBudget {
+    pub fn new(ratio: f64, min_retries: u64) -> Self {
+        RatioBudget {
+            balance: min_retries as f64,
+            ratio,
+        }
+    }
+    pub fn deposit(&mut self) {
+        self.balance += self.ratio;
+    }
+    pub fn try_withdraw(&mut self) -> bool {
+        let ok = self.balance >= 1.0;
+        if ok {
+            self.balance -= 1.0;
+        }
+        ok
+    }
+}
+
 /// One budget instance, of the configured kind.
 #[derive(Clone, Debug)]
 pub enum Budget {
     Unlimited,
+    Ratio(RatioBudget),
     Grpc(GrpcThrottle),
     Aws(AwsQuota),
     Finagle(FinagleBudget),
@@ -365,6 +410,9 @@ impl Budget {
                 c.percent_can_retry,
             )),
             BudgetKind::Adaptive => Budget::Adaptive(AdaptiveThrottle::new(c.k, c.window)),
+            BudgetKind::Ratio => {
+                Budget::Ratio(RatioBudget::new(c.percent_can_retry, c.min_retries))
+            }
         }
     }
 
@@ -377,6 +425,12 @@ impl Budget {
             Budget::Finagle(f) => {
                 if first {
                     f.deposit(now);
+                }
+                true
+            }
+            Budget::Ratio(r) => {
+                if first {
+                    r.deposit();
                 }
                 true
             }
@@ -407,7 +461,7 @@ impl Budget {
                     a.accepted(now);
                 }
             }
-            Budget::Unlimited | Budget::Finagle(_) => {}
+            Budget::Unlimited | Budget::Finagle(_) | Budget::Ratio(_) => {}
         }
     }
 
@@ -420,6 +474,7 @@ impl Budget {
             Budget::Grpc(g) => g.allows().then_some(0),
             Budget::Aws(q) => q.acquire(after_timeout),
             Budget::Finagle(f) => f.try_withdraw(now).then_some(0),
+            Budget::Ratio(r) => r.try_withdraw().then_some(0),
         }
     }
 }

@@ -118,6 +118,7 @@ pub fn variant(name: &str, buckets: usize, storm: u32) -> VariantResult {
             first,
             retries,
             succeeded,
+            tiers: Vec::new(),
         },
         completion_cdf: cdf,
     }

@@ -1,0 +1,769 @@
+//! Calls: the retry loop of one caller for one request, written once for every hop.
+//!
+//! A *top* call is an intent: its client sends attempts (one outstanding at a time, or several
+//! with hedging), waits for an answer or its timeout, backs off and retries, under the hop's
+//! budget, breaker and Retry-After handling. An *inner* call is the same loop run by the client
+//! inside a tier for one request that tier is serving; its answer becomes the tier's answer.
+
+use super::tier::{Outcome, Request};
+use super::{Event, PathSim, pidx};
+use crate::model::{KeyMode, LossNotice, RetryAfterPolicy, StoreMode};
+use crate::policy::Class;
+use crate::policy::hedge::Pending;
+use crate::rng::{Purpose, Stream, mix64};
+use crate::time::{Duration, Time};
+
+pub(super) const NO_KEY: u16 = u16::MAX;
+const NO_BACKOFF: u64 = u64::MAX;
+pub(super) const NO_WORKER: u32 = u32::MAX;
+const INNER: u32 = 1 << 31;
+
+/// A call: a top call's slot, or an inner call's slot with the high bit set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CallRef(u32);
+
+impl CallRef {
+    #[inline]
+    fn top(slot: u32) -> Self {
+        CallRef(slot)
+    }
+    #[inline]
+    fn inner(slot: u32) -> Self {
+        CallRef(slot | INNER)
+    }
+    #[inline]
+    pub(super) fn is_inner(self) -> bool {
+        self.0 & INNER != 0
+    }
+    #[inline]
+    pub(super) fn slot(self) -> usize {
+        (self.0 & !INNER) as usize
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Settled {
+    No,
+    Success,
+    Failure,
+}
+
+/// The state every retry loop has.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Loop {
+    /// The last backoff delay drawn (decorrelated jitter), [`NO_BACKOFF`] before the first.
+    prev_backoff: u64,
+    /// Hedging: copies awaiting an answer.
+    pending: Pending,
+    pub(super) epoch: u32,
+    /// What the AWS quota charged for the retry that sent the latest attempt (0 = first try).
+    retry_cost: u32,
+    /// Attempts sent so far; the outstanding one is `attempts - 1`.
+    pub(super) attempts: u16,
+    key_gen: u16,
+    awaiting: bool,
+    pub(super) settled: Settled,
+}
+
+impl Loop {
+    fn new(epoch: u32) -> Self {
+        Loop {
+            prev_backoff: NO_BACKOFF,
+            pending: Pending::default(),
+            epoch,
+            retry_cost: 0,
+            attempts: 0,
+            key_gen: 0,
+            awaiting: false,
+            settled: Settled::No,
+        }
+    }
+}
+
+/// An intent and its client's retry loop. One cache line: the herd touches a random one per event.
+#[derive(Clone, Debug)]
+#[repr(align(64))]
+pub(crate) struct Top {
+    pub(super) id: u64,
+    start: Time,
+    pub(super) applied: u32,
+    /// Everything of the intent in flight anywhere on the path (messages, queued and served
+    /// requests, inner calls not yet freed).
+    in_flight: u32,
+    worker: u32,
+    /// The client process (index of per-client budgets, breakers and rate limits).
+    pub(super) client: u32,
+    pub(super) lp: Loop,
+}
+
+/// The retry loop of the client inside a tier, for one request that tier serves.
+#[derive(Clone, Debug)]
+pub(crate) struct Inner {
+    id: u64,
+    start: Time,
+    /// This call's key within its intent: draws of its attempts hash it with the attempt number.
+    path: u64,
+    /// The top call's slot.
+    top: u32,
+    /// The job serving the parent request at the tier above this call's hop.
+    up: u32,
+    /// Requests of this call in flight.
+    refs: u32,
+    key: u16,
+    hop: u8,
+    /// Some attempt above this call was a retry.
+    retry_path: bool,
+    pub(super) lp: Loop,
+}
+
+/// The key of the call that attempt `attempt` of the call keyed `path` creates below.
+#[inline]
+pub(super) fn child_path(path: u64, attempt: u16) -> u64 {
+    mix64(path ^ (u64::from(attempt) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+impl PathSim<'_> {
+    #[inline]
+    pub(super) fn lp(&self, c: CallRef) -> &Loop {
+        if c.is_inner() {
+            &self.inner[c.slot()].lp
+        } else {
+            &self.tops[c.slot()].lp
+        }
+    }
+    #[inline]
+    fn lp_mut(&mut self, c: CallRef) -> &mut Loop {
+        if c.is_inner() {
+            &mut self.inner[c.slot()].lp
+        } else {
+            &mut self.tops[c.slot()].lp
+        }
+    }
+    /// The hop this call sends over (and the tier it sends to).
+    #[inline]
+    pub(super) fn hop(&self, c: CallRef) -> usize {
+        if c.is_inner() {
+            self.inner[c.slot()].hop as usize
+        } else {
+            0
+        }
+    }
+    #[inline]
+    pub(super) fn id(&self, c: CallRef) -> u64 {
+        if c.is_inner() {
+            self.inner[c.slot()].id
+        } else {
+            self.tops[c.slot()].id
+        }
+    }
+    /// The draw index of attempt `attempt` of `c`: the attempt number at the top (so a path of
+    /// one tier draws as it always did), the hash of the path below.
+    #[inline]
+    pub(super) fn index(&self, c: CallRef, attempt: u16) -> u64 {
+        if c.is_inner() {
+            child_path(self.inner[c.slot()].path, attempt)
+        } else {
+            u64::from(attempt)
+        }
+    }
+    /// Is some attempt on the way to attempt `attempt` of `c` a retry?
+    #[inline]
+    pub(super) fn retry_path(&self, c: CallRef, attempt: u16) -> bool {
+        attempt > 0 || (c.is_inner() && self.inner[c.slot()].retry_path)
+    }
+    /// The top call `c` belongs to.
+    #[inline]
+    pub(super) fn top_of(&self, c: CallRef) -> usize {
+        if c.is_inner() {
+            self.inner[c.slot()].top as usize
+        } else {
+            c.slot()
+        }
+    }
+    /// The client process whose per-client policies apply at `c`'s hop (0 below the top).
+    #[inline]
+    pub(super) fn client(&self, c: CallRef) -> u32 {
+        if c.is_inner() {
+            0
+        } else {
+            self.tops[c.slot()].client
+        }
+    }
+
+    /// Something of `c` goes in flight.
+    #[inline]
+    pub(super) fn hold(&mut self, c: CallRef) {
+        if c.is_inner() {
+            self.inner[c.slot()].refs += 1;
+        } else {
+            self.tops[c.slot()].in_flight += 1;
+        }
+    }
+    #[inline]
+    fn unhold(&mut self, c: CallRef) {
+        if c.is_inner() {
+            self.inner[c.slot()].refs -= 1;
+        } else {
+            self.tops[c.slot()].in_flight -= 1;
+        }
+    }
+    /// Something of `c` left the path without reaching its caller.
+    pub(super) fn release(&mut self, c: CallRef) {
+        self.unhold(c);
+        self.maybe_free(c);
+    }
+
+    /// Is the caller still waiting for this attempt's answer? With hedging several copies may be.
+    #[inline]
+    pub(super) fn outstanding(&self, c: CallRef, attempt: u16) -> bool {
+        let l = self.lp(c);
+        if self.hops[self.hop(c)].hedge_delay.is_some() {
+            l.settled == Settled::No && l.pending.contains(attempt)
+        } else {
+            l.awaiting && l.attempts == attempt + 1
+        }
+    }
+
+    /// Is attempt `attempt` of `c` still awaited all the way up to the user?
+    pub(super) fn chain_alive(&self, mut c: CallRef, mut attempt: u16) -> bool {
+        loop {
+            if !self.outstanding(c, attempt) {
+                return false;
+            }
+            if !c.is_inner() {
+                return true;
+            }
+            let i = &self.inner[c.slot()];
+            let parent = &self.tiers[i.hop as usize - 1].in_service[i.up as usize];
+            c = parent.call;
+            attempt = parent.attempt;
+        }
+    }
+
+    pub(super) fn start_intent(&mut self, now: Time, id: u64, worker: u32) {
+        let w = &self.model.workload;
+        let client = if worker != NO_WORKER {
+            worker
+        } else if w.kind == crate::model::WorkloadKind::Open {
+            (id % w.processes.max(1)) as u32
+        } else {
+            id as u32
+        };
+        let top = |epoch| Top {
+            id,
+            start: now,
+            applied: 0,
+            in_flight: 0,
+            worker,
+            client,
+            lp: Loop::new(epoch),
+        };
+        let slot = match self.free_tops.pop() {
+            Some(s) => {
+                let epoch = self.tops[s as usize].lp.epoch.wrapping_add(1);
+                self.tops[s as usize] = top(epoch);
+                s
+            }
+            None => {
+                self.tops.push(top(0));
+                (self.tops.len() - 1) as u32
+            }
+        };
+        self.live += 1;
+        self.c.intents += 1;
+        self.hops[0].n.received += 1;
+        self.send(now, CallRef::top(slot));
+    }
+
+    /// Tier `hop - 1` finished its own work on `parent` (its job `job`): the client inside it
+    /// calls the next tier with its own retry loop.
+    pub(super) fn start_inner(&mut self, now: Time, hop: usize, job: u32, parent: Request) {
+        let pc = parent.call;
+        let top = self.top_of(pc) as u32;
+        let path = if pc.is_inner() {
+            child_path(self.inner[pc.slot()].path, parent.attempt)
+        } else {
+            child_path(0, parent.attempt)
+        };
+        let wanted = self.chain_alive(pc, parent.attempt);
+        let call = |epoch| Inner {
+            id: 0,
+            start: now,
+            path,
+            top,
+            up: job,
+            refs: 0,
+            key: parent.key,
+            hop: hop as u8,
+            retry_path: self.retry_path(pc, parent.attempt),
+            lp: Loop::new(epoch),
+        };
+        let mut c = call(0);
+        c.id = self.tops[top as usize].id;
+        let slot = match self.free_inner.pop() {
+            Some(s) => {
+                c.lp.epoch = self.inner[s as usize].lp.epoch.wrapping_add(1);
+                self.inner[s as usize] = c;
+                s
+            }
+            None => {
+                self.inner.push(c);
+                (self.inner.len() - 1) as u32
+            }
+        };
+        // The inner call keeps its intent from being finalised until it is freed.
+        self.tops[top as usize].in_flight += 1;
+        let n = &mut self.hops[hop].n;
+        n.received += 1;
+        n.orphaned += u64::from(!wanted);
+        self.send(now, CallRef::inner(slot));
+    }
+
+    /// The call above an inner call stopped waiting, and the hop it came over propagates
+    /// cancellation: the inner call makes no more attempts.
+    fn cancelled(&self, c: CallRef) -> bool {
+        if !c.is_inner() {
+            return false;
+        }
+        let i = &self.inner[c.slot()];
+        let above = i.hop as usize - 1;
+        if !self.spec.hops[above].retry.cancel {
+            return false;
+        }
+        let parent = &self.tiers[above].in_service[i.up as usize];
+        !self.chain_alive(parent.call, parent.attempt)
+    }
+
+    pub(super) fn send(&mut self, now: Time, c: CallRef) {
+        let h = self.hop(c);
+        if self.lp(c).attempts > 0 && self.cancelled(c) {
+            self.hops[h].n.cancelled += 1;
+            self.lp_mut(c).awaiting = false;
+            return self.settle(now, c, Settled::Failure, Class::Timeout);
+        }
+        if !self.admit(now, c) {
+            return self.rejected_locally(now, c);
+        }
+        let hedge_delay = self.hops[h].hedge_delay;
+        let max_attempts = self.spec.hops[h].retry.max_attempts;
+        let l = self.lp_mut(c);
+        let attempt = l.attempts;
+        l.attempts += 1;
+        l.awaiting = true;
+        let epoch = l.epoch;
+        let key_gen = l.key_gen;
+        if let Some(delay) = hedge_delay {
+            l.pending.insert(attempt);
+            if u32::from(attempt) + 1 < max_attempts {
+                self.queue.push(
+                    now + delay,
+                    Event::Hedge {
+                        call: c,
+                        epoch,
+                        attempt: attempt + 1,
+                    },
+                );
+            }
+        }
+        let key = if c.is_inner() {
+            self.inner[c.slot()].key
+        } else {
+            match self.model.idempotency.key {
+                KeyMode::None => NO_KEY,
+                KeyMode::PerIntent => key_gen,
+                KeyMode::PerAttempt => attempt,
+            }
+        };
+        let retry_path = self.retry_path(c, attempt);
+        let n = &mut self.hops[h].n;
+        n.sent += 1;
+        n.retries += u64::from(attempt > 0);
+        n.retry_path_sent += u64::from(retry_path);
+        let hop = &self.spec.hops[h];
+        let timeout = hop.retry.timeout;
+        let (loss, notice, lat) = (
+            hop.network.request_loss,
+            hop.network.loss_notice,
+            hop.network.request_latency(),
+        );
+        if let Some(timeout) = timeout {
+            self.queue.push(
+                now + timeout,
+                Event::Timeout {
+                    call: c,
+                    epoch,
+                    attempt,
+                },
+            );
+        }
+        let id = self.id(c);
+        let index = self.index(c, attempt);
+        if loss > 0.0 && self.stream(id, Purpose::RequestLoss, index).bernoulli(loss) {
+            self.hops[h].n.requests_lost += 1;
+            if notice == LossNotice::Error {
+                self.call_sees(now, c, attempt, Class::Connection, None);
+            }
+            return;
+        }
+        self.hold(c);
+        if lat.is_zero() {
+            // A hop that takes no time is taken now, not through the queue: one event (and one
+            // cache miss on the intent) less per attempt. It is the last thing `send` does.
+            return self.arrive(now, Request::new(c, epoch, attempt, key, now));
+        }
+        // Under write contention the read and the write are two round trips, drawn apart.
+        let leg = if h == self.bottom && self.spec.tiers[h].server.contention {
+            index.wrapping_mul(2)
+        } else {
+            index
+        };
+        let at = now + lat.sample(&mut self.stream(id, Purpose::RequestLatency, leg));
+        self.queue.push(
+            at,
+            Event::Arrive {
+                call: c,
+                epoch,
+                attempt,
+                key,
+            },
+        );
+    }
+
+    /// An answer reaches `c`.
+    pub(super) fn reply(
+        &mut self,
+        now: Time,
+        c: CallRef,
+        epoch: u32,
+        attempt: u16,
+        outcome: Outcome,
+        retry_after: Option<Duration>,
+    ) {
+        debug_assert_eq!(self.lp(c).epoch, epoch, "a slot was reused while in flight");
+        self.unhold(c);
+        if self.outstanding(c, attempt) {
+            self.call_sees(now, c, attempt, outcome.class(), retry_after);
+        } else {
+            let h = self.hop(c);
+            self.hops[h].n.late_responses += 1;
+        }
+        self.maybe_free(c);
+    }
+
+    /// Before an attempt goes out: adaptive throttling and the circuit breaker may reject it in
+    /// the caller (it is never sent); Finagle's budget takes a first try's deposit.
+    fn admit(&mut self, now: Time, c: CallRef) -> bool {
+        let h = self.hop(c);
+        let attempt = self.lp(c).attempts;
+        let client = self.client(c);
+        let retries_only = self.spec.hops[h].breaker.retries_only;
+        if !self.hops[h].budgets.is_empty() {
+            let hs = &self.hops[h];
+            let k = pidx(hs.budget_shared, client);
+            let u = if hs.budget_adaptive {
+                let (id, index) = (self.id(c), self.index(c, attempt));
+                self.stream(id, Purpose::Shed, index).uniform()
+            } else {
+                0.0
+            };
+            if !self.hops[h].budgets[k].on_send(now, attempt == 0, u) {
+                self.hops[h].n.throttled_locally += 1;
+                return false;
+            }
+        }
+        let bypass = attempt == 0 && retries_only;
+        let hs = &mut self.hops[h];
+        if !hs.breakers.is_empty() && !bypass {
+            let k = pidx(hs.breaker_shared, client);
+            if !hs.breakers[k].try_acquire(now) {
+                hs.n.breaker_rejected += 1;
+                return false;
+            }
+        }
+        true
+    }
+
+    /// An attempt was rejected in the caller: the call fails at once (a local rejection is not
+    /// retried), unless hedged copies are still out.
+    fn rejected_locally(&mut self, now: Time, c: CallRef) {
+        let l = self.lp_mut(c);
+        l.awaiting = false;
+        if l.pending.is_empty() {
+            self.settle(now, c, Settled::Failure, Class::Unavailable);
+        }
+    }
+
+    /// The caller learns how attempt `attempt` ended: budgets and breakers record it, then the
+    /// call succeeds, retries (or hedges) or gives up.
+    pub(super) fn call_sees(
+        &mut self,
+        now: Time,
+        c: CallRef,
+        attempt: u16,
+        class: Class,
+        retry_after: Option<Duration>,
+    ) {
+        let h = self.hop(c);
+        let client = self.client(c);
+        let cost = self.lp(c).retry_cost;
+        let hs = &mut self.hops[h];
+        let retryable = hs.retry_on.contains(class);
+        if !hs.budgets.is_empty() {
+            let k = pidx(hs.budget_shared, client);
+            hs.budgets[k].on_outcome(now, class, retryable, cost);
+        }
+        if !hs.breakers.is_empty() {
+            let k = pidx(hs.breaker_shared, client);
+            hs.breakers[k].on_result(now, class.is_server_failure());
+        }
+        if hs.hedge_delay.is_some() {
+            return self.hedge_sees(now, c, attempt, class, retryable);
+        }
+        self.lp_mut(c).awaiting = false;
+        if class == Class::Success {
+            self.settle(now, c, Settled::Success, class);
+        } else if retryable {
+            self.attempt_failed(now, c, class, retry_after);
+        } else {
+            self.settle(now, c, Settled::Failure, class);
+        }
+    }
+
+    /// Hedging: one copy answered. A success or a fatal answer commits the call and cancels the
+    /// other copies (the server may still run them); a non-fatal one sends the next copy now.
+    fn hedge_sees(&mut self, now: Time, c: CallRef, attempt: u16, class: Class, retryable: bool) {
+        let h = self.hop(c);
+        let client = self.client(c);
+        let max_attempts = self.spec.hops[h].retry.max_attempts;
+        let l = self.lp_mut(c);
+        l.pending.remove(attempt);
+        if class == Class::Success || !retryable {
+            let cancelled = l.pending.0.count_ones();
+            l.pending.clear();
+            l.awaiting = false;
+            let hs = &mut self.hops[h];
+            if !hs.breakers.is_empty() {
+                let k = pidx(hs.breaker_shared, client);
+                for _ in 0..cancelled {
+                    hs.breakers[k].release();
+                }
+            }
+            let how = if class == Class::Success {
+                Settled::Success
+            } else {
+                Settled::Failure
+            };
+            return self.settle(now, c, how, class);
+        }
+        if u32::from(l.attempts) < max_attempts {
+            self.hedge(now, c);
+        } else if l.pending.is_empty() {
+            l.awaiting = false;
+            self.settle(now, c, Settled::Failure, class);
+        }
+    }
+
+    /// Hedging: send the next copy, if the deadline and the retry budget allow it.
+    pub(super) fn hedge(&mut self, now: Time, c: CallRef) {
+        let h = self.hop(c);
+        let client = self.client(c);
+        let start = self.start(c);
+        let past_deadline = self.spec.hops[h]
+            .retry
+            .deadline
+            .is_some_and(|d| now >= start + d);
+        let hs = &mut self.hops[h];
+        let denied = !past_deadline
+            && !hs.budgets.is_empty()
+            && hs.budgets[pidx(hs.budget_shared, client)]
+                .try_retry(now, false)
+                .is_none();
+        if past_deadline || denied {
+            hs.n.budget_denied += u64::from(denied);
+            if self.lp(c).pending.is_empty() {
+                self.settle(now, c, Settled::Failure, Class::Unavailable);
+            }
+            return;
+        }
+        self.send(now, c);
+    }
+
+    #[inline]
+    fn start(&self, c: CallRef) -> Time {
+        if c.is_inner() {
+            self.inner[c.slot()].start
+        } else {
+            self.tops[c.slot()].start
+        }
+    }
+
+    /// The outstanding attempt failed with a retryable `class`: retry or give up.
+    fn attempt_failed(
+        &mut self,
+        now: Time,
+        c: CallRef,
+        class: Class,
+        retry_after: Option<Duration>,
+    ) {
+        let h = self.hop(c);
+        let (attempts, prev) = {
+            let l = self.lp(c);
+            (l.attempts, l.prev_backoff)
+        };
+        let retry = &self.spec.hops[h].retry;
+        let (max_attempts, backoff, policy, deadline, restart) = (
+            retry.max_attempts,
+            retry.backoff(),
+            retry.retry_after,
+            retry.deadline,
+            retry.restart_probability,
+        );
+        if u32::from(attempts) >= max_attempts {
+            return self.settle(now, c, Settled::Failure, class);
+        }
+        if self.cancelled(c) {
+            self.hops[h].n.cancelled += 1;
+            return self.settle(now, c, Settled::Failure, class);
+        }
+        let retries_made = u32::from(attempts) - 1;
+        let (id, start, client) = (self.id(c), self.start(c), self.client(c));
+        let prev = (prev != NO_BACKOFF).then_some(Duration(prev));
+        let index = self.index(c, retries_made as u16);
+        let mut delay = backoff.delay(
+            retries_made,
+            prev,
+            &mut self.stream(id, Purpose::Backoff, index),
+        );
+        let honour = retry_after.filter(|_| policy == RetryAfterPolicy::Honour);
+        if let Some(ra) = honour {
+            // The server's Retry-After replaces the backoff (gRPC pushback, urllib3), up to a cap.
+            delay = ra.min(self.hops[h].retry_after_cap);
+        }
+        if let Some(deadline) = deadline
+            && now + delay >= start + deadline
+        {
+            return self.settle(now, c, Settled::Failure, class);
+        }
+        let hs = &mut self.hops[h];
+        if !hs.budgets.is_empty() {
+            let k = pidx(hs.budget_shared, client);
+            match hs.budgets[k].try_retry(now, class == Class::Timeout) {
+                Some(cost) => self.lp_mut(c).retry_cost = cost,
+                None => {
+                    self.hops[h].n.budget_denied += 1;
+                    return self.settle(now, c, Settled::Failure, class);
+                }
+            }
+        }
+        self.hops[h].n.retry_after_waits += u64::from(honour.is_some());
+        let restarted =
+            restart > 0.0 && self.stream(id, Purpose::Restart, index).bernoulli(restart);
+        let persist = self.model.idempotency.persist_key;
+        let l = self.lp_mut(c);
+        l.prev_backoff = delay.0.min(NO_BACKOFF - 1);
+        if restarted && !persist {
+            l.key_gen = l.key_gen.wrapping_add(1) % NO_KEY;
+        }
+        let epoch = l.epoch;
+        self.queue.push(now + delay, Event::Send { call: c, epoch });
+    }
+
+    /// The call is over: a top call records the intent's completion; an inner call's answer
+    /// becomes its tier's answer to the request it serves.
+    fn settle(&mut self, now: Time, c: CallRef, how: Settled, class: Class) {
+        let l = self.lp_mut(c);
+        l.settled = how;
+        l.pending.clear();
+        if how == Settled::Failure {
+            let h = self.hop(c);
+            self.hops[h].n.failed += 1;
+        }
+        if c.is_inner() {
+            let i = &self.inner[c.slot()];
+            let (tier, job) = (i.hop as usize - 1, i.up);
+            let outcome = match (how, class) {
+                (Settled::Success, _) => Outcome::Ok,
+                (_, Class::ClientError) => Outcome::ClientError,
+                (_, Class::Overloaded) => Outcome::Overloaded,
+                _ => Outcome::Error,
+            };
+            self.job_answers(now, tier, job, outcome);
+            return self.maybe_free(c);
+        }
+        let t = &self.tops[c.slot()];
+        let (start, worker) = (t.start, t.worker);
+        self.completions.record(now.since(start));
+        if how == Settled::Success {
+            self.c.succeeded += 1;
+            self.tiers[self.bottom].buckets.success(now);
+        } else {
+            self.c.failed += 1;
+        }
+        if worker != NO_WORKER {
+            let think = self.model.workload.think;
+            let d = if think.is_zero() {
+                Duration::ZERO
+            } else {
+                think.sample(&mut Stream::new(
+                    self.seed,
+                    u64::from(worker),
+                    Purpose::Think,
+                    self.c.intents,
+                ))
+            };
+            self.queue.push(now + d, Event::Think { worker });
+        }
+        self.maybe_free(c);
+    }
+
+    /// Frees a settled call nothing refers to any more; freeing an inner call may finalise its
+    /// intent.
+    pub(super) fn maybe_free(&mut self, c: CallRef) {
+        if !c.is_inner() {
+            return self.maybe_finalise(c.slot());
+        }
+        let i = &mut self.inner[c.slot()];
+        if i.lp.settled == Settled::No || i.refs > 0 {
+            return;
+        }
+        i.lp.settled = Settled::No;
+        i.lp.epoch = i.lp.epoch.wrapping_add(1);
+        let top = i.top as usize;
+        self.free_inner.push(c.slot() as u32);
+        self.tops[top].in_flight -= 1;
+        self.maybe_finalise(top);
+    }
+
+    /// Counts the intent's outcome once nothing of it can change any more, and frees its slot.
+    fn maybe_finalise(&mut self, slot: usize) {
+        let t = &self.tops[slot];
+        if t.lp.settled == Settled::No || t.in_flight > 0 {
+            return;
+        }
+        match t.applied {
+            0 => self.c.lost += 1,
+            1 => self.c.applied_once += 1,
+            _ => self.c.duplicated += 1,
+        }
+        if t.lp.settled == Settled::Success && t.applied == 0 {
+            self.c.phantom += 1;
+        }
+        if t.lp.settled == Settled::Failure && t.applied > 0 {
+            self.c.false_failures += 1;
+        }
+        let idem = &self.model.idempotency;
+        if idem.store != StoreMode::None && !self.store.is_empty() {
+            let top = match idem.key {
+                KeyMode::None => 0,
+                KeyMode::PerIntent => t.lp.key_gen,
+                KeyMode::PerAttempt => t.lp.attempts,
+            };
+            self.store.forget(t.id, top);
+        }
+        let t = &mut self.tops[slot];
+        t.lp.settled = Settled::No;
+        t.lp.epoch = t.lp.epoch.wrapping_add(1);
+        self.free_tops.push(slot as u32);
+        self.live -= 1;
+    }
+}

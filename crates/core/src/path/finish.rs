@@ -1,0 +1,231 @@
+//! The one place counters become a [`Summary`]: intents and outcomes from the calls, the
+//! bottom's load as the headline numbers, every tier and every hop in its own table.
+
+use super::PathSim;
+use crate::layered::{expected_bottom_attempts, worst_case_bottom_attempts};
+use crate::metrics::{self, Levels};
+use crate::model::{FailMode, StoreMode};
+use crate::policy::budget::BudgetKind;
+use crate::policy::recovery;
+use crate::summary::{
+    Ended, LayerSummary, Layered, Summary, TierSeries, TierSummary, VariantResult,
+};
+use crate::time::{Duration, Time};
+
+fn ms(ns: u128) -> f64 {
+    ns as f64 / 1e6
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b == 0.0 { 0.0 } else { a / b }
+}
+
+impl PathSim<'_> {
+    pub(super) fn finish(mut self, name: &str, end: Time, ended: Ended) -> VariantResult {
+        let mut tiers = Vec::with_capacity(self.tiers.len());
+        let mut tier_series = Vec::new();
+        let n_tiers = self.tiers.len();
+        for (t, ts) in self.tiers.iter_mut().enumerate() {
+            let (mean_queue_len, mean_busy) = ts.levels.means(&mut ts.buckets, end);
+            let (peak_arrivals, peak_retries) = ts.buckets.peaks();
+            let n = &ts.n;
+            tiers.push(TierSummary {
+                name: self.spec.tiers[t].name.clone(),
+                arrivals: n.arrivals,
+                retries: n.retry_arrivals,
+                served: n.served,
+                rejected: n.rejected,
+                dropped_expired: n.dropped_expired,
+                timeouts: self.hops[t].n.timeouts,
+                orphaned: n.orphaned,
+                work_ms: ms(n.work),
+                wasted_work_ms: ms(n.wasted),
+                mean_wait_ms: ratio(ms(n.waits), n.served as f64),
+                mean_queue_len,
+                mean_busy,
+                peak_arrivals,
+                peak_retries,
+            });
+            if n_tiers > 1 {
+                let s = metrics::series(ts.buckets.clone(), end);
+                tier_series.push(TierSeries {
+                    name: self.spec.tiers[t].name.clone(),
+                    first: s.first,
+                    retries: s.retries,
+                    queue_len: s.queue_len,
+                    busy: s.busy,
+                });
+            }
+            ts.levels = Levels::default();
+        }
+        let (peak_arrivals, peak_retries) = self.tiers[self.bottom].buckets.peaks();
+        let mut series = metrics::series(std::mem::take(&mut self.tiers[self.bottom].buckets), end);
+        series.tiers = tier_series;
+        let b = self.tiers[self.bottom].n;
+        let bt = &tiers[self.bottom];
+        let bh = &self.hops[self.bottom].n;
+        let c = &self.c;
+        let sum_hops = |f: fn(&super::HopCounters) -> u64| self.hops.iter().map(|h| f(&h.n)).sum();
+        let sum_tiers =
+            |f: fn(&super::tier::TierCounters) -> u64| self.tiers.iter().map(|t| f(&t.n)).sum();
+        let work: u128 = self.tiers.iter().map(|t| t.n.work).sum();
+        let wasted: u128 = self.tiers.iter().map(|t| t.n.wasted).sum();
+        let secs = end.0 as f64 / 1e9;
+        let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        let mut summary = Summary {
+            intents: c.intents,
+            attempts: bh.sent,
+            retries: bh.retry_path_sent,
+            amplification: ratio(bh.sent as f64, c.intents as f64),
+            succeeded: c.succeeded,
+            failed: c.failed,
+            unsettled: c.intents - c.succeeded - c.failed,
+            peak_arrivals,
+            peak_retries,
+            bucket_ms: self.model.bucket.as_millis_f64(),
+            completion_ms: self.completions.percentiles(),
+            last_arrival_ms: b.last_arrival.as_millis_f64(),
+            lost: c.lost,
+            applied_once: c.applied_once,
+            duplicated: c.duplicated,
+            phantom: c.phantom,
+            false_failures: c.false_failures,
+            effects: c.effects,
+            arrivals: b.arrivals,
+            timeouts: sum_hops(|n| n.timeouts),
+            late_responses: sum_hops(|n| n.late_responses),
+            requests_lost: sum_hops(|n| n.requests_lost),
+            responses_lost: sum_hops(|n| n.responses_lost),
+            rejected: sum_tiers(|n| n.rejected),
+            dropped_expired: sum_tiers(|n| n.dropped_expired),
+            conflicts: c.conflicts,
+            replayed: c.replayed,
+            crashes: sum_tiers(|n| n.crashes),
+            work_ms: ms(work),
+            wasted_work_ms: ms(wasted),
+            wasted_share: ratio(wasted as f64, work as f64),
+            mean_wait_ms: bt.mean_wait_ms,
+            mean_queue_len: bt.mean_queue_len,
+            mean_busy: bt.mean_busy,
+            end_ms: end.as_millis_f64(),
+            ended,
+            events: self.events,
+            layered: self.layered(),
+            rate_limited: sum_tiers(|n| n.rate_limited),
+            overloaded: sum_tiers(|n| n.overloaded),
+            client_errors: sum_tiers(|n| n.client_errors),
+            budget_denied: sum_hops(|n| n.budget_denied),
+            throttled_locally: sum_hops(|n| n.throttled_locally),
+            breaker_rejected: sum_hops(|n| n.breaker_rejected),
+            breaker_opened: self
+                .hops
+                .iter()
+                .flat_map(|h| h.breakers.iter())
+                .map(|b| b.opened)
+                .sum(),
+            retry_after_waits: sum_hops(|n| n.retry_after_waits),
+            goodput_per_s: per_s(c.succeeded),
+            offered_per_s: per_s(b.arrivals),
+            tiers,
+            ..Default::default()
+        };
+        let m = self.model;
+        if let Some(trigger) = recovery::trigger(m) {
+            summary.trigger_from_ms = Some(trigger.0.as_millis_f64());
+            summary.trigger_to_ms = Some(trigger.1.as_millis_f64());
+            if let Some(r) = recovery::measure(
+                &series.succeeded,
+                Duration::from_nanos_f64(series.bucket_ms * 1e6),
+                end,
+                trigger,
+                &m.recovery,
+            ) {
+                summary.baseline_goodput_per_s = Some(r.baseline_per_s);
+                summary.recovered = Some(r.after.is_some());
+                summary.recovery_ms = r.after.map(|d| d.as_millis_f64());
+            }
+        }
+        VariantResult {
+            name: name.to_string(),
+            summary,
+            series,
+            completion_cdf: self.completions.cdf(),
+        }
+    }
+
+    /// The per-hop report of a path with more than one hop (`docs/layered.md`).
+    fn layered(&self) -> Option<Layered> {
+        if self.hops.len() < 2 && self.model.layers.is_empty() {
+            return None;
+        }
+        let intents = self.c.intents.max(1) as f64;
+        let layers = self
+            .spec
+            .hops
+            .iter()
+            .zip(&self.hops)
+            .map(|(h, s)| {
+                let n = &s.n;
+                LayerSummary {
+                    name: h.name.clone(),
+                    received: n.received,
+                    sent: n.sent,
+                    retries: n.retries,
+                    amplification: n.sent as f64 / intents,
+                    per_call: ratio(n.sent as f64, n.received as f64),
+                    failed: n.failed,
+                    timeouts: n.timeouts,
+                    budget_denied: n.budget_denied,
+                    orphaned: n.orphaned,
+                }
+            })
+            .collect();
+        let max_attempts: Vec<u32> = self
+            .spec
+            .hops
+            .iter()
+            .map(|h| h.retry.max_attempts)
+            .collect();
+        let bottom = &self.tiers[self.bottom].n;
+        let bottom_server = &self.spec.tiers[self.bottom].server;
+        // The closed form assumes independent failures at the bottom and nothing else that
+        // fails, refuses or stops a retry anywhere on the path.
+        let plain_hops = self.spec.hops.iter().all(|h| {
+            h.retry.timeout.is_none()
+                && h.retry.deadline.is_none()
+                && h.budget.kind == BudgetKind::None
+                && !h.breaker.enabled
+                && !h.hedge.enabled()
+                && h.network.request_loss == 0.0
+                && h.network.response_loss == 0.0
+        });
+        let plain_tiers = self.spec.tiers.iter().enumerate().all(|(t, s)| {
+            let s = &s.server;
+            (t == self.bottom || s.fail == FailMode::Never)
+                && s.crash_probability == 0.0
+                && s.client_error == 0.0
+                && s.outages.is_empty()
+                && s.queue.0.is_none()
+                && s.concurrency_limit.0.is_none()
+                && !s.rate_limit.enabled()
+        });
+        let closed_form_applies = plain_hops
+            && plain_tiers
+            && !bottom_server.contention
+            && self.model.idempotency.store == StoreMode::None;
+        let p = match bottom_server.fail {
+            FailMode::Never => 0.0,
+            FailMode::Always => 1.0,
+            FailMode::Probability(p) => p,
+        };
+        Some(Layered {
+            layers,
+            amplification_bottom: ratio(bottom.arrivals as f64, self.c.intents as f64),
+            worst_case_amplification: worst_case_bottom_attempts(&max_attempts),
+            expected_amplification: closed_form_applies
+                .then(|| expected_bottom_attempts(p, &max_attempts)),
+            orphaned: bottom.orphaned,
+            orphaned_share: ratio(bottom.orphaned as f64, bottom.arrivals as f64),
+        })
+    }
+}

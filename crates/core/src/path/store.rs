@@ -1,0 +1,183 @@
+//! The last tier's record keeping: the dedupe store of idempotency keys (the IETF
+//! Idempotency-Key draft and the article's three store modes) and the versioned record of write
+//! contention (the AWS Architecture Blog's optimistic-concurrency model).
+//!
+//! The store is a hash map used only for lookups, never iterated, so its order cannot leak into
+//! results.
+
+use super::tier::{Outcome, Request};
+use super::{Event, PathSim};
+use crate::model::StoreMode;
+use crate::rng::Purpose;
+use crate::time::Time;
+use std::collections::HashMap;
+
+enum KeyState {
+    /// The key's first request is being served; duplicates wait here (record-before).
+    InProgress { waiters: Vec<Request> },
+    /// A committed outcome, at `at`.
+    Done { at: Time },
+}
+
+/// A deterministic hasher for the dedupe store (lookups only; the store is never iterated).
+#[derive(Default)]
+struct MixHasher(u64);
+
+impl std::hash::Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        crate::rng::mix64(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
+
+/// Keys by `(intent id << 16) | key`, the record's version, and emptied waiter lists for reuse.
+#[derive(Default)]
+pub(crate) struct Store {
+    keys: HashMap<u64, KeyState, std::hash::BuildHasherDefault<MixHasher>>,
+    waiter_lists: Vec<Vec<Request>>,
+    /// Write contention: commits so far.
+    version: u32,
+}
+
+impl Store {
+    pub(super) fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+    /// Forgets the keys `0..=top` of intent `id` once it is finalised.
+    pub(super) fn forget(&mut self, id: u64, top: u16) {
+        for k in 0..=top {
+            self.keys.remove(&((id << 16) | u64::from(k)));
+        }
+    }
+    pub(super) fn recycle(&mut self, waiters: Vec<Request>) {
+        if waiters.capacity() > 0 {
+            self.waiter_lists.push(waiters);
+        }
+    }
+}
+
+impl PathSim<'_> {
+    #[inline]
+    pub(super) fn store_enabled(&self) -> bool {
+        self.model.idempotency.store != StoreMode::None
+    }
+
+    #[inline]
+    fn store_key(&self, req: &Request) -> u64 {
+        (self.id(req.call) << 16) | u64::from(req.key)
+    }
+
+    /// The handler looks the key up before running: a committed key replays its result, one in
+    /// progress answers 409 or parks the duplicate, a new one is recorded (except record-after).
+    /// Returns whether the request goes on to a worker.
+    pub(super) fn store_admits(&mut self, now: Time, t: usize, req: Request) -> bool {
+        let idem = &self.model.idempotency;
+        let k = self.store_key(&req);
+        let keys = &mut self.store.keys;
+        let expired = match (keys.get(&k), idem.ttl) {
+            (Some(KeyState::Done { at }), Some(ttl)) => now >= *at + ttl,
+            _ => false,
+        };
+        if expired {
+            keys.remove(&k);
+        }
+        match keys.get_mut(&k) {
+            Some(KeyState::Done { .. }) => {
+                self.c.replayed += 1;
+                self.respond(now, t, req, Outcome::Ok, None);
+                false
+            }
+            Some(KeyState::InProgress { waiters }) => {
+                if idem.store == StoreMode::RecordBefore409 {
+                    self.c.conflicts += 1;
+                    self.respond(now, t, req, Outcome::Conflict, None);
+                } else {
+                    waiters.push(req);
+                }
+                false
+            }
+            None => {
+                if idem.store != StoreMode::RecordAfter {
+                    // Waiter lists are reused, so a duplicate that waits allocates nothing.
+                    let waiters = self.store.waiter_lists.pop().unwrap_or_default();
+                    keys.insert(k, KeyState::InProgress { waiters });
+                }
+                true
+            }
+        }
+    }
+
+    /// The handler finished: records the key when it committed (or forgets it after a transient
+    /// failure, so the next retry runs again) and hands back the duplicates that waited on it.
+    pub(super) fn store_commit(
+        &mut self,
+        now: Time,
+        req: &Request,
+        key_recorded: bool,
+    ) -> Vec<Request> {
+        let k = self.store_key(req);
+        let keys = &mut self.store.keys;
+        let mut waiters = Vec::new();
+        if let Some(KeyState::InProgress { waiters: w }) = keys.get_mut(&k) {
+            waiters = std::mem::take(w);
+        }
+        if key_recorded {
+            keys.insert(k, KeyState::Done { at: now });
+        } else if matches!(keys.get(&k), Some(KeyState::InProgress { .. })) {
+            keys.remove(&k);
+        }
+        waiters
+    }
+
+    /// Write contention: the read of an attempt reaches the record and takes its version; the
+    /// answer travels back and the write follows (two round trips, as in the AWS blog's
+    /// simulator, whose record answers at once).
+    pub(super) fn read(&mut self, now: Time, mut req: Request) {
+        req.version = self.store.version;
+        let t = self.bottom;
+        let net = &self.spec.hops[t].network;
+        let (back, out) = (net.response_latency(), net.request_latency());
+        let id = self.id(req.call);
+        let leg = self.index(req.call, req.attempt).wrapping_mul(2);
+        let mut at = now;
+        if !back.is_zero() {
+            at = at + back.sample(&mut self.stream(id, Purpose::ResponseLatency, leg));
+        }
+        if !out.is_zero() {
+            at = at + out.sample(&mut self.stream(id, Purpose::RequestLatency, leg + 1));
+        }
+        if at == now {
+            return self.write_arrive(now, req);
+        }
+        self.queue.push(
+            at,
+            Event::WriteArrive {
+                call: req.call,
+                attempt: req.attempt,
+                key: req.key,
+                version: req.version,
+            },
+        );
+    }
+
+    /// The write reaches the last tier, which admits and serves it like any request.
+    pub(super) fn write_arrive(&mut self, now: Time, req: Request) {
+        self.admit_request(now, self.bottom, req);
+    }
+
+    /// Commits a write that read `version`, if the record is still at it.
+    pub(super) fn commit_write(&mut self, version: u32) -> bool {
+        let ok = version == self.store.version;
+        if ok {
+            self.store.version += 1;
+        }
+        ok
+    }
+}

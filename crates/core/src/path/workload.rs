@@ -1,0 +1,86 @@
+//! Where intents come from: a burst, Poisson arrivals with a rate schedule, or closed loops.
+
+use super::{Event, PathSim};
+use crate::engine::BurstOrder;
+use crate::model::WorkloadKind;
+use crate::time::{Duration, Time};
+
+impl PathSim<'_> {
+    /// Schedules the workload's first starts.
+    pub(super) fn start_workload(&mut self) {
+        let w = &self.model.workload;
+        match w.kind {
+            WorkloadKind::Burst | WorkloadKind::Contention => {
+                self.to_start = w.clients;
+                self.tops.reserve(w.clients.min(1 << 24) as usize);
+                let order = BurstOrder::new(w, self.seed);
+                if !order.is_empty() {
+                    self.queue.push(order.at(0).0, Event::Start { client: 0 });
+                }
+                self.burst = Some(order);
+            }
+            WorkloadKind::Open => {
+                self.open_source = true;
+                self.lambda_max = std::iter::once(w.rate.0)
+                    .chain(w.schedule.iter().map(|p| p.rate.0))
+                    .fold(0.0, f64::max);
+                self.schedule_next_arrival(Time::ZERO);
+            }
+            WorkloadKind::Closed => {
+                self.to_start = w.intents;
+                for worker in 0..w.workers.min(w.intents) {
+                    self.queue.push(
+                        Time::ZERO,
+                        Event::Think {
+                            worker: worker as u32,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// The open workload's arrival rate at `t` (requests per second).
+    fn rate_at(&self, t: Time) -> f64 {
+        let w = &self.model.workload;
+        let mut rate = w.rate.0;
+        let mut prev = (Time::ZERO, w.rate.0);
+        for p in &w.schedule {
+            let at = Time::ZERO + p.at;
+            if t < at {
+                if p.ramp && at > prev.0 {
+                    let f = (t.0 - prev.0.0) as f64 / (at.0 - prev.0.0) as f64;
+                    return prev.1 + (p.rate.0 - prev.1) * f;
+                }
+                return rate;
+            }
+            rate = p.rate.0;
+            prev = (at, p.rate.0);
+        }
+        rate
+    }
+
+    /// Non-homogeneous Poisson arrivals by thinning (Lewis and Shedler 1979).
+    pub(super) fn schedule_next_arrival(&mut self, from: Time) {
+        let w = &self.model.workload;
+        if w.intents > 0 && self.next_id >= w.intents {
+            self.open_source = false;
+            return;
+        }
+        let horizon = Time::ZERO + self.model.horizon;
+        let mean_gap_ns = 1e9 / self.lambda_max;
+        let mut t = from;
+        loop {
+            t = t + Duration::from_nanos_f64(self.arrivals_stream.exponential(mean_gap_ns));
+            if t > horizon {
+                self.open_source = false;
+                return;
+            }
+            let accept = self.rate_at(t) / self.lambda_max;
+            if self.arrivals_stream.uniform() < accept {
+                self.queue.push(t, Event::Arrival);
+                return;
+            }
+        }
+    }
+}

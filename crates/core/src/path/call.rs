@@ -31,11 +31,11 @@ impl CallRef {
     fn inner(slot: u32) -> Self {
         CallRef(slot | INNER)
     }
-    #[inline]
+    #[inline(always)]
     pub(super) fn is_inner(self) -> bool {
         self.0 & INNER != 0
     }
-    #[inline]
+    #[inline(always)]
     pub(super) fn slot(self) -> usize {
         (self.0 & !INNER) as usize
     }
@@ -123,109 +123,193 @@ pub(super) fn child_path(path: u64, attempt: u16) -> u64 {
 }
 
 impl PathSim<'_> {
-    #[inline]
-    pub(super) fn lp(&self, c: CallRef) -> &Loop {
-        if c.is_inner() {
+    // Accessors come in two forms: `*_k::<I>` where the kind of call is known at compile time
+    // (`I` = inner), which the retry loop uses so that a top call (every call of a one-tier
+    // path) pays for no branch on its kind, and a dynamic form for the tiers, which see
+    // requests of both kinds.
+
+    #[inline(always)]
+    pub(super) fn lp_k<const I: bool>(&self, c: CallRef) -> &Loop {
+        if I {
             &self.inner[c.slot()].lp
         } else {
-            &self.tops[c.slot()].lp
+            &self.tops[c.0 as usize].lp
         }
     }
-    #[inline]
-    fn lp_mut(&mut self, c: CallRef) -> &mut Loop {
-        if c.is_inner() {
+    #[inline(always)]
+    fn lp_mut_k<const I: bool>(&mut self, c: CallRef) -> &mut Loop {
+        if I {
             &mut self.inner[c.slot()].lp
         } else {
-            &mut self.tops[c.slot()].lp
+            &mut self.tops[c.0 as usize].lp
         }
     }
     /// The hop this call sends over (and the tier it sends to).
-    #[inline]
-    pub(super) fn hop(&self, c: CallRef) -> usize {
-        if c.is_inner() {
+    #[inline(always)]
+    fn hop_k<const I: bool>(&self, c: CallRef) -> usize {
+        if I {
             self.inner[c.slot()].hop as usize
         } else {
             0
         }
     }
-    #[inline]
-    pub(super) fn id(&self, c: CallRef) -> u64 {
-        if c.is_inner() {
+    #[inline(always)]
+    fn id_k<const I: bool>(&self, c: CallRef) -> u64 {
+        if I {
             self.inner[c.slot()].id
         } else {
-            self.tops[c.slot()].id
+            self.tops[c.0 as usize].id
         }
     }
     /// The draw index of attempt `attempt` of `c`: the attempt number at the top (so a path of
     /// one tier draws as it always did), the hash of the path below.
-    #[inline]
-    pub(super) fn index(&self, c: CallRef, attempt: u16) -> u64 {
-        if c.is_inner() {
+    #[inline(always)]
+    fn index_k<const I: bool>(&self, c: CallRef, attempt: u16) -> u64 {
+        if I {
             child_path(self.inner[c.slot()].path, attempt)
         } else {
             u64::from(attempt)
         }
     }
     /// Is some attempt on the way to attempt `attempt` of `c` a retry?
-    #[inline]
-    pub(super) fn retry_path(&self, c: CallRef, attempt: u16) -> bool {
-        attempt > 0 || (c.is_inner() && self.inner[c.slot()].retry_path)
-    }
-    /// The top call `c` belongs to.
-    #[inline]
-    pub(super) fn top_of(&self, c: CallRef) -> usize {
-        if c.is_inner() {
-            self.inner[c.slot()].top as usize
-        } else {
-            c.slot()
-        }
+    #[inline(always)]
+    fn retry_path_k<const I: bool>(&self, c: CallRef, attempt: u16) -> bool {
+        attempt > 0 || (I && self.inner[c.slot()].retry_path)
     }
     /// The client process whose per-client policies apply at `c`'s hop (0 below the top).
-    #[inline]
-    pub(super) fn client(&self, c: CallRef) -> u32 {
-        if c.is_inner() {
-            0
+    #[inline(always)]
+    fn client_k<const I: bool>(&self, c: CallRef) -> u32 {
+        if I { 0 } else { self.tops[c.0 as usize].client }
+    }
+    #[inline(always)]
+    fn start_k<const I: bool>(&self, c: CallRef) -> Time {
+        if I {
+            self.inner[c.slot()].start
         } else {
-            self.tops[c.slot()].client
+            self.tops[c.0 as usize].start
         }
     }
-
     /// Something of `c` goes in flight.
-    #[inline]
-    pub(super) fn hold(&mut self, c: CallRef) {
-        if c.is_inner() {
+    #[inline(always)]
+    fn hold_k<const I: bool>(&mut self, c: CallRef) {
+        if I {
             self.inner[c.slot()].refs += 1;
         } else {
-            self.tops[c.slot()].in_flight += 1;
+            self.tops[c.0 as usize].in_flight += 1;
         }
     }
-    #[inline]
-    fn unhold(&mut self, c: CallRef) {
-        if c.is_inner() {
+    #[inline(always)]
+    fn unhold_k<const I: bool>(&mut self, c: CallRef) {
+        if I {
             self.inner[c.slot()].refs -= 1;
         } else {
-            self.tops[c.slot()].in_flight -= 1;
+            self.tops[c.0 as usize].in_flight -= 1;
         }
     }
-    /// Something of `c` left the path without reaching its caller.
-    pub(super) fn release(&mut self, c: CallRef) {
-        self.unhold(c);
-        self.maybe_free(c);
-    }
-
     /// Is the caller still waiting for this attempt's answer? With hedging several copies may be.
-    #[inline]
-    pub(super) fn outstanding(&self, c: CallRef, attempt: u16) -> bool {
-        let l = self.lp(c);
-        if self.hops[self.hop(c)].hedge_delay.is_some() {
+    #[inline(always)]
+    fn outstanding_k<const I: bool>(&self, c: CallRef, attempt: u16) -> bool {
+        let l = self.lp_k::<I>(c);
+        if self.hops[self.hop_k::<I>(c)].hedging {
             l.settled == Settled::No && l.pending.contains(attempt)
         } else {
             l.awaiting && l.attempts == attempt + 1
         }
     }
+    /// Frees a settled call nothing refers to any more; freeing an inner call may finalise its
+    /// intent.
+    #[inline(always)]
+    fn maybe_free_k<const I: bool>(&mut self, c: CallRef) {
+        if I {
+            self.free_inner_call(c)
+        } else {
+            self.maybe_finalise(c.0 as usize)
+        }
+    }
 
+    #[inline(always)]
+    pub(super) fn lp(&self, c: CallRef) -> &Loop {
+        if c.is_inner() {
+            self.lp_k::<true>(c)
+        } else {
+            self.lp_k::<false>(c)
+        }
+    }
+    #[inline(always)]
+    pub(super) fn hop(&self, c: CallRef) -> usize {
+        if c.is_inner() {
+            self.hop_k::<true>(c)
+        } else {
+            0
+        }
+    }
+    #[inline(always)]
+    pub(super) fn id(&self, c: CallRef) -> u64 {
+        if c.is_inner() {
+            self.id_k::<true>(c)
+        } else {
+            self.id_k::<false>(c)
+        }
+    }
+    #[inline(always)]
+    pub(super) fn index(&self, c: CallRef, attempt: u16) -> u64 {
+        if c.is_inner() {
+            self.index_k::<true>(c, attempt)
+        } else {
+            u64::from(attempt)
+        }
+    }
+    #[inline(always)]
+    pub(super) fn retry_path(&self, c: CallRef, attempt: u16) -> bool {
+        if c.is_inner() {
+            self.retry_path_k::<true>(c, attempt)
+        } else {
+            attempt > 0
+        }
+    }
+    /// The top call `c` belongs to.
+    #[inline(always)]
+    pub(super) fn top_of(&self, c: CallRef) -> usize {
+        if c.is_inner() {
+            self.inner[c.slot()].top as usize
+        } else {
+            c.0 as usize
+        }
+    }
+    #[inline(always)]
+    pub(super) fn client(&self, c: CallRef) -> u32 {
+        if c.is_inner() {
+            0
+        } else {
+            self.client_k::<false>(c)
+        }
+    }
+    /// Something of `c` left the path without reaching its caller.
+    #[inline(always)]
+    pub(super) fn release(&mut self, c: CallRef) {
+        if c.is_inner() {
+            self.unhold_k::<true>(c);
+            self.maybe_free_k::<true>(c);
+        } else {
+            self.unhold_k::<false>(c);
+            self.maybe_free_k::<false>(c);
+        }
+    }
+    #[inline(always)]
+    pub(super) fn outstanding(&self, c: CallRef, attempt: u16) -> bool {
+        if c.is_inner() {
+            self.outstanding_k::<true>(c, attempt)
+        } else {
+            self.outstanding_k::<false>(c, attempt)
+        }
+    }
     /// Is attempt `attempt` of `c` still awaited all the way up to the user?
-    pub(super) fn chain_alive(&self, mut c: CallRef, mut attempt: u16) -> bool {
+    #[inline(always)]
+    pub(super) fn chain_alive(&self, c: CallRef, attempt: u16) -> bool {
+        // Without timeouts and hedging at or above this hop, nobody stops waiting early.
+        !self.hops[self.hop(c)].can_orphan || self.chain_walk(c, attempt)
+    }
+    fn chain_walk(&self, mut c: CallRef, mut attempt: u16) -> bool {
         loop {
             if !self.outstanding(c, attempt) {
                 return false;
@@ -237,6 +321,53 @@ impl PathSim<'_> {
             let parent = &self.tiers[i.hop as usize - 1].in_service[i.up as usize];
             c = parent.call;
             attempt = parent.attempt;
+        }
+    }
+
+    /// Dispatches on the kind of `c` to the retry loop's `send`.
+    pub(super) fn send(&mut self, now: Time, c: CallRef) {
+        if c.is_inner() {
+            self.send_k::<true>(now, c)
+        } else {
+            self.send_k::<false>(now, c)
+        }
+    }
+    /// Dispatches on the kind of `c` to the retry loop's `reply`.
+    #[inline(always)]
+    pub(super) fn reply(
+        &mut self,
+        now: Time,
+        c: CallRef,
+        epoch: u32,
+        attempt: u16,
+        outcome: Outcome,
+        retry_after: Option<Duration>,
+    ) {
+        if c.is_inner() {
+            self.reply_k::<true>(now, c, epoch, attempt, outcome, retry_after)
+        } else {
+            self.reply_k::<false>(now, c, epoch, attempt, outcome, retry_after)
+        }
+    }
+    pub(super) fn call_sees(
+        &mut self,
+        now: Time,
+        c: CallRef,
+        attempt: u16,
+        class: Class,
+        retry_after: Option<Duration>,
+    ) {
+        if c.is_inner() {
+            self.call_sees_k::<true>(now, c, attempt, class, retry_after)
+        } else {
+            self.call_sees_k::<false>(now, c, attempt, class, retry_after)
+        }
+    }
+    pub(super) fn hedge(&mut self, now: Time, c: CallRef) {
+        if c.is_inner() {
+            self.hedge_k::<true>(now, c)
+        } else {
+            self.hedge_k::<false>(now, c)
         }
     }
 
@@ -272,7 +403,7 @@ impl PathSim<'_> {
         self.live += 1;
         self.c.intents += 1;
         self.hops[0].n.received += 1;
-        self.send(now, CallRef::top(slot));
+        self.send_k::<false>(now, CallRef::top(slot));
     }
 
     /// Tier `hop - 1` finished its own work on `parent` (its job `job`): the client inside it
@@ -316,37 +447,36 @@ impl PathSim<'_> {
         let n = &mut self.hops[hop].n;
         n.received += 1;
         n.orphaned += u64::from(!wanted);
-        self.send(now, CallRef::inner(slot));
+        self.send_k::<true>(now, CallRef::inner(slot));
     }
 
     /// The call above an inner call stopped waiting, and the hop it came over propagates
     /// cancellation: the inner call makes no more attempts.
-    fn cancelled(&self, c: CallRef) -> bool {
-        if !c.is_inner() {
-            return false;
-        }
+    #[inline(always)]
+    fn cancelled_k<const I: bool>(&self, c: CallRef) -> bool {
+        I && self.hops[self.hop_k::<I>(c)].cancel_above && self.parent_gone(c)
+    }
+
+    fn parent_gone(&self, c: CallRef) -> bool {
         let i = &self.inner[c.slot()];
         let above = i.hop as usize - 1;
-        if !self.spec.hops[above].retry.cancel {
-            return false;
-        }
         let parent = &self.tiers[above].in_service[i.up as usize];
         !self.chain_alive(parent.call, parent.attempt)
     }
 
-    pub(super) fn send(&mut self, now: Time, c: CallRef) {
-        let h = self.hop(c);
-        if self.lp(c).attempts > 0 && self.cancelled(c) {
+    fn send_k<const I: bool>(&mut self, now: Time, c: CallRef) {
+        let h = self.hop_k::<I>(c);
+        if self.lp_k::<I>(c).attempts > 0 && self.cancelled_k::<I>(c) {
             self.hops[h].n.cancelled += 1;
-            self.lp_mut(c).awaiting = false;
-            return self.settle(now, c, Settled::Failure, Class::Timeout);
+            self.lp_mut_k::<I>(c).awaiting = false;
+            return self.settle_k::<I>(now, c, Settled::Failure, Class::Timeout);
         }
-        if !self.admit(now, c) {
-            return self.rejected_locally(now, c);
+        if !self.admit_k::<I>(now, c) {
+            return self.rejected_locally_k::<I>(now, c);
         }
         let hedge_delay = self.hops[h].hedge_delay;
-        let max_attempts = self.spec.hops[h].retry.max_attempts;
-        let l = self.lp_mut(c);
+        let max_attempts = self.hops[h].max_attempts;
+        let l = self.lp_mut_k::<I>(c);
         let attempt = l.attempts;
         l.attempts += 1;
         l.awaiting = true;
@@ -365,7 +495,7 @@ impl PathSim<'_> {
                 );
             }
         }
-        let key = if c.is_inner() {
+        let key = if I {
             self.inner[c.slot()].key
         } else {
             match self.model.idempotency.key {
@@ -374,13 +504,13 @@ impl PathSim<'_> {
                 KeyMode::PerAttempt => attempt,
             }
         };
-        let retry_path = self.retry_path(c, attempt);
+        let retry_path = self.retry_path_k::<I>(c, attempt);
         let n = &mut self.hops[h].n;
         n.sent += 1;
         n.retries += u64::from(attempt > 0);
         n.retry_path_sent += u64::from(retry_path);
         let hop = &self.spec.hops[h];
-        let timeout = hop.retry.timeout;
+        let timeout = self.hops[h].timeout;
         let (loss, notice, lat) = (
             hop.network.request_loss,
             hop.network.loss_notice,
@@ -396,23 +526,23 @@ impl PathSim<'_> {
                 },
             );
         }
-        let id = self.id(c);
-        let index = self.index(c, attempt);
+        let id = self.id_k::<I>(c);
+        let index = self.index_k::<I>(c, attempt);
         if loss > 0.0 && self.stream(id, Purpose::RequestLoss, index).bernoulli(loss) {
             self.hops[h].n.requests_lost += 1;
             if notice == LossNotice::Error {
-                self.call_sees(now, c, attempt, Class::Connection, None);
+                self.call_sees_k::<I>(now, c, attempt, Class::Connection, None);
             }
             return;
         }
-        self.hold(c);
+        self.hold_k::<I>(c);
         if lat.is_zero() {
             // A hop that takes no time is taken now, not through the queue: one event (and one
             // cache miss on the intent) less per attempt. It is the last thing `send` does.
             return self.arrive(now, Request::new(c, epoch, attempt, key, now));
         }
         // Under write contention the read and the write are two round trips, drawn apart.
-        let leg = if h == self.bottom && self.spec.tiers[h].server.contention {
+        let leg = if self.hops[h].contention {
             index.wrapping_mul(2)
         } else {
             index
@@ -430,7 +560,7 @@ impl PathSim<'_> {
     }
 
     /// An answer reaches `c`.
-    pub(super) fn reply(
+    fn reply_k<const I: bool>(
         &mut self,
         now: Time,
         c: CallRef,
@@ -439,29 +569,33 @@ impl PathSim<'_> {
         outcome: Outcome,
         retry_after: Option<Duration>,
     ) {
-        debug_assert_eq!(self.lp(c).epoch, epoch, "a slot was reused while in flight");
-        self.unhold(c);
-        if self.outstanding(c, attempt) {
-            self.call_sees(now, c, attempt, outcome.class(), retry_after);
+        debug_assert_eq!(
+            self.lp_k::<I>(c).epoch,
+            epoch,
+            "a slot was reused while in flight"
+        );
+        self.unhold_k::<I>(c);
+        if self.outstanding_k::<I>(c, attempt) {
+            self.call_sees_k::<I>(now, c, attempt, outcome.class(), retry_after);
         } else {
-            let h = self.hop(c);
+            let h = self.hop_k::<I>(c);
             self.hops[h].n.late_responses += 1;
         }
-        self.maybe_free(c);
+        self.maybe_free_k::<I>(c);
     }
 
     /// Before an attempt goes out: adaptive throttling and the circuit breaker may reject it in
     /// the caller (it is never sent); Finagle's budget takes a first try's deposit.
-    fn admit(&mut self, now: Time, c: CallRef) -> bool {
-        let h = self.hop(c);
-        let attempt = self.lp(c).attempts;
-        let client = self.client(c);
+    fn admit_k<const I: bool>(&mut self, now: Time, c: CallRef) -> bool {
+        let h = self.hop_k::<I>(c);
+        let attempt = self.lp_k::<I>(c).attempts;
+        let client = self.client_k::<I>(c);
         let retries_only = self.spec.hops[h].breaker.retries_only;
         if !self.hops[h].budgets.is_empty() {
             let hs = &self.hops[h];
             let k = pidx(hs.budget_shared, client);
             let u = if hs.budget_adaptive {
-                let (id, index) = (self.id(c), self.index(c, attempt));
+                let (id, index) = (self.id_k::<I>(c), self.index_k::<I>(c, attempt));
                 self.stream(id, Purpose::Shed, index).uniform()
             } else {
                 0.0
@@ -485,17 +619,17 @@ impl PathSim<'_> {
 
     /// An attempt was rejected in the caller: the call fails at once (a local rejection is not
     /// retried), unless hedged copies are still out.
-    fn rejected_locally(&mut self, now: Time, c: CallRef) {
-        let l = self.lp_mut(c);
+    fn rejected_locally_k<const I: bool>(&mut self, now: Time, c: CallRef) {
+        let l = self.lp_mut_k::<I>(c);
         l.awaiting = false;
         if l.pending.is_empty() {
-            self.settle(now, c, Settled::Failure, Class::Unavailable);
+            self.settle_k::<I>(now, c, Settled::Failure, Class::Unavailable);
         }
     }
 
     /// The caller learns how attempt `attempt` ended: budgets and breakers record it, then the
     /// call succeeds, retries (or hedges) or gives up.
-    pub(super) fn call_sees(
+    fn call_sees_k<const I: bool>(
         &mut self,
         now: Time,
         c: CallRef,
@@ -503,9 +637,9 @@ impl PathSim<'_> {
         class: Class,
         retry_after: Option<Duration>,
     ) {
-        let h = self.hop(c);
-        let client = self.client(c);
-        let cost = self.lp(c).retry_cost;
+        let h = self.hop_k::<I>(c);
+        let client = self.client_k::<I>(c);
+        let cost = self.lp_k::<I>(c).retry_cost;
         let hs = &mut self.hops[h];
         let retryable = hs.retry_on.contains(class);
         if !hs.budgets.is_empty() {
@@ -517,25 +651,32 @@ impl PathSim<'_> {
             hs.breakers[k].on_result(now, class.is_server_failure());
         }
         if hs.hedge_delay.is_some() {
-            return self.hedge_sees(now, c, attempt, class, retryable);
+            return self.hedge_sees_k::<I>(now, c, attempt, class, retryable);
         }
-        self.lp_mut(c).awaiting = false;
+        self.lp_mut_k::<I>(c).awaiting = false;
         if class == Class::Success {
-            self.settle(now, c, Settled::Success, class);
+            self.settle_k::<I>(now, c, Settled::Success, class);
         } else if retryable {
-            self.attempt_failed(now, c, class, retry_after);
+            self.attempt_failed_k::<I>(now, c, class, retry_after);
         } else {
-            self.settle(now, c, Settled::Failure, class);
+            self.settle_k::<I>(now, c, Settled::Failure, class);
         }
     }
 
     /// Hedging: one copy answered. A success or a fatal answer commits the call and cancels the
     /// other copies (the server may still run them); a non-fatal one sends the next copy now.
-    fn hedge_sees(&mut self, now: Time, c: CallRef, attempt: u16, class: Class, retryable: bool) {
-        let h = self.hop(c);
-        let client = self.client(c);
-        let max_attempts = self.spec.hops[h].retry.max_attempts;
-        let l = self.lp_mut(c);
+    fn hedge_sees_k<const I: bool>(
+        &mut self,
+        now: Time,
+        c: CallRef,
+        attempt: u16,
+        class: Class,
+        retryable: bool,
+    ) {
+        let h = self.hop_k::<I>(c);
+        let client = self.client_k::<I>(c);
+        let max_attempts = self.hops[h].max_attempts;
+        let l = self.lp_mut_k::<I>(c);
         l.pending.remove(attempt);
         if class == Class::Success || !retryable {
             let cancelled = l.pending.0.count_ones();
@@ -553,21 +694,21 @@ impl PathSim<'_> {
             } else {
                 Settled::Failure
             };
-            return self.settle(now, c, how, class);
+            return self.settle_k::<I>(now, c, how, class);
         }
         if u32::from(l.attempts) < max_attempts {
-            self.hedge(now, c);
+            self.hedge_k::<I>(now, c);
         } else if l.pending.is_empty() {
             l.awaiting = false;
-            self.settle(now, c, Settled::Failure, class);
+            self.settle_k::<I>(now, c, Settled::Failure, class);
         }
     }
 
     /// Hedging: send the next copy, if the deadline and the retry budget allow it.
-    pub(super) fn hedge(&mut self, now: Time, c: CallRef) {
-        let h = self.hop(c);
-        let client = self.client(c);
-        let start = self.start(c);
+    fn hedge_k<const I: bool>(&mut self, now: Time, c: CallRef) {
+        let h = self.hop_k::<I>(c);
+        let client = self.client_k::<I>(c);
+        let start = self.start_k::<I>(c);
         let past_deadline = self.spec.hops[h]
             .retry
             .deadline
@@ -580,34 +721,25 @@ impl PathSim<'_> {
                 .is_none();
         if past_deadline || denied {
             hs.n.budget_denied += u64::from(denied);
-            if self.lp(c).pending.is_empty() {
-                self.settle(now, c, Settled::Failure, Class::Unavailable);
+            if self.lp_k::<I>(c).pending.is_empty() {
+                self.settle_k::<I>(now, c, Settled::Failure, Class::Unavailable);
             }
             return;
         }
-        self.send(now, c);
-    }
-
-    #[inline]
-    fn start(&self, c: CallRef) -> Time {
-        if c.is_inner() {
-            self.inner[c.slot()].start
-        } else {
-            self.tops[c.slot()].start
-        }
+        self.send_k::<I>(now, c);
     }
 
     /// The outstanding attempt failed with a retryable `class`: retry or give up.
-    fn attempt_failed(
+    fn attempt_failed_k<const I: bool>(
         &mut self,
         now: Time,
         c: CallRef,
         class: Class,
         retry_after: Option<Duration>,
     ) {
-        let h = self.hop(c);
+        let h = self.hop_k::<I>(c);
         let (attempts, prev) = {
-            let l = self.lp(c);
+            let l = self.lp_k::<I>(c);
             (l.attempts, l.prev_backoff)
         };
         let retry = &self.spec.hops[h].retry;
@@ -619,16 +751,20 @@ impl PathSim<'_> {
             retry.restart_probability,
         );
         if u32::from(attempts) >= max_attempts {
-            return self.settle(now, c, Settled::Failure, class);
+            return self.settle_k::<I>(now, c, Settled::Failure, class);
         }
-        if self.cancelled(c) {
+        if self.cancelled_k::<I>(c) {
             self.hops[h].n.cancelled += 1;
-            return self.settle(now, c, Settled::Failure, class);
+            return self.settle_k::<I>(now, c, Settled::Failure, class);
         }
         let retries_made = u32::from(attempts) - 1;
-        let (id, start, client) = (self.id(c), self.start(c), self.client(c));
+        let (id, start, client) = (
+            self.id_k::<I>(c),
+            self.start_k::<I>(c),
+            self.client_k::<I>(c),
+        );
         let prev = (prev != NO_BACKOFF).then_some(Duration(prev));
-        let index = self.index(c, retries_made as u16);
+        let index = self.index_k::<I>(c, retries_made as u16);
         let mut delay = backoff.delay(
             retries_made,
             prev,
@@ -642,16 +778,16 @@ impl PathSim<'_> {
         if let Some(deadline) = deadline
             && now + delay >= start + deadline
         {
-            return self.settle(now, c, Settled::Failure, class);
+            return self.settle_k::<I>(now, c, Settled::Failure, class);
         }
         let hs = &mut self.hops[h];
         if !hs.budgets.is_empty() {
             let k = pidx(hs.budget_shared, client);
             match hs.budgets[k].try_retry(now, class == Class::Timeout) {
-                Some(cost) => self.lp_mut(c).retry_cost = cost,
+                Some(cost) => self.lp_mut_k::<I>(c).retry_cost = cost,
                 None => {
                     self.hops[h].n.budget_denied += 1;
-                    return self.settle(now, c, Settled::Failure, class);
+                    return self.settle_k::<I>(now, c, Settled::Failure, class);
                 }
             }
         }
@@ -659,7 +795,7 @@ impl PathSim<'_> {
         let restarted =
             restart > 0.0 && self.stream(id, Purpose::Restart, index).bernoulli(restart);
         let persist = self.model.idempotency.persist_key;
-        let l = self.lp_mut(c);
+        let l = self.lp_mut_k::<I>(c);
         l.prev_backoff = delay.0.min(NO_BACKOFF - 1);
         if restarted && !persist {
             l.key_gen = l.key_gen.wrapping_add(1) % NO_KEY;
@@ -670,15 +806,15 @@ impl PathSim<'_> {
 
     /// The call is over: a top call records the intent's completion; an inner call's answer
     /// becomes its tier's answer to the request it serves.
-    fn settle(&mut self, now: Time, c: CallRef, how: Settled, class: Class) {
-        let l = self.lp_mut(c);
+    fn settle_k<const I: bool>(&mut self, now: Time, c: CallRef, how: Settled, class: Class) {
+        let l = self.lp_mut_k::<I>(c);
         l.settled = how;
         l.pending.clear();
         if how == Settled::Failure {
-            let h = self.hop(c);
+            let h = self.hop_k::<I>(c);
             self.hops[h].n.failed += 1;
         }
-        if c.is_inner() {
+        if I {
             let i = &self.inner[c.slot()];
             let (tier, job) = (i.hop as usize - 1, i.up);
             let outcome = match (how, class) {
@@ -688,7 +824,7 @@ impl PathSim<'_> {
                 _ => Outcome::Error,
             };
             self.job_answers(now, tier, job, outcome);
-            return self.maybe_free(c);
+            return self.maybe_free_k::<I>(c);
         }
         let t = &self.tops[c.slot()];
         let (start, worker) = (t.start, t.worker);
@@ -713,15 +849,11 @@ impl PathSim<'_> {
             };
             self.queue.push(now + d, Event::Think { worker });
         }
-        self.maybe_free(c);
+        self.maybe_free_k::<I>(c);
     }
 
-    /// Frees a settled call nothing refers to any more; freeing an inner call may finalise its
-    /// intent.
-    pub(super) fn maybe_free(&mut self, c: CallRef) {
-        if !c.is_inner() {
-            return self.maybe_finalise(c.slot());
-        }
+    /// Frees a settled inner call nothing refers to any more, which may finalise its intent.
+    fn free_inner_call(&mut self, c: CallRef) {
         let i = &mut self.inner[c.slot()];
         if i.lp.settled == Settled::No || i.refs > 0 {
             return;

@@ -106,6 +106,17 @@ struct HopState {
     breaker_shared: bool,
     retry_after_cap: Duration,
     hedge_delay: Option<Duration>,
+    /// Hot copies of the spec, read on every attempt.
+    hedging: bool,
+    max_attempts: u32,
+    timeout: Option<Duration>,
+    /// The hop above propagates cancellation (never at the top).
+    cancel_above: bool,
+    /// Some caller at or above this hop can stop waiting for an attempt (a timeout, hedging),
+    /// so work may be orphaned here or below.
+    can_orphan: bool,
+    /// The hop sends to a tier with write contention (two round trips per attempt).
+    contention: bool,
     n: HopCounters,
 }
 
@@ -265,6 +276,14 @@ impl<'m> PathSim<'m> {
                     breaker_shared: h.breaker.scope == Scope::Shared || k > 0,
                     retry_after_cap: h.retry.retry_after_cap.unwrap_or(h.retry.cap),
                     hedge_delay: h.hedge.delay,
+                    hedging: h.hedge.delay.is_some(),
+                    max_attempts: h.retry.max_attempts,
+                    timeout: h.retry.timeout,
+                    cancel_above: k > 0 && spec.hops[k - 1].retry.cancel,
+                    can_orphan: spec.hops[..=k]
+                        .iter()
+                        .any(|h| h.retry.timeout.is_some() || h.hedge.enabled()),
+                    contention: k == spec.bottom() && spec.tiers[k].server.contention,
                     n: HopCounters::default(),
                 }
             })

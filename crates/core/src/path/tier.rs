@@ -165,7 +165,7 @@ impl PathSim<'_> {
     /// A request reaches the tier its call sends to.
     pub(super) fn arrive(&mut self, now: Time, req: Request) {
         let t = self.hop(req.call);
-        if t == self.bottom && self.spec.tiers[t].server.contention {
+        if self.hops[t].contention {
             return self.read(now, req);
         }
         self.admit_request(now, t, req);
@@ -257,6 +257,7 @@ impl PathSim<'_> {
     fn begin(&mut self, now: Time, t: usize, mut req: Request) {
         let s = &self.spec.tiers[t].server;
         let drop = s.drop_expired || self.spec.hops[t].retry.cancel;
+        // (The first is the one-tier form of the second.)
         if drop && !self.chain_alive(req.call, req.attempt) {
             self.tiers[t].n.dropped_expired += 1;
             return self.release(req.call);
@@ -436,7 +437,7 @@ impl PathSim<'_> {
             let ra = super::from_retry_after_ms(retry_after_ms);
             return self.reply(now, req.call, req.epoch, req.attempt, outcome, ra);
         }
-        let leg = if t == self.bottom && self.spec.tiers[t].server.contention {
+        let leg = if self.hops[t].contention {
             index.wrapping_mul(2).wrapping_add(1)
         } else {
             index

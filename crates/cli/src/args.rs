@@ -71,6 +71,16 @@ pub struct OutputArgs {
     /// Write the completion-time CDF chart as SVG here.
     #[arg(long, value_name = "PATH")]
     pub cdf_svg: Option<PathBuf>,
+    /// Load chart (--svg): every variant as a line on one axis instead of one panel each.
+    #[arg(long)]
+    pub overlay: bool,
+    /// Load chart (--svg): a logarithmic y axis.
+    #[arg(long)]
+    pub log_y: bool,
+    /// Write the comparison table as GitHub-flavoured markdown here ("-" for stdout), e.g. for
+    /// a pull-request comment.
+    #[arg(long, value_name = "PATH")]
+    pub md: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -278,6 +278,31 @@ const SHOWN: &[&str] = &[
     "events",
 ];
 
+/// A JSON value of the summary the way the rest of the view prints numbers: integers grouped,
+/// other numbers by [`fmt::num`], objects and arrays item by item, strings bare.
+fn json_value(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Number(n) => match n.as_u64() {
+            Some(u) => fmt::int(u),
+            None => n.as_f64().map_or_else(|| n.to_string(), fmt::num),
+        },
+        Value::String(s) => s.clone(),
+        Value::Array(a) => {
+            let items: Vec<String> = a.iter().map(json_value).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(o) => {
+            let items: Vec<String> = o
+                .iter()
+                .map(|(k, x)| format!("{} {}", k.replace('_', " "), json_value(x)))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
 /// One variant as an aligned `key: value` list.
 pub fn variant_view(v: &VariantResult) -> String {
     let s = &v.summary;
@@ -390,7 +415,7 @@ pub fn variant_view(v: &VariantResult) -> String {
             .collect();
         extra.sort_by(|a, b| a.0.cmp(b.0));
         for (k, val) in extra {
-            rows.push((k.replace('_', " "), val.to_string()));
+            rows.push((k.replace('_', " "), json_value(val)));
         }
     }
 

@@ -30,6 +30,31 @@ pub enum Command {
     /// Write a self-contained HTML report of a model; or, given a sweep file, print its
     /// aggregated table (and chart / HTML).
     Report(ReportArgs),
+    /// Write a commented starter model (or one of the shipped models) to start from.
+    Init(InitArgs),
+    /// Print shell completions for bash, zsh, fish, elvish or powershell.
+    Completions(CompletionsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// The template: `starter` (default) or a shipped model (`--list` shows them).
+    pub template: Option<String>,
+    /// Where to write it (default: TEMPLATE.toml; "-" for stdout).
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Overwrite an existing file.
+    #[arg(long)]
+    pub force: bool,
+    /// List the templates and exit.
+    #[arg(long)]
+    pub list: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell, e.g. `retrystorm completions bash > /etc/bash_completion.d/retrystorm`.
+    pub shell: clap_complete::Shell,
 }
 
 /// Flags shared by every command that runs a model.

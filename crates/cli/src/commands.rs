@@ -20,6 +20,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Sweep(a) => crate::sweep::sweep(a),
         Command::Merge(a) => crate::sweep::merge(a),
         Command::Report(a) => crate::html::report(a),
+        Command::Init(a) => crate::init::init(a),
+        Command::Completions(a) => crate::init::completions(a),
     }
 }
 

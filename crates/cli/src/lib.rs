@@ -8,6 +8,7 @@ mod charts;
 mod check;
 mod commands;
 mod html;
+mod init;
 mod output;
 mod progress;
 mod sweep;

@@ -38,13 +38,22 @@ pub fn sim_bar(horizon_ms: u64) -> ProgressBar {
 fn numbers(style: ProgressStyle) -> ProgressStyle {
     use retrystorm_report::fmt;
     style
-        .with_key("done", |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-            let _ = w.write_str(&fmt::int(s.pos()));
-        })
-        .with_key("total", |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-            let _ = w.write_str(&s.len().map_or("?".into(), fmt::int));
-        })
-        .with_key("rate", |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-            let _ = w.write_str(&fmt::num(s.per_sec()));
-        })
+        .with_key(
+            "done",
+            |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&fmt::int(s.pos()));
+            },
+        )
+        .with_key(
+            "total",
+            |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&s.len().map_or("?".into(), fmt::int));
+            },
+        )
+        .with_key(
+            "rate",
+            |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&fmt::num(s.per_sec()));
+            },
+        )
 }

@@ -343,12 +343,7 @@ pub fn sweep_chart(
                     .map_err(err)?
             } else {
                 chart
-                    .draw_series(DashedLineSeries::new(
-                        pts,
-                        4 + 4 * l.nth as u32,
-                        5,
-                        style,
-                    ))
+                    .draw_series(DashedLineSeries::new(pts, 4 + 4 * l.nth as u32, 5, style))
                     .map_err(err)?
             };
             let dashed = l.nth > 0;

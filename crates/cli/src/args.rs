@@ -142,6 +142,17 @@ pub struct CheckArgs {
     /// Write a JUnit XML report here (one testcase per expectation and variant).
     #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,
+    /// Compare with a saved `--json` report of this model and fail (exit 1) when a metric got
+    /// worse by more than --tolerance. Seeds default to the baseline's.
+    #[arg(long, value_name = "OLD.json")]
+    pub baseline: Option<PathBuf>,
+    /// How much worse a metric may get against --baseline: a share (5%) or an amount (3).
+    #[arg(long, value_name = "T", default_value = "0%", requires = "baseline")]
+    pub tolerance: String,
+    /// A metric to compare with --baseline (repeatable; default: amplification, peaks,
+    /// p50/p99, succeeded, failed, lost, duplicated, phantom, recovery_ms).
+    #[arg(long = "metric", value_name = "NAME", requires = "baseline")]
+    pub metrics: Vec<String>,
 }
 
 #[derive(Args, Debug)]

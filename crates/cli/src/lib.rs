@@ -4,6 +4,7 @@
 //! usage, 3 an output could not be written.
 
 mod args;
+mod baseline;
 mod charts;
 mod check;
 mod commands;

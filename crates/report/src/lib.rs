@@ -12,6 +12,7 @@
 //! assert_eq!(retrystorm_report::from_json(&json).unwrap(), report);
 //! ```
 
+pub mod baseline;
 mod ci;
 mod csv;
 pub mod fmt;

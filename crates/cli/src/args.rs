@@ -30,6 +30,31 @@ pub enum Command {
     /// Write a self-contained HTML report of a model; or, given a sweep file, print its
     /// aggregated table (and chart / HTML).
     Report(ReportArgs),
+    /// Write a commented starter model (or one of the shipped models) to start from.
+    Init(InitArgs),
+    /// Print shell completions for bash, zsh, fish, elvish or powershell.
+    Completions(CompletionsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// The template: `starter` (default) or a shipped model (`--list` shows them).
+    pub template: Option<String>,
+    /// Where to write it (default: TEMPLATE.toml; "-" for stdout).
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Overwrite an existing file.
+    #[arg(long)]
+    pub force: bool,
+    /// List the templates and exit.
+    #[arg(long)]
+    pub list: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell, e.g. `retrystorm completions bash > /etc/bash_completion.d/retrystorm`.
+    pub shell: clap_complete::Shell,
 }
 
 /// Flags shared by every command that runs a model.
@@ -71,6 +96,16 @@ pub struct OutputArgs {
     /// Write the completion-time CDF chart as SVG here.
     #[arg(long, value_name = "PATH")]
     pub cdf_svg: Option<PathBuf>,
+    /// Load chart (--svg): every variant as a line on one axis instead of one panel each.
+    #[arg(long)]
+    pub overlay: bool,
+    /// Load chart (--svg): a logarithmic y axis.
+    #[arg(long)]
+    pub log_y: bool,
+    /// Write the comparison table as GitHub-flavoured markdown here ("-" for stdout), e.g. for
+    /// a pull-request comment.
+    #[arg(long, value_name = "PATH")]
+    pub md: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -107,6 +142,17 @@ pub struct CheckArgs {
     /// Write a JUnit XML report here (one testcase per expectation and variant).
     #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,
+    /// Compare with a saved `--json` report of this model and fail (exit 1) when a metric got
+    /// worse by more than --tolerance. Seeds default to the baseline's.
+    #[arg(long, value_name = "OLD.json")]
+    pub baseline: Option<PathBuf>,
+    /// How much worse a metric may get against --baseline: a share (5%) or an amount (3).
+    #[arg(long, value_name = "T", default_value = "0%", requires = "baseline")]
+    pub tolerance: String,
+    /// A metric to compare with --baseline (repeatable; default: amplification, peaks,
+    /// p50/p99, succeeded, failed, lost, duplicated, phantom, recovery_ms).
+    #[arg(long = "metric", value_name = "NAME", requires = "baseline")]
+    pub metrics: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -257,6 +257,9 @@ pub fn check(a: CheckArgs) -> Result<(), CliError> {
     let scenario = load_model(&a.model)?;
     let file = a.model.model.display().to_string();
     let exps = expectations(&scenario, &file, &a.expects)?;
+    if let Some(path) = &a.baseline {
+        return crate::baseline::check(&a, &scenario, path, &exps);
+    }
     if exps.is_empty() {
         return Err(CliError::Input(format!(
             "{file}: no expectations; add [[expect]] tables to the model or pass --expect 'METRIC OP VALUE'"

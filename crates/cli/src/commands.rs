@@ -20,6 +20,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Sweep(a) => crate::sweep::sweep(a),
         Command::Merge(a) => crate::sweep::merge(a),
         Command::Report(a) => crate::html::report(a),
+        Command::Init(a) => crate::init::init(a),
+        Command::Completions(a) => crate::init::completions(a),
     }
 }
 
@@ -177,7 +179,12 @@ fn run(a: RunArgs) -> Result<(), CliError> {
             seed,
             a.model.seeds,
         );
-        return emit_replicated(&rep, &a.output, report::ci_view(&rep));
+        return emit_replicated(
+            &rep,
+            &a.output,
+            report::ci_view(&rep),
+            std::slice::from_ref(&model),
+        );
     }
     let results = run_all(&[(&model, seed)]);
     let rep = RunReport {
@@ -186,7 +193,12 @@ fn run(a: RunArgs) -> Result<(), CliError> {
         seed,
         variants: results,
     };
-    emit(&rep, &a.output, report::run_view(&rep))
+    emit(
+        &rep,
+        &a.output,
+        report::run_view(&rep),
+        std::slice::from_ref(&model),
+    )
 }
 
 fn compare(a: CompareArgs) -> Result<(), CliError> {
@@ -195,7 +207,7 @@ fn compare(a: CompareArgs) -> Result<(), CliError> {
     let seed = a.model.seed.unwrap_or(scenario.base.seed);
     if a.model.seeds > 1 {
         let rep = replicate(&scenario.name, &models, seed, a.model.seeds);
-        return emit_replicated(&rep, &a.output, report::ci_table(&rep));
+        return emit_replicated(&rep, &a.output, report::ci_table(&rep), &models);
     }
     let runs: Vec<(&Model, u64)> = models.iter().map(|m| (m, seed)).collect();
     let results = run_all(&runs);
@@ -205,7 +217,7 @@ fn compare(a: CompareArgs) -> Result<(), CliError> {
         seed,
         variants: results,
     };
-    emit(&rep, &a.output, report::comparison_table(&rep))
+    emit(&rep, &a.output, report::comparison_table(&rep), &models)
 }
 
 /// The replicated report as pretty JSON: a superset of the plain report's keys.
@@ -221,6 +233,7 @@ fn emit_replicated(
     rep: &ReplicatedReport,
     out: &OutputArgs,
     table: String,
+    models: &[Model],
 ) -> Result<(), CliError> {
     let plain = rep.to_run_report();
     let json = out.json.as_ref().map(|_| replicated_json(rep));
@@ -229,7 +242,22 @@ fn emit_replicated(
         ..out.clone()
     };
     let json_to_stdout = out.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
-    emit_with(&plain, &no_json, table, json_to_stdout)?;
+    let md = out.md.as_ref().map(|_| report::markdown::ci_table(rep));
+    let no_md = OutputArgs {
+        md: None,
+        ..no_json
+    };
+    let md_to_stdout = out.md.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    emit_with(
+        &plain,
+        &no_md,
+        table,
+        json_to_stdout || md_to_stdout,
+        models,
+    )?;
+    if let (Some(p), Some(m)) = (&out.md, md) {
+        output::write(p, &m)?;
+    }
     if let (Some(p), Some(j)) = (&out.json, json) {
         output::write(p, &j)?;
     }
@@ -299,8 +327,13 @@ fn vary(s: &Scenario, varies: &[String], args: &ModelArgs) -> Result<Vec<Model>,
 }
 
 /// Prints the table (unless JSON goes to stdout) and writes the requested files.
-fn emit(rep: &RunReport, out: &OutputArgs, table: String) -> Result<(), CliError> {
-    emit_with(rep, out, table, false)
+fn emit(
+    rep: &RunReport,
+    out: &OutputArgs,
+    table: String,
+    models: &[Model],
+) -> Result<(), CliError> {
+    emit_with(rep, out, table, false, models)
 }
 
 fn emit_with(
@@ -308,9 +341,11 @@ fn emit_with(
     out: &OutputArgs,
     table: String,
     quiet: bool,
+    models: &[Model],
 ) -> Result<(), CliError> {
     let json_to_stdout = quiet || out.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     let csv_to_stdout = out.csv.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let md_to_stdout = out.md.as_ref().is_some_and(|p| p.as_os_str() == "-");
     // Render everything first, so a failing chart leaves no output half-written.
     let mut files = Vec::new();
     if let Some(p) = &out.json {
@@ -322,10 +357,15 @@ fn emit_with(
             report::series_csv(rep).map_err(|e| CliError::Output(format!("csv: {e}")))?,
         ));
     }
+    if let Some(p) = &out.md {
+        files.push((p, report::markdown::comparison_table(rep)));
+    }
     if let Some(p) = &out.svg {
+        let opt = crate::charts::load_options(out, models);
         files.push((
             p,
-            report::load_chart(rep).map_err(|e| CliError::Output(format!("svg: {e}")))?,
+            report::load_chart_with(rep, &opt)
+                .map_err(|e| CliError::Output(format!("svg: {e}")))?,
         ));
     }
     if let Some(p) = &out.outcomes_svg {
@@ -340,7 +380,7 @@ fn emit_with(
             report::cdf_chart(rep).map_err(|e| CliError::Output(format!("svg: {e}")))?,
         ));
     }
-    if !json_to_stdout && !csv_to_stdout {
+    if !json_to_stdout && !csv_to_stdout && !md_to_stdout {
         println!("{} (seed {})", rep.model, rep.seed);
         print!("{table}");
     }

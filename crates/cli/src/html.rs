@@ -59,6 +59,15 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
         report: &plain,
         replicated: replicated.as_ref(),
         expectations: &rows,
+        description: &scenario.base.description,
+        load: retrystorm_report::LoadOptions {
+            windows: scenario
+                .variants
+                .iter()
+                .map(retrystorm_report::model_windows)
+                .collect(),
+            ..Default::default()
+        },
     })
     .map_err(|e| CliError::Output(format!("html: {e}")))?;
     output::write(&out, &html)?;

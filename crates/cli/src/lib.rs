@@ -4,9 +4,12 @@
 //! usage, 3 an output could not be written.
 
 mod args;
+mod baseline;
+mod charts;
 mod check;
 mod commands;
 mod html;
+mod init;
 mod output;
 mod progress;
 mod sweep;

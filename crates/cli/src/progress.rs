@@ -10,10 +10,10 @@ pub fn bar(len: u64, unit: &str) -> ProgressBar {
     }
     let pb = ProgressBar::new(len);
     let template = format!(
-        "{{spinner}} [{{elapsed_precise}}] {{bar:40}} {{pos}}/{{len}} {unit} ({{per_sec}}, ETA {{eta}})"
+        "{{spinner}} [{{elapsed_precise}}] {{bar:40}} {{done}}/{{total}} {unit} ({{rate}} {unit}/s, ETA {{eta}})"
     );
     if let Ok(style) = ProgressStyle::with_template(&template) {
-        pb.set_style(style);
+        pb.set_style(numbers(style));
     }
     pb
 }
@@ -26,9 +26,34 @@ pub fn sim_bar(horizon_ms: u64) -> ProgressBar {
     }
     let pb = ProgressBar::new(horizon_ms);
     if let Ok(style) = ProgressStyle::with_template(
-        "{spinner} [{elapsed_precise}] {bar:40} sim {pos}/{len} ms ({per_sec} sim ms/s, ETA {eta})",
+        "{spinner} [{elapsed_precise}] {bar:40} sim {done}/{total} ms ({rate} sim ms/s, ETA {eta})",
     ) {
-        pb.set_style(style);
+        pb.set_style(numbers(style));
     }
     pb
+}
+
+/// `{done}`, `{total}` and `{rate}` formatted like every other number (`35,539`, not
+/// `35538.6216/s`); the template says the unit once.
+fn numbers(style: ProgressStyle) -> ProgressStyle {
+    use retrystorm_report::fmt;
+    style
+        .with_key(
+            "done",
+            |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&fmt::int(s.pos()));
+            },
+        )
+        .with_key(
+            "total",
+            |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&s.len().map_or("?".into(), fmt::int));
+            },
+        )
+        .with_key(
+            "rate",
+            |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&fmt::num(s.per_sec()));
+            },
+        )
 }

@@ -6,51 +6,11 @@ use std::fmt::Write as _;
 
 use retrystorm_core::summary::{ReplicatedReport, Replications};
 
-/// `mean ± half-width` with a precision that suits the mean; without `±` when there is no
-/// interval (one replication) or it is zero.
-pub fn pm(mean: f64, half: Option<f64>) -> String {
-    let m = short(mean);
-    match half {
-        Some(h) if h.is_finite() && h > 0.0 => format!("{m} ± {}", short(h)),
-        _ => m,
-    }
-}
+pub use crate::fmt::pm;
 
-/// Up to 3 significant decimals below 10, 1 below 100, none above; thousands grouped.
+/// [`crate::fmt::num`], under its old name.
 pub fn short(v: f64) -> String {
-    if !v.is_finite() {
-        return "-".into();
-    }
-    let a = v.abs();
-    let s = if a == 0.0 || v.fract() == 0.0 && a < 1e15 {
-        format!("{v:.0}")
-    } else if a < 10.0 {
-        format!("{v:.3}")
-    } else if a < 100.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.0}")
-    };
-    group(&s)
-}
-
-fn group(s: &str) -> String {
-    let (sign, rest) = s.strip_prefix('-').map_or(("", s), |r| ("-", r));
-    let (int, frac) = rest
-        .split_once('.')
-        .map_or((rest, None), |(i, f)| (i, Some(f)));
-    let mut out = String::from(sign);
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if let Some(f) = frac {
-        out.push('.');
-        out.push_str(f);
-    }
-    out
+    crate::fmt::num(v)
 }
 
 /// The cell for `metric` of a variant.
@@ -190,8 +150,8 @@ mod tests {
     #[test]
     fn formats() {
         assert_eq!(pm(1000.0, Some(0.0)), "1,000");
-        assert_eq!(pm(171.2, Some(12.34)), "171 ± 12.3");
-        assert_eq!(pm(2.4142, None), "2.414");
+        assert_eq!(pm(171.2, Some(12.34)), "171.2 ± 12.3");
+        assert_eq!(pm(2.4142, None), "2.41");
         assert_eq!(short(-1234.6), "-1,235");
         assert_eq!(short(f64::NAN), "-");
     }

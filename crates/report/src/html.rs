@@ -35,22 +35,19 @@ pub struct ModelReport<'a> {
     /// The replications, when `--seeds N` > 1.
     pub replicated: Option<&'a ReplicatedReport>,
     pub expectations: &'a [ExpectRow],
+    /// The model's `description` (may be empty).
+    pub description: &'a str,
+    /// The load chart's options (the model's windows), see [`crate::LoadOptions`].
+    pub load: crate::LoadOptions,
 }
 
-/// Escapes text for HTML element content and attribute values.
+/// The tool and version that wrote a report: `retrystorm 0.1.0`.
+pub const TOOL: &str = concat!("retrystorm ", env!("CARGO_PKG_VERSION"));
+
+/// Escapes text for HTML element content and attribute values (html-escape's quoted-attribute
+/// escaping: `&`, `<`, `>`, `"` and `'`).
 pub fn escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
+    html_escape::encode_quoted_attribute(s).into_owned()
 }
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1250px;color:#222;padding:0 1rem}\
@@ -61,6 +58,18 @@ td:first-child,th:first-child{text-align:left}\
 pre{background:#f7f7f7;border:1px solid #e4e4e4;padding:.8rem;overflow:auto;font-size:.85rem}\
 .pass{color:#1b7a3a;font-weight:bold}.fail{color:#c0392b;font-weight:bold}\
 figure{margin:1rem 0}svg{max-width:100%;height:auto}";
+
+/// Quotes a word for a POSIX shell when it needs it.
+fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
+}
 
 fn page(title: &str, body: &str) -> String {
     format!(
@@ -156,6 +165,10 @@ pub fn model_report(m: &ModelReport) -> Result<String, ReportError> {
     let r = m.report;
     let mut b = String::new();
     let _ = writeln!(b, "<h1>retrystorm report: {}</h1>", escape(&r.model));
+    if !m.description.is_empty() {
+        let _ = writeln!(b, "<p class=\"description\">{}</p>", escape(m.description));
+    }
+    let _ = writeln!(b, "<p class=\"tool\">Written by {TOOL}.</p>");
     let seeds = match m.replicated {
         Some(rep) => format!(
             "{} seeds ({}..={}); numbers are means ± the 95% confidence half-width (Student t)",
@@ -221,7 +234,7 @@ pub fn model_report(m: &ModelReport) -> Result<String, ReportError> {
     b.push_str(&figure(
         "load-chart",
         &format!("Arrivals at the server{charts_note}"),
-        &crate::load_chart(r)?,
+        &crate::load_chart_with(r, &m.load)?,
     ));
     b.push_str(&figure(
         "cdf-chart",
@@ -264,14 +277,37 @@ pub fn sweep_report(
         escape(&header.grid.variants.join(", ")),
         header.grid.seeds.len()
     );
+    let mut cmd = vec!["retrystorm".to_string(), "sweep".into(), "MODEL".into()];
+    for a in &header.grid.axes {
+        cmd.push("--vary".into());
+        cmd.push(shell_word(&format!("{}={}", a.key, a.values.join(","))));
+    }
+    for s in &header.sets {
+        cmd.push("--set".into());
+        cmd.push(shell_word(s));
+    }
+    if let Some(first) = header.grid.seeds.first() {
+        cmd.push(format!(
+            "--seed {first} --seeds {}",
+            header.grid.seeds.len()
+        ));
+    }
+    cmd.push(format!("--metric {}", shell_word(metric)));
+    cmd.push("--out sweep.jsonl --svg sweep.svg".into());
+    let _ = writeln!(
+        b,
+        "<p>Reproduce (MODEL is the model file, fingerprint <code>{}</code>): <code>{}</code></p>",
+        escape(&header.model_hash),
+        escape(&cmd.join(" "))
+    );
+    b.push_str(&figure(
+        "sweep-chart",
+        &format!("{} by parameter", crate::fmt::metric_label(metric, None)),
+        &sweep_chart(header, rows, metric)?,
+    ));
     b.push_str("<section id=\"sweep-table\">\n<h2>Results per point</h2>\n");
     let (h, c) = sweep_rows(header, rows, metric);
     b.push_str(&table("sweep-results", &h, &c));
     b.push_str("</section>\n");
-    b.push_str(&figure(
-        "sweep-chart",
-        &format!("{metric} by parameter"),
-        &sweep_chart(header, rows, metric)?,
-    ));
     Ok(page(&format!("retrystorm sweep: {}", header.model), &b))
 }

@@ -12,12 +12,15 @@
 //! assert_eq!(retrystorm_report::from_json(&json).unwrap(), report);
 //! ```
 
+pub mod baseline;
 mod ci;
 mod csv;
-mod fmt;
+pub mod fmt;
 pub mod html;
 mod json;
 mod lines;
+pub mod markdown;
+mod marks;
 mod style;
 mod svg;
 pub mod sweep;
@@ -27,7 +30,11 @@ pub use crate::ci::{ci_rows, ci_table, ci_view, text_table};
 pub use crate::csv::{CSV_HEADER, series_csv, write_series_csv};
 pub use crate::json::{from_json, to_json};
 pub use crate::lines::{Line, LineChart, LinePanel, line_chart};
-pub use crate::svg::{MAX_COLUMNS, XScale, cdf_chart, cdf_chart_with, load_chart, outcome_chart};
+pub use crate::marks::{Shade, model_windows};
+pub use crate::svg::{
+    LoadOptions, MAX_COLUMNS, TIME_QUANTILE, XScale, cdf_chart, cdf_chart_with, load_chart,
+    load_chart_with, outcome_chart,
+};
 pub use crate::table::{comparison_table, run_view, variant_view};
 
 pub use retrystorm_core::summary::RunReport;

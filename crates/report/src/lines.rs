@@ -5,7 +5,7 @@
 //! Same rendering rules as the report's other charts: DejaVu Sans compiled in, deterministic
 //! bytes for the same input.
 
-use crate::style::{GRID, GRID_BOLD, PALETTE, bold, ensure_fonts, font};
+use crate::style::{GRID, GRID_BOLD, bold, ensure_fonts, font, marker_shape, stroke, variant};
 
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
@@ -23,8 +23,9 @@ pub struct Line {
     pub points: Vec<(f64, f64)>,
 }
 
-/// One panel: a y axis and its lines. Line `i` gets colour `i` in every panel, so give every
-/// panel its lines in the same order.
+/// One panel: a y axis and its lines. Line `i` gets variant colour `i` and marker `i` in every
+/// panel (and in every other chart), so give every panel its lines in the same order, the
+/// variants' order. Earlier lines are drawn wider, so lines with the same points stay visible.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinePanel {
     pub title: String,
@@ -143,22 +144,37 @@ where
         .max_light_lines(1)
         .draw()
         .map_err(err)?;
+    let n = panel.lines.len();
     for (i, line) in panel.lines.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
+        let color = variant(i);
         let pts: Vec<(f64, f64)> = line
             .points
             .iter()
             .copied()
             .filter(|(x, y)| x.is_finite() && y.is_finite() && (!panel.log_y || *y > 0.0))
             .collect();
-        c.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-            .map_err(err)?
-            .label(line.name.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
-            });
-        c.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))
-            .map_err(err)?;
+        c.draw_series(LineSeries::new(
+            pts.clone(),
+            color.stroke_width(stroke(i, n)),
+        ))
+        .map_err(err)?
+        .label(line.name.as_str())
+        .legend(move |(x, y)| {
+            EmptyElement::at((x, y))
+                + PathElement::new(vec![(0, 0), (22, 0)], color.stroke_width(3))
+                + Polygon::new(
+                    marker_shape(i)
+                        .into_iter()
+                        .map(|(a, b)| (a + 11, b))
+                        .collect::<Vec<_>>(),
+                    color.filled(),
+                )
+        });
+        c.draw_series(
+            pts.into_iter()
+                .map(|p| EmptyElement::at(p) + Polygon::new(marker_shape(i), color.filled())),
+        )
+        .map_err(err)?;
     }
     c.configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)

@@ -29,16 +29,81 @@ pub(crate) fn bold(size: u32) -> TextStyle<'static> {
 pub(crate) const TEXT: RGBColor = RGBColor(0x22, 0x22, 0x22);
 pub(crate) const GRID: RGBColor = RGBColor(0xe4, 0xe4, 0xe4);
 pub(crate) const GRID_BOLD: RGBColor = RGBColor(0xc8, 0xc8, 0xc8);
-/// Tableau 10: line `i` of every chart gets colour `i`.
-pub(crate) const PALETTE: [RGBColor; 10] = [
-    RGBColor(0x4e, 0x79, 0xa7),
-    RGBColor(0xf2, 0x8e, 0x2b),
-    RGBColor(0xe1, 0x57, 0x59),
-    RGBColor(0x76, 0xb7, 0xb2),
-    RGBColor(0x59, 0xa1, 0x4f),
-    RGBColor(0xed, 0xc9, 0x48),
-    RGBColor(0xb0, 0x7a, 0xa1),
-    RGBColor(0xff, 0x9d, 0xa7),
-    RGBColor(0x9c, 0x75, 0x5f),
-    RGBColor(0x79, 0x70, 0x6e),
+
+/// Variant colours: variant `i` of a report (or line `i` of a sweep) gets `VARIANTS[i % 8]` in
+/// every chart. None of them is used for anything else, so a colour always names a variant.
+pub(crate) const VARIANTS: [RGBColor; 8] = [
+    RGBColor(0x4e, 0x79, 0xa7), // blue
+    RGBColor(0xf2, 0x8e, 0x2b), // orange
+    RGBColor(0x76, 0xb7, 0xb2), // teal
+    RGBColor(0xb0, 0x7a, 0xa1), // purple
+    RGBColor(0x9c, 0x75, 0x5f), // brown
+    RGBColor(0xff, 0x9d, 0xa7), // pink
+    RGBColor(0x2f, 0x4b, 0x7c), // navy
+    RGBColor(0x8c, 0x8c, 0x1f), // olive
 ];
+
+/// The colour of variant (or line) `i`.
+pub(crate) fn variant(i: usize) -> RGBColor {
+    VARIANTS[i % VARIANTS.len()]
+}
+
+/// Line `i` of `n` that may coincide with others: earlier lines are drawn wider, so a later line
+/// on top of an earlier one leaves the earlier one's colour visible on both sides.
+pub(crate) fn stroke(i: usize, n: usize) -> u32 {
+    (2 + n.saturating_sub(i + 1)).min(6) as u32
+}
+
+/// [`stroke`] for dense data (the load chart's overlay): from 4 px down to 1 px.
+pub(crate) fn thin_stroke(i: usize, n: usize) -> u32 {
+    (1 + n.saturating_sub(i + 1)).min(4) as u32
+}
+
+// What the other colours mean; none is a variant colour.
+/// First attempts (neutral grey: the load that would come anyway).
+pub(crate) const FIRST: RGBColor = RGBColor(0x96, 0x96, 0x96);
+/// Goodput (intents succeeded): near-black line.
+pub(crate) const GOODPUT: RGBColor = RGBColor(0x1a, 0x1a, 0x1a);
+/// Outcomes of an intent's effect.
+pub(crate) const ONCE: RGBColor = RGBColor(0x59, 0xa1, 0x4f);
+pub(crate) const DUPLICATED: RGBColor = RGBColor(0xd4, 0xa0, 0x17);
+pub(crate) const LOST: RGBColor = RGBColor(0xe1, 0x57, 0x59);
+pub(crate) const PHANTOM: RGBColor = RGBColor(0x6b, 0x1d, 0x1d);
+/// Background of outage, capacity-drop and load-spike windows (labelled in the chart).
+pub(crate) const WINDOW: RGBColor = RGBColor(0xee, 0xe4, 0xc8);
+/// Recovery marks and reference lines.
+pub(crate) const MARK: RGBColor = RGBColor(0x33, 0x33, 0x33);
+
+/// The outline of marker `i` around (0, 0) in pixels: circle (an octagon), square, triangle,
+/// diamond, plus, in turn, so that lines with the same points stay apart.
+pub(crate) fn marker_shape(i: usize) -> Vec<(i32, i32)> {
+    match i % 5 {
+        0 => vec![
+            (-2, -5),
+            (2, -5),
+            (5, -2),
+            (5, 2),
+            (2, 5),
+            (-2, 5),
+            (-5, 2),
+            (-5, -2),
+        ],
+        1 => vec![(-4, -4), (4, -4), (4, 4), (-4, 4)],
+        2 => vec![(0, -6), (5, 4), (-5, 4)],
+        3 => vec![(0, -6), (6, 0), (0, 6), (-6, 0)],
+        _ => vec![
+            (-2, -6),
+            (2, -6),
+            (2, -2),
+            (6, -2),
+            (6, 2),
+            (2, 2),
+            (2, 6),
+            (-2, 6),
+            (-2, 2),
+            (-6, 2),
+            (-6, -2),
+            (-2, -2),
+        ],
+    }
+}

@@ -2,7 +2,7 @@
 //! variant (mean ± 95% CI over seeds), and the sweep chart (a metric against the varied
 //! parameter, one line per variant, with its CI band).
 
-use crate::style::{PALETTE, bold, ensure_fonts, font};
+use crate::style::{GRID, GRID_BOLD, bold, ensure_fonts, font, marker_shape, stroke, variant};
 use std::collections::BTreeMap;
 
 use plotters::prelude::*;
@@ -171,6 +171,10 @@ fn err<E: std::fmt::Display>(e: E) -> ReportError {
 /// A line of the sweep chart: `(x, mean, half-width)` points.
 struct Line {
     label: String,
+    /// The variant's index in the header: its colour.
+    variant: usize,
+    /// Which line of its variant (other axes' values): solid for the first, dashed after.
+    nth: usize,
     points: Vec<(f64, f64, f64)>,
 }
 
@@ -215,12 +219,23 @@ pub fn sweep_chart(
             0.0
         };
         let p = (pos(&r.params), e.mean, hw);
+        let vi = header
+            .grid
+            .variants
+            .iter()
+            .position(|v| *v == r.variant)
+            .unwrap_or(lines.len());
         match lines.iter_mut().find(|l| l.label == label) {
             Some(l) => l.points.push(p),
-            None => lines.push(Line {
-                label,
-                points: vec![p],
-            }),
+            None => {
+                let nth = lines.iter().filter(|l| l.variant == vi).count();
+                lines.push(Line {
+                    label,
+                    variant: vi,
+                    nth,
+                    points: vec![p],
+                })
+            }
         }
     }
     for l in &mut lines {
@@ -251,6 +266,17 @@ pub fn sweep_chart(
         }
     });
     let categories: Vec<String> = axis.map(|a| a.values.clone()).unwrap_or_default();
+    let bucket = rows
+        .iter()
+        .find_map(|r| r.estimates.get("bucket_ms"))
+        .map(|e| e.mean);
+    let y_name = crate::fmt::metric_label(metric, bucket);
+    let bands = lines.iter().any(|l| l.points.iter().any(|p| p.2 > 0.0));
+    let y_desc = if bands {
+        format!("{y_name}; band: 95% CI over seeds")
+    } else {
+        y_name.clone()
+    };
 
     let mut buf = String::new();
     {
@@ -258,7 +284,7 @@ pub fn sweep_chart(
         root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(
-                format!("{}: {metric} by {}", header.model, x_name),
+                format!("{}: {} by {}", header.model, y_name, x_name),
                 bold(20),
             )
             .margin(16)
@@ -269,7 +295,7 @@ pub fn sweep_chart(
         let label_style = font(14);
         let fmt_x = |x: &f64| -> String {
             if numeric {
-                crate::ci::short(*x)
+                crate::fmt::tick(*x)
             } else {
                 let i = x.round();
                 if (x - i).abs() < 1e-6 && i >= 0.0 {
@@ -281,43 +307,69 @@ pub fn sweep_chart(
         };
         let mut mesh = chart.configure_mesh();
         mesh.x_desc(x_name.clone())
-            .y_desc(metric)
+            .y_desc(y_desc.as_str())
             .label_style(label_style.clone())
             .x_label_formatter(&fmt_x)
-            .y_label_formatter(&|y: &f64| crate::ci::short(*y))
-            .light_line_style(RGBColor(0xee, 0xee, 0xee));
+            .y_label_formatter(&|y: &f64| crate::fmt::tick(*y))
+            .bold_line_style(GRID_BOLD)
+            .light_line_style(GRID)
+            .max_light_lines(1);
         if !numeric {
             mesh.x_labels(categories.len().max(2) * 4 + 1);
         }
         mesh.draw().map_err(err)?;
-        for (i, l) in lines.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
+        let n = lines.len();
+        // Bands first, so that no band hides another line.
+        for l in &lines {
+            let color = variant(l.variant);
             if l.points.iter().any(|p| p.2 > 0.0) {
                 let mut band: Vec<(f64, f64)> = l.points.iter().map(|p| (p.0, p.1 + p.2)).collect();
                 band.extend(l.points.iter().rev().map(|p| (p.0, p.1 - p.2)));
                 chart
                     .draw_series(std::iter::once(Polygon::new(
                         band,
-                        color.mix(0.18).filled(),
+                        color.mix(0.16).filled(),
                     )))
                     .map_err(err)?;
             }
+        }
+        for (i, l) in lines.iter().enumerate() {
+            let color = variant(l.variant);
+            let style = color.stroke_width(stroke(i, n));
+            let pts = l.points.iter().map(|p| (p.0, p.1));
+            let anno = if l.nth == 0 {
+                chart
+                    .draw_series(LineSeries::new(pts, style))
+                    .map_err(err)?
+            } else {
+                chart
+                    .draw_series(DashedLineSeries::new(pts, 4 + 4 * l.nth as u32, 5, style))
+                    .map_err(err)?
+            };
+            let dashed = l.nth > 0;
+            anno.label(l.label.clone()).legend(move |(x, y)| {
+                let line = if dashed {
+                    vec![(0, 0), (6, 0), (6, 0), (16, 0), (16, 0), (22, 0)]
+                } else {
+                    vec![(0, 0), (22, 0)]
+                };
+                let gap = if dashed { 3 } else { 0 };
+                EmptyElement::at((x, y))
+                    + PathElement::new(line, color.stroke_width(3))
+                    + Rectangle::new([(6, -2), (6 + gap, 2)], WHITE.filled())
+                    + Rectangle::new([(16 - gap, -2), (16, 2)], WHITE.filled())
+                    + Polygon::new(
+                        marker_shape(i)
+                            .into_iter()
+                            .map(|(a, b)| (a + 11, b))
+                            .collect::<Vec<_>>(),
+                        color.filled(),
+                    )
+            });
             chart
-                .draw_series(LineSeries::new(
-                    l.points.iter().map(|p| (p.0, p.1)),
-                    color.stroke_width(2),
-                ))
-                .map_err(err)?
-                .label(l.label.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                });
-            chart
-                .draw_series(
-                    l.points
-                        .iter()
-                        .map(|p| Circle::new((p.0, p.1), 3, color.filled())),
-                )
+                .draw_series(l.points.iter().map(|p| {
+                    EmptyElement::at((p.0, p.1)) + Polygon::new(marker_shape(i), color.filled())
+                }))
                 .map_err(err)?;
         }
         if !lines.is_empty() {

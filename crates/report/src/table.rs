@@ -64,6 +64,75 @@ fn common_bucket_ms(report: &RunReport) -> Option<f64> {
 /// baseline   10,000    24,100    2.41x         812           700      9,800     200    12.3     851
 /// ```
 pub fn comparison_table(report: &RunReport) -> String {
+    let (cols, outcomes) = comparison_columns(report);
+    let rows: Vec<&VariantResult> = report.variants.iter().collect();
+    let any = |f: fn(&Summary) -> u64| rows.iter().any(|v| f(&v.summary) != 0);
+    let widths: Vec<usize> = cols.iter().map(Column::width).collect();
+    let mut out = String::new();
+    let mut line = |cells: &mut dyn Iterator<Item = (&str, Align)>| {
+        let mut l = String::new();
+        for (i, (text, align)) in cells.enumerate() {
+            if i > 0 {
+                l.push_str("  ");
+            }
+            let pad = widths[i].saturating_sub(text.chars().count());
+            match align {
+                Align::Left => {
+                    l.push_str(text);
+                    l.extend(std::iter::repeat_n(' ', pad));
+                }
+                Align::Right => {
+                    l.extend(std::iter::repeat_n(' ', pad));
+                    l.push_str(text);
+                }
+            }
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(&mut cols.iter().map(|c| (c.header.as_str(), c.align)));
+    let rules: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    line(&mut rules.iter().map(|r| (r.as_str(), Align::Left)));
+    for r in 0..rows.len() {
+        line(&mut cols.iter().map(|c| (c.cells[r].as_str(), c.align)));
+    }
+
+    if !outcomes && any(|s| s.applied_once) {
+        out.push_str("every settled intent's effect was applied exactly once\n");
+    }
+    out.push_str(&notes(report));
+    out
+}
+
+/// The comparison table as GitHub-flavoured markdown: the same columns and cells as
+/// [`comparison_table`], numbers right-aligned (`---:`), `|` in names escaped; then the same notes
+/// as a paragraph.
+pub fn comparison_markdown(report: &RunReport) -> String {
+    let (cols, _) = comparison_columns(report);
+    let headers: Vec<String> = cols.iter().map(|c| c.header.clone()).collect();
+    let right: Vec<bool> = cols.iter().map(|c| c.align == Align::Right).collect();
+    let rows: Vec<Vec<String>> = (0..report.variants.len())
+        .map(|r| cols.iter().map(|c| c.cells[r].clone()).collect())
+        .collect();
+    let mut out = format!(
+        "**{}** (seed {})\n\n",
+        crate::markdown::escape(&report.model),
+        report.seed
+    );
+    out.push_str(&crate::markdown::table(&headers, &right, &rows));
+    let notes = notes(report);
+    if !notes.is_empty() {
+        out.push('\n');
+        for l in notes.lines() {
+            out.push_str(&crate::markdown::escape(l));
+            out.push_str("  \n");
+        }
+    }
+    out
+}
+
+/// The columns of the comparison table, and whether the outcome columns are among them.
+fn comparison_columns(report: &RunReport) -> (Vec<Column>, bool) {
     let rows: Vec<&VariantResult> = report.variants.iter().collect();
     let any = |f: fn(&Summary) -> u64| rows.iter().any(|v| f(&v.summary) != 0);
 
@@ -122,40 +191,13 @@ pub fn comparison_table(report: &RunReport) -> String {
         }));
     }
 
-    let widths: Vec<usize> = cols.iter().map(Column::width).collect();
-    let mut out = String::new();
-    let mut line = |cells: &mut dyn Iterator<Item = (&str, Align)>| {
-        let mut l = String::new();
-        for (i, (text, align)) in cells.enumerate() {
-            if i > 0 {
-                l.push_str("  ");
-            }
-            let pad = widths[i].saturating_sub(text.chars().count());
-            match align {
-                Align::Left => {
-                    l.push_str(text);
-                    l.extend(std::iter::repeat_n(' ', pad));
-                }
-                Align::Right => {
-                    l.extend(std::iter::repeat_n(' ', pad));
-                    l.push_str(text);
-                }
-            }
-        }
-        out.push_str(l.trim_end());
-        out.push('\n');
-    };
-    line(&mut cols.iter().map(|c| (c.header.as_str(), c.align)));
-    let rules: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-    line(&mut rules.iter().map(|r| (r.as_str(), Align::Left)));
-    for r in 0..rows.len() {
-        line(&mut cols.iter().map(|c| (c.cells[r].as_str(), c.align)));
-    }
+    (cols, outcomes)
+}
 
-    if !outcomes && any(|s| s.applied_once) {
-        out.push_str("every settled intent's effect was applied exactly once\n");
-    }
-    for v in &rows {
+/// Notes for variants that did not settle.
+fn notes(report: &RunReport) -> String {
+    let mut out = String::new();
+    for v in &report.variants {
         let s = &v.summary;
         match s.ended {
             Ended::Settled => {}
@@ -235,6 +277,31 @@ const SHOWN: &[&str] = &[
     "ended",
     "events",
 ];
+
+/// A JSON value of the summary the way the rest of the view prints numbers: integers grouped,
+/// other numbers by [`fmt::num`], objects and arrays item by item, strings bare.
+fn json_value(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Number(n) => match n.as_u64() {
+            Some(u) => fmt::int(u),
+            None => n.as_f64().map_or_else(|| n.to_string(), fmt::num),
+        },
+        Value::String(s) => s.clone(),
+        Value::Array(a) => {
+            let items: Vec<String> = a.iter().map(json_value).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(o) => {
+            let items: Vec<String> = o
+                .iter()
+                .map(|(k, x)| format!("{} {}", k.replace('_', " "), json_value(x)))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
 
 /// One variant as an aligned `key: value` list.
 pub fn variant_view(v: &VariantResult) -> String {
@@ -348,7 +415,7 @@ pub fn variant_view(v: &VariantResult) -> String {
             .collect();
         extra.sort_by(|a, b| a.0.cmp(b.0));
         for (k, val) in extra {
-            rows.push((k.replace('_', " "), val.to_string()));
+            rows.push((k.replace('_', " "), json_value(val)));
         }
     }
 

@@ -1,0 +1,119 @@
+//! `check --baseline old.json [--tolerance 5%]`: rerun the model with the baseline's seeds and
+//! fail when a metric got worse than in the saved report (and, with `[[expect]]` tables, when an
+//! expectation fails, as plain `check` does).
+
+use crate::CliError;
+use crate::args::CheckArgs;
+use crate::check::{evaluate, render};
+use crate::commands::{replicate, replicated_json, run_all};
+use retrystorm_core::expect::Expectation;
+use retrystorm_core::load::{self, Scenario};
+use retrystorm_core::model::Model;
+use retrystorm_core::stats;
+use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
+use retrystorm_report::baseline::{self, DEFAULT_METRICS, Tolerance};
+use std::path::Path;
+
+pub fn check(
+    a: &CheckArgs,
+    scenario: &Scenario,
+    path: &Path,
+    exps: &[Expectation],
+) -> Result<(), CliError> {
+    let name = path.display().to_string();
+    let tol = Tolerance::parse(&a.tolerance)
+        .map_err(|e| CliError::Input(format!("--tolerance {}: {e}", a.tolerance)))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Input(format!("--baseline {name}: {e}")))?;
+    let old =
+        baseline::read(&text).map_err(|e| CliError::Input(format!("--baseline {name}: {e}")))?;
+    let metrics: Vec<String> = if a.metrics.is_empty() {
+        DEFAULT_METRICS.iter().map(|m| m.to_string()).collect()
+    } else {
+        let names = retrystorm_core::expect::metric_names();
+        for m in &a.metrics {
+            let known = names.contains(m)
+                || m.contains('.') && names.iter().any(|n| m.starts_with(&format!("{n}.")));
+            if !known {
+                let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+                let hint = load::closest(m, &refs)
+                    .map(|b| format!("; did you mean `{b}`?"))
+                    .unwrap_or_default();
+                return Err(CliError::Input(format!(
+                    "--metric {m}: unknown metric{hint}"
+                )));
+            }
+        }
+        a.metrics.clone()
+    };
+    if old.model != scenario.name {
+        eprintln!(
+            "warning: --baseline {name} is a report of model `{}`, this is `{}`",
+            old.model, scenario.name
+        );
+    }
+    // The baseline's seeds unless the flags say otherwise.
+    let seed = a.model.seed.unwrap_or(old.seed);
+    let n = if a.model.seeds > 1 {
+        a.model.seeds
+    } else {
+        old.seeds
+    };
+    let json = if n > 1 {
+        replicated_json(&replicate(&scenario.name, &scenario.variants, seed, n))
+    } else {
+        let runs: Vec<(&Model, u64)> = scenario.variants.iter().map(|m| (m, seed)).collect();
+        retrystorm_report::to_json(&RunReport {
+            schema_version: SCHEMA_VERSION,
+            model: scenario.name.clone(),
+            seed,
+            variants: run_all(&runs),
+        })
+    };
+    let new = baseline::read(&json).map_err(|e| CliError::Output(format!("this run: {e}")))?;
+    println!(
+        "{} against {name} ({} seed{} from {seed}, tolerance {})",
+        scenario.name,
+        n,
+        if n == 1 { "" } else { "s" },
+        a.tolerance
+    );
+    if (old.seed, old.seeds) != (seed, n) {
+        println!(
+            "note: the baseline used {} seed{} from {}; differences include seed noise",
+            old.seeds,
+            if old.seeds == 1 { "" } else { "s" },
+            old.seed
+        );
+    }
+    for m in baseline::missing(&old, &new) {
+        println!("note: {m}");
+    }
+    let results = baseline::compare(&old, &new, &metrics, tol);
+    print!("{}", baseline::render(&results, tol));
+    let regressed = results.iter().filter(|c| c.regressed).count();
+
+    let mut failed_exps = 0;
+    if !exps.is_empty() {
+        let seeds = stats::replication_seeds(seed, n);
+        let checked = evaluate(scenario, &a.model, exps, &seeds)?;
+        failed_exps = checked.iter().filter(|c| !c.outcome.passed).count();
+        print!("{}", render(&checked));
+        if let Some(p) = &a.junit {
+            crate::output::write(p, &crate::check::junit(&scenario.name, &checked))?;
+        }
+    }
+    if regressed + failed_exps > 0 {
+        return Err(CliError::Failed(format!(
+            "{regressed} of {} metrics regressed against {name}{}",
+            results.len(),
+            if failed_exps > 0 {
+                format!(", {failed_exps} expectations failed")
+            } else {
+                String::new()
+            }
+        )));
+    }
+    println!("no metric regressed ({} compared)", results.len());
+    Ok(())
+}

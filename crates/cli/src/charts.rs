@@ -1,0 +1,15 @@
+//! What the charts need from the model besides the run's results: the windows to shade.
+
+use crate::args::OutputArgs;
+use retrystorm_core::model::Model;
+use retrystorm_report::{LoadOptions, model_windows};
+
+/// The load chart's options from the flags, with every model's outage, capacity-drop and
+/// load-spike windows (one list per variant, in the report's order).
+pub fn load_options(out: &OutputArgs, models: &[Model]) -> LoadOptions {
+    LoadOptions {
+        overlay: out.overlay,
+        log_y: out.log_y,
+        windows: models.iter().map(model_windows).collect(),
+    }
+}

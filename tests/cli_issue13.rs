@@ -1,0 +1,201 @@
+//! The outputs and commands of issue 13 end to end: `--md`, `check --baseline`, `init`,
+//! `completions`, and the chart flags.
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+const HERD: &str = r#"
+name = "small-herd"
+seed = 7
+bucket = "10ms"
+
+[workload]
+clients = 40
+
+[retry]
+max_attempts = 4
+base = "100ms"
+cap = "10s"
+
+[server]
+fail = "always"
+
+[[variant]]
+name = "no-jitter"
+retry.jitter = "none"
+
+[[variant]]
+name = "full"
+retry.jitter = "full"
+"#;
+
+fn rs() -> Command {
+    Command::cargo_bin("retrystorm").unwrap()
+}
+
+fn model(dir: &Path) -> PathBuf {
+    let p = dir.join("herd.toml");
+    std::fs::write(&p, HERD).unwrap();
+    p
+}
+
+fn out(c: &mut Command) -> (i32, String, String) {
+    let o = c.output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn markdown_table_for_compare_and_seeds() {
+    let d = tempfile::tempdir().unwrap();
+    let m = model(d.path());
+    let (code, md, _) = out(rs().arg("compare").arg(&m).args(["--md", "-"]));
+    assert_eq!(code, 0);
+    assert!(
+        md.starts_with("**small-herd** (seed 7)\n\n| variant | intents |"),
+        "{md}"
+    );
+    assert!(md.contains("| --- | ---: |"), "{md}");
+    assert!(md.contains("| no-jitter | 40 |"), "{md}");
+    let p = d.path().join("t.md");
+    let (code, stdout, _) = out(rs()
+        .arg("compare")
+        .arg(&m)
+        .arg("--seeds")
+        .arg("3")
+        .arg("--md")
+        .arg(&p));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("means over 3 seeds"),
+        "the table still prints"
+    );
+    let md = std::fs::read_to_string(&p).unwrap();
+    assert!(md.contains(" ± "), "{md}");
+}
+
+#[test]
+fn baseline_passes_unchanged_and_fails_a_regression() {
+    let d = tempfile::tempdir().unwrap();
+    let m = model(d.path());
+    let base = d.path().join("base.json");
+    let (code, _, _) = out(rs()
+        .arg("compare")
+        .arg(&m)
+        .args(["--seeds", "3", "--json"])
+        .arg(&base));
+    assert_eq!(code, 0);
+    let (code, stdout, _) = out(rs().arg("check").arg(&m).arg("--baseline").arg(&base));
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("no metric regressed"), "{stdout}");
+    // A shorter base delay bunches the retries: peak retries of `full` go up.
+    let (code, stdout, stderr) =
+        out(rs()
+            .arg("check")
+            .arg(&m)
+            .arg("--baseline")
+            .arg(&base)
+            .args([
+                "--set",
+                "retry.base=20ms",
+                "--tolerance",
+                "5%",
+                "--metric",
+                "peak_retries",
+            ]));
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("FAIL  full       peak_retries:"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(baseline "), "{stdout}");
+    assert!(stderr.contains("regressed"), "{stderr}");
+    // Bad flags: exit 2 naming the flag.
+    let (code, _, stderr) = out(rs()
+        .arg("check")
+        .arg(&m)
+        .arg("--baseline")
+        .arg(&base)
+        .args(["--tolerance", "x"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--tolerance x"), "{stderr}");
+    let (code, _, stderr) = out(rs()
+        .arg("check")
+        .arg(&m)
+        .arg("--baseline")
+        .arg(&base)
+        .args(["--metric", "peak_retry"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("did you mean `peak_retries`"), "{stderr}");
+    let (code, _, stderr) = out(rs()
+        .arg("check")
+        .arg(&m)
+        .arg("--baseline")
+        .arg(d.path().join("none.json")));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--baseline"), "{stderr}");
+}
+
+#[test]
+fn init_writes_a_model_that_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("m.toml");
+    let (code, _, _) = out(rs().arg("init").arg("-o").arg(&p));
+    assert_eq!(code, 0);
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.starts_with("# A retrystorm model"));
+    let (code, stdout, stderr) = out(rs().arg("compare").arg(&p));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("full-jitter"), "{stdout}");
+    // No overwrite without --force.
+    let (code, _, stderr) = out(rs().arg("init").arg("-o").arg(&p));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--force"), "{stderr}");
+    let (code, _, _) = out(rs()
+        .arg("init")
+        .arg("thundering-herd")
+        .arg("-o")
+        .arg(&p)
+        .arg("--force"));
+    assert_eq!(code, 0);
+    let (code, _, stderr) = out(rs().arg("init").arg("herd"));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("TEMPLATE herd"), "{stderr}");
+    let (code, list, _) = out(rs().args(["init", "--list"]));
+    assert_eq!(code, 0);
+    assert!(list.contains("metastable-spike"));
+}
+
+#[test]
+fn completions_for_every_shell() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let (code, text, _) = out(rs().args(["completions", shell]));
+        assert_eq!(code, 0, "{shell}");
+        assert!(text.contains("retrystorm"), "{shell}");
+    }
+    let (code, _, _) = out(rs().args(["completions", "tcsh"]));
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn chart_flags_are_deterministic() {
+    let d = tempfile::tempdir().unwrap();
+    let m = model(d.path());
+    let svg = |name: &str| {
+        let p = d.path().join(name);
+        let (code, _, _) = out(rs()
+            .arg("compare")
+            .arg(&m)
+            .arg("--svg")
+            .arg(&p)
+            .args(["--overlay", "--log-y"]));
+        assert_eq!(code, 0);
+        std::fs::read_to_string(p).unwrap()
+    };
+    let a = svg("a.svg");
+    assert!(a.contains("every variant on one axis") && a.contains("log scale"));
+    assert_eq!(a, svg("b.svg"));
+}

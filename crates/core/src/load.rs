@@ -133,19 +133,40 @@ impl Doc<'_> {
         (line, col)
     }
 
-    /// The span of the deepest existing key along `path` (array indices are skipped).
+    /// The span of the deepest existing key along `path`; a segment `name[i]` descends into the
+    /// `i`-th table of an array of tables (`[[tier]]`) or of an inline array.
     fn find(&self, path: &[String]) -> Option<usize> {
         let doc = self.spans.as_ref()?;
-        let mut item: &toml_edit::Item = doc.as_item();
+        let mut table: Option<&dyn toml_edit::TableLike> = Some(doc.as_table());
         let mut best = None;
         for seg in path {
-            match get_key(item, seg) {
-                Some((key_span, next)) => {
-                    best = key_span.or(next.span().map(|s| s.start)).or(best);
-                    item = next;
+            let (name, index) = match seg.split_once('[') {
+                Some((n, rest)) => (n, rest.trim_end_matches(']').parse::<usize>().ok()),
+                None => (seg.as_str(), None),
+            };
+            let Some(t) = table else { break };
+            let Some((key, item)) = t.get_key_value(name) else {
+                break;
+            };
+            best = key
+                .span()
+                .map(|s| s.start)
+                .or(item.span().map(|s| s.start))
+                .or(best);
+            table = match (item, index) {
+                (toml_edit::Item::ArrayOfTables(a), Some(i)) => a.get(i).map(|t| {
+                    best = t.span().map(|s| s.start).or(best);
+                    t as &dyn toml_edit::TableLike
+                }),
+                (toml_edit::Item::Value(toml_edit::Value::Array(a)), Some(i)) => {
+                    a.get(i).and_then(|v| v.as_inline_table()).map(|t| {
+                        best = t.span().map(|s| s.start).or(best);
+                        t as &dyn toml_edit::TableLike
+                    })
                 }
-                None => break,
-            }
+                (it, None) => it.as_table_like(),
+                _ => None,
+            };
         }
         best
     }
@@ -309,9 +330,13 @@ pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, Loa
         }
         // Where did the value at `path` come from: a --set flag, the variant, or the base?
         let locate = |path: &str, message: String| -> LoadError {
-            let segs: Vec<String> = path
+            let raw: Vec<String> = path
                 .split('.')
                 .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
+            let segs: Vec<String> = raw
+                .iter()
                 .map(|s| s.split('[').next().unwrap_or(s).to_string())
                 .collect();
             if let Some(s) = sets.iter().rev().find(|s| path_overlaps(&s.key, &segs)) {
@@ -328,7 +353,7 @@ pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, Loa
                     format!("{message} (in variant {name:?})"),
                 );
             }
-            doc.error(doc.find(&segs), field, message)
+            doc.error(doc.find(&raw), field, message)
         };
         let model: Model = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|e| {
             let path = e.path().to_string();

@@ -872,6 +872,31 @@ fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
     if p == "server" {
         s.rate_limit.validate()?;
     }
+    if s.fail == FailMode::Always {
+        // Every request is answered 503 before a worker sees it: these would be ignored.
+        let inert = [
+            ("capacity", s.capacity.0.is_some()),
+            ("queue", s.queue.0.is_some()),
+            ("service", !s.service.is_zero()),
+            ("slowdown", s.slowdown > 0.0),
+            ("crash_probability", s.crash_probability > 0.0),
+            ("client_error", s.client_error > 0.0),
+            ("concurrency_limit", s.concurrency_limit.0.is_some()),
+            ("capacity_drops", !s.capacity_drops.is_empty()),
+            ("outages", !s.outages.is_empty()),
+            ("rate_limit", s.rate_limit.enabled()),
+            ("drop_expired", s.drop_expired),
+            ("contention", s.contention),
+        ];
+        if let Some((field, _)) = inert.iter().find(|(_, set)| *set) {
+            return Err(invalid(
+                &at(field),
+                format!(
+                    "has no effect: {p}.fail = \"always\" answers every request with 503 before a worker sees it (set {p}.fail to a probability or \"never\")"
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -903,12 +928,7 @@ impl Model {
         validate_retry("retry", &self.retry)?;
         validate_network("network", &self.network)?;
         validate_server("server", &self.server)?;
-        if self.idempotency.ttl == Some(Duration::ZERO) {
-            return Err(invalid(
-                "idempotency.ttl",
-                "must be a positive duration (omit it to keep keys forever)",
-            ));
-        }
+        self.validate_idempotency()?;
         self.budget.validate()?;
         self.breaker.validate()?;
         self.hedge.validate(self.retry.max_attempts)?;
@@ -916,6 +936,49 @@ impl Model {
         self.validate_layers()?;
         self.validate_tiers()?;
         self.validate_instances()?;
+        Ok(())
+    }
+
+    /// The store needs keys, keys need a store, and neither acts where nothing is ever applied.
+    fn validate_idempotency(&self) -> Result<(), Invalid> {
+        let i = &self.idempotency;
+        if i.ttl == Some(Duration::ZERO) {
+            return Err(invalid(
+                "idempotency.ttl",
+                "must be a positive duration (omit it to keep keys forever)",
+            ));
+        }
+        let store = i.store != StoreMode::None;
+        let keyed = i.key != KeyMode::None;
+        if store && !keyed {
+            return Err(invalid(
+                "idempotency.store",
+                "has no effect without keys: set idempotency.key = \"per-intent\" (or \"per-attempt\")",
+            ));
+        }
+        if keyed && !store {
+            return Err(invalid(
+                "idempotency.key",
+                "has no effect without a dedupe store: set idempotency.store (\"record-before\", \"record-before-409\" or \"record-after\")",
+            ));
+        }
+        if !store && (i.ttl.is_some() || !i.persist_key) {
+            let field = if i.ttl.is_some() {
+                "idempotency.ttl"
+            } else {
+                "idempotency.persist_key"
+            };
+            return Err(invalid(
+                field,
+                "has no effect without a dedupe store: set idempotency.store and idempotency.key",
+            ));
+        }
+        if store && self.server.fail == FailMode::Always {
+            return Err(invalid(
+                "idempotency.store",
+                "has no effect: server.fail = \"always\" answers every request with 503, so nothing is ever applied or remembered",
+            ));
+        }
         Ok(())
     }
 

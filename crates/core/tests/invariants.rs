@@ -23,7 +23,7 @@ use proptest::prelude::*;
 use retrystorm_core::backoff::Jitter;
 use retrystorm_core::dist::Dist;
 use retrystorm_core::model::{
-    CommitMode, CrashPoint, Discipline, FailMode, KeyMode, Limit, LossNotice, Model, Rate,
+    CommitMode, CrashPoint, Discipline, FailMode, KeyMode, Limit, LossNotice, Model, Rate, Server,
     StoreMode, WorkloadKind,
 };
 use retrystorm_core::run_model;
@@ -203,8 +203,29 @@ fn model() -> impl Strategy<Value = Model> {
             m.idempotency.store = i.1;
             m.idempotency.ttl = i.2;
             m.idempotency.commit = i.3;
-            m
+            sane(m)
         })
+}
+
+/// Drops what the loader refuses as having no effect: a store without keys (or keys without a
+/// store), its settings, and server settings behind `fail = "always"`.
+fn sane(mut m: Model) -> Model {
+    let i = &mut m.idempotency;
+    if i.key == KeyMode::None || i.store == StoreMode::None {
+        i.key = KeyMode::None;
+        i.store = StoreMode::None;
+        i.ttl = None;
+        i.persist_key = true;
+    }
+    if m.server.fail == FailMode::Always {
+        let fail = m.server.fail;
+        m.server = Server {
+            fail,
+            ..Server::default()
+        };
+        m.idempotency = Default::default();
+    }
+    m
 }
 
 /// Runs `m` and records every progress report (the clock as the engine saw it).
@@ -304,6 +325,9 @@ proptest! {
         m.idempotency.commit = CommitMode::Atomic;
         m.idempotency.ttl = None;
         m.idempotency.persist_key = true;
+        if m.server.fail == FailMode::Always {
+            m.server.fail = FailMode::Probability(0.5);
+        }
         check(&m, seed)?;
         let s = run_model(&m, seed, &mut |_| {}).summary;
         prop_assert_eq!((s.duplicated, s.phantom), (0, 0));

@@ -12,8 +12,14 @@ fn run(m: &Model, seed: u64) -> VariantResult {
 
 /// A layered model with no timeouts: `attempts` per layer (top first), failure probability `p`.
 fn chain(p: &str, attempts: &[u32], clients: u64) -> Model {
+    // `fail = "always"` answers before any service (the loader refuses a service time there).
+    let service = if p == "\"always\"" {
+        ""
+    } else {
+        "service = \"exp(5ms)\"\n"
+    };
     let mut text = format!(
-        "[workload]\nclients = {clients}\nspread = \"100s\"\n[server]\nfail = {p}\nservice = \"exp(5ms)\"\n"
+        "[workload]\nclients = {clients}\nspread = \"100s\"\n[server]\nfail = {p}\n{service}"
     );
     for (i, n) in attempts.iter().enumerate() {
         text.push_str(&format!(

@@ -1,16 +1,50 @@
 //! `retrystorm report`: an HTML report of a model (or the aggregated view of a sweep file).
 
 use crate::args::ReportArgs;
-use crate::check::{evaluate, expectations};
-use crate::commands::{load_model, read_model, replicate, run_all};
-use crate::sweep::{looks_like_sweep, metric_name, read_sweep, summarize};
-use crate::{CliError, output};
+use crate::check::{evaluate, expectations, shell_word};
+use crate::commands::{check_outputs, is_stdout, load_model, read_model, replicate, run_all};
+use crate::sweep::{looks_like_sweep, metric_name, plural, read_sweep, summarize};
+use crate::{CliError, output, progress};
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;
 use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
 use retrystorm_report::html::{ExpectRow, ModelReport, model_report, sweep_report};
 
+/// `retrystorm report MODEL -o OUT --seed S [--seeds N] [--set ...] [--max-events N]`.
+fn command(a: &ReportArgs, out: &std::path::Path, seed: u64) -> String {
+    let mut w = vec![
+        "retrystorm".to_string(),
+        "report".into(),
+        shell_word(&a.model.model.display().to_string()),
+        "-o".into(),
+        shell_word(&out.display().to_string()),
+        "--seed".into(),
+        seed.to_string(),
+    ];
+    if a.model.seeds > 1 {
+        w.push("--seeds".into());
+        w.push(a.model.seeds.to_string());
+    }
+    for s in &a.model.sets {
+        w.push("--set".into());
+        w.push(shell_word(s));
+    }
+    if let Some(n) = a.model.max_events {
+        w.push("--max-events".into());
+        w.push(n.to_string());
+    }
+    w.join(" ")
+}
+
 pub fn report(a: ReportArgs) -> Result<(), CliError> {
+    let mut outs = Vec::new();
+    if let Some(p) = &a.out {
+        outs.push(output::Out::new("--out", p));
+    }
+    if let Some(p) = &a.chart.svg {
+        outs.push(output::Out::new("--svg", p));
+    }
+    check_outputs(&outs, &a.model)?;
     if looks_like_sweep(&a.model.model) {
         return sweep(a);
     }
@@ -23,7 +57,13 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
     let exps = expectations(&scenario, &file, &[])?;
     let base = a.model.seed.unwrap_or(scenario.base.seed);
     let (plain, replicated) = if a.model.seeds > 1 {
-        let rep = replicate(&scenario.name, &scenario.variants, base, a.model.seeds);
+        let rep = replicate(
+            &scenario.name,
+            &scenario.variants,
+            base,
+            a.model.seeds,
+            a.model.jobs,
+        )?;
         (rep.to_run_report(), Some(rep))
     } else {
         let runs: Vec<(&Model, u64)> = scenario.variants.iter().map(|m| (m, base)).collect();
@@ -31,7 +71,7 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
             schema_version: SCHEMA_VERSION,
             model: scenario.name.clone(),
             seed: base,
-            variants: run_all(&runs),
+            variants: run_all(&runs, a.model.jobs)?,
         };
         (rep, None)
     };
@@ -53,6 +93,7 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
             })
             .collect()
     };
+    let cmd = command(&a, &out, base);
     let html = model_report(&ModelReport {
         file: &file,
         text: &text,
@@ -68,18 +109,19 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
                 .collect(),
             ..Default::default()
         },
+        command: &cmd,
     })
     .map_err(|e| CliError::Output(format!("html: {e}")))?;
-    output::write(&out, &html)?;
+    output::write(output::Out::new("--out", &out), &html)?;
     let failed = rows.iter().filter(|r| !r.passed).count();
-    if out.as_os_str() != "-" {
-        println!(
-            "wrote {} ({} variants, {} of {} expectations hold)",
+    if !is_stdout(&out) && !progress::quiet() {
+        output::print(&format!(
+            "wrote {} ({}, {} of {} hold)\n",
             out.display(),
-            plain.variants.len(),
+            plural(plain.variants.len() as u64, "variant"),
             rows.len() - failed,
-            rows.len()
-        );
+            plural(rows.len() as u64, "expectation check"),
+        ))?;
     }
     Ok(())
 }
@@ -88,10 +130,10 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
 fn sweep(a: ReportArgs) -> Result<(), CliError> {
     let f = read_sweep(&a.model.model)?;
     if f.torn {
-        eprintln!(
+        progress::note(&format!(
             "{}: ignoring a torn last line (an interrupted write)",
             a.model.model.display()
-        );
+        ));
     }
     summarize(&f.header, &f.records, &a.chart)?;
     if let Some(out) = &a.out {
@@ -99,7 +141,7 @@ fn sweep(a: ReportArgs) -> Result<(), CliError> {
         let rows = retrystorm_report::sweep::aggregate(&f.header, &f.records);
         let html = sweep_report(&f.header, &rows, &metric)
             .map_err(|e| CliError::Output(format!("html: {e}")))?;
-        output::write(out, &html)?;
+        output::write(output::Out::new("--out", out), &html)?;
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! `retrystorm report`: an HTML report of a model (or the aggregated view of a sweep file).
 
 use crate::args::ReportArgs;
-use crate::check::{evaluate, expectations, shell_word};
+use crate::check::{evaluate, expectations, shell_word, verdict};
 use crate::commands::{check_outputs, is_stdout, load_model, read_model, replicate, run_all};
 use crate::sweep::{looks_like_sweep, metric_name, plural, read_sweep, summarize};
 use crate::{CliError, output, progress};
@@ -77,22 +77,24 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
     };
     // Expectations are evaluated on their own runs (per seed), as `check` does; the runs are
     // deterministic, so they match the tables.
-    let rows: Vec<ExpectRow> = if exps.is_empty() {
+    let results = if exps.is_empty() {
         Vec::new()
     } else {
         let seeds = stats::replication_seeds(base, a.model.seeds);
         evaluate(&scenario, &a.model, &exps, &seeds)?
-            .into_iter()
-            .map(|c| ExpectRow {
-                expectation: c.expectation.to_string(),
-                variant: c.outcome.variant.clone(),
-                passed: c.outcome.passed,
-                seen: c.outcome.seen(c.expectation.over),
-                source: c.expectation.source.clone(),
-                reproduce: c.reproduce,
-            })
-            .collect()
     };
+    let (_, held) = verdict(&exps, &results);
+    let rows: Vec<ExpectRow> = results
+        .into_iter()
+        .map(|c| ExpectRow {
+            expectation: c.expectation.to_string(),
+            variant: c.outcome.variant.clone(),
+            passed: c.outcome.passed,
+            seen: c.outcome.seen(c.expectation.over),
+            source: c.expectation.source.clone(),
+            reproduce: c.reproduce,
+        })
+        .collect();
     let cmd = command(&a, &out, base);
     let html = model_report(&ModelReport {
         file: &file,
@@ -113,14 +115,16 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
     })
     .map_err(|e| CliError::Output(format!("html: {e}")))?;
     output::write(output::Out::new("--out", &out), &html)?;
-    let failed = rows.iter().filter(|r| !r.passed).count();
     if !is_stdout(&out) && !progress::quiet() {
+        let expectations = if exps.is_empty() {
+            "no expectations".to_string()
+        } else {
+            held
+        };
         output::print(&format!(
-            "wrote {} ({}, {} of {} hold)\n",
+            "wrote {}: {}, {expectations}\n",
             out.display(),
             plural(plain.variants.len() as u64, "variant"),
-            rows.len() - failed,
-            plural(rows.len() as u64, "expectation check"),
         ))?;
     }
     Ok(())

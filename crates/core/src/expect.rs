@@ -224,7 +224,11 @@ fn ordered_names() -> Vec<String> {
 pub fn suggest(got: &str) -> Option<String> {
     let names = ordered_names();
     let last = |n: &str| n.rsplit('.').next().unwrap_or(n).to_string();
-    if let Some(n) = names.iter().find(|n| n.contains('.') && last(n) == got) {
+    if let Some(n) = names
+        .iter()
+        .filter(|n| n.contains('.') && last(n) == got)
+        .min_by_key(|n| n.len())
+    {
         return Some(n.clone());
     }
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();

@@ -308,7 +308,6 @@ pub fn write(o: Out, contents: &str) -> Result<(), CliError> {
         Dest::Stdout => to_stdio(&mut io::stdout().lock(), contents.as_bytes()),
         Dest::Stderr => to_stdio(&mut io::stderr().lock(), contents.as_bytes()),
         Dest::Through(p) => OpenOptions::new()
-            .write(true)
             .append(true)
             .open(&p)
             .and_then(|mut f| f.write_all(contents.as_bytes()).and_then(|()| f.flush())),

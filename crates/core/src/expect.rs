@@ -256,7 +256,7 @@ fn is_metric(name: &str) -> bool {
         })
         .collect::<Vec<_>>()
         .join(".");
-    metric_names().iter().any(|n| *n == generic)
+    metric_names().contains(&generic)
 }
 
 /// Checks a metric name before anything runs, with a did-you-mean (or the list of metrics).

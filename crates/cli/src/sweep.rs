@@ -147,6 +147,12 @@ fn differs(ours: &SweepHeader, theirs: &SweepHeader) -> Option<String> {
     (ours != theirs).then(|| "its header differs".into())
 }
 
+/// The most runs one sweep process holds (they stay in memory for the table at the end).
+pub const MAX_RUNS_PER_PROCESS: u64 = 1_000_000;
+
+/// Up to this many grid points, each point's models are resolved once and kept.
+const MODEL_CACHE_POINTS: u64 = 4096;
+
 /// Runs one grid point's variants: the model loaded with `--set` then the point's values.
 fn point_models(
     args: &ModelArgs,
@@ -246,14 +252,31 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
             if total == 1 { "" } else { "s" }
         )));
     }
+    // Every run of this process stays in memory until the table at the end.
+    let ours = (total - shard_i) / shard_n + 1;
+    if ours > MAX_RUNS_PER_PROCESS {
+        return Err(CliError::Input(format!(
+            "--vary: this sweep would hold {ours} runs in memory (about 1 KB each) for its table; at most {MAX_RUNS_PER_PROCESS} per process: split it with --shard I/{}",
+            shard_n * ours.div_ceil(MAX_RUNS_PER_PROCESS)
+        )));
+    }
     let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
 
-    // Resolve (and so validate) every point this shard needs before running anything.
+    // Resolve (and so validate) every point this shard needs before running anything. The
+    // models are kept for small grids; a large one resolves each point again when it runs it,
+    // so that memory does not grow with the grid.
     let mut models: BTreeMap<u64, Vec<Model>> = BTreeMap::new();
+    let keep = grid.points() <= MODEL_CACHE_POINTS;
+    let mut last = None;
     for j in &jobs {
         let p = grid.job(*j).point;
-        if let std::collections::btree_map::Entry::Vacant(e) = models.entry(p) {
-            e.insert(point_models(&a.model, &origin, &text, &grid, p)?);
+        if last == Some(p) || models.contains_key(&p) {
+            continue;
+        }
+        last = Some(p);
+        let m = point_models(&a.model, &origin, &text, &grid, p)?;
+        if keep {
+            models.insert(p, m);
         }
     }
 
@@ -339,11 +362,14 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     let (tx, rx) = std::sync::mpsc::channel::<(u64, SweepRecord)>();
     let mut fresh: Vec<SweepRecord> = Vec::new();
     let mut write_err = None;
+    let resolve_err: std::sync::Mutex<Option<CliError>> = std::sync::Mutex::new(None);
     std::thread::scope(|s| {
         let grid = &grid;
         let models = &models;
         let stop = &stop;
         let pending_ref = &pending;
+        let resolve_err = &resolve_err;
+        let (args, origin, text) = (&a.model, &origin, &text);
         s.spawn(move || {
             pool.install(|| {
                 pending_ref
@@ -355,9 +381,25 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
                             return;
                         }
                         let job = grid.job(j);
-                        let m = &models[&job.point][job.variant];
                         let seed = grid.seeds[job.replication];
-                        let r = retrystorm_core::run_model(m, seed, &mut |_| {});
+                        let r = match models.get(&job.point) {
+                            Some(ms) => {
+                                retrystorm_core::run_model(&ms[job.variant], seed, &mut |_| {})
+                            }
+                            None => match point_models(args, origin, text, grid, job.point) {
+                                Ok(ms) => {
+                                    retrystorm_core::run_model(&ms[job.variant], seed, &mut |_| {})
+                                }
+                                Err(e) => {
+                                    // Validated before the first run, so not expected.
+                                    stop.store(true, Ordering::Relaxed);
+                                    if let Ok(mut slot) = resolve_err.lock() {
+                                        slot.get_or_insert(e);
+                                    }
+                                    return;
+                                }
+                            },
+                        };
                         let rec = SweepRecord {
                             schema_version: SWEEP_SCHEMA_VERSION,
                             kind: "run".into(),
@@ -405,6 +447,9 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         drop(rx);
     });
     bar.finish_and_clear();
+    if let Some(e) = resolve_err.into_inner().ok().flatten() {
+        return Err(e);
+    }
     if let Some(e) = write_err {
         return Err(CliError::Output(format!(
             "--out {}: cannot write: {e}",
@@ -427,8 +472,8 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     }
     if stopped {
         progress::note(&format!(
-            "stopped after {} runs (--limit); continue with --resume",
-            all.len()
+            "stopped after {} (--limit); continue with --resume",
+            plural(all.len() as u64, "run")
         ));
         return Ok(());
     }

@@ -1,7 +1,7 @@
 //! `retrystorm check`: run a model's expectations over one or more seeds.
 
 use crate::args::{CheckArgs, ModelArgs};
-use crate::commands::{check_outputs, load_model, run_all};
+use crate::commands::{load_model, run_all};
 use crate::sweep::plural;
 use crate::{CliError, output, progress};
 use retrystorm_core::expect::{Expectation, MetricError, Outcome, Over, metric};
@@ -313,7 +313,11 @@ pub fn verdict(exps: &[Expectation], results: &[Checked]) -> (usize, String) {
 
 pub fn check(a: CheckArgs) -> Result<(), CliError> {
     if let Some(p) = &a.junit {
-        check_outputs(&[output::Out::new("--junit", p)], &a.model)?;
+        let mut inputs = vec![("the model file", a.model.model.as_path())];
+        if let Some(b) = &a.baseline {
+            inputs.push(("the --baseline file", b.as_path()));
+        }
+        output::check(&[output::Out::new("--junit", p)], &inputs)?;
     }
     let scenario = load_model(&a.model)?;
     let file = a.model.model.display().to_string();

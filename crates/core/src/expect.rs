@@ -29,7 +29,7 @@
 
 use crate::load::{LoadError, closest};
 use crate::stats::Estimate;
-use crate::summary::{LayerSummary, Layered, Summary};
+use crate::summary::{LayerSummary, Layered, Summary, TierSummary};
 use std::collections::BTreeMap;
 use std::fmt;
 use toml::{Table, Value};
@@ -170,6 +170,7 @@ fn full_summary() -> Summary {
             expected_amplification: Some(0.0),
             ..Layered::default()
         }),
+        tiers: vec![TierSummary::default()],
         ..Summary::default()
     }) {
         Ok(Value::Table(t)) => t,
@@ -191,13 +192,29 @@ fn full_summary() -> Summary {
 }
 
 /// Every metric name an expectation (or `sweep --metric`) may use: the summary's numeric fields,
-/// dotted for nested ones (`completion_ms.p99`, `layered.orphaned`); per-layer counts are
-/// `layered.layers.N.FIELD`. Fields that are not numbers (`ended`, `truncated`) are not metrics.
+/// dotted for nested ones (`completion_ms.p99`, `layered.orphaned`); per-tier and per-layer
+/// counts are `tiers.N.FIELD` and `layered.layers.N.FIELD`. Fields that are not numbers (`ended`,
+/// `truncated`) are not metrics.
 pub fn metric_names() -> Vec<String> {
     metrics(&full_summary())
         .into_keys()
-        .map(|k| k.replace(".layers.0.", ".layers.N."))
+        .map(|k| generic(&k))
         .collect()
+}
+
+/// A dotted name with its indices as `N`: `tiers.0.served` -> `tiers.N.served`.
+fn generic(name: &str) -> String {
+    name.split('.')
+        .enumerate()
+        .map(|(i, seg)| {
+            if i > 0 && !seg.is_empty() && seg.chars().all(|c| c.is_ascii_digit()) {
+                "N"
+            } else {
+                seg
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 /// The names in [`metric_names`] order as the summary has them (top-level fields in field order).
@@ -244,19 +261,7 @@ pub fn suggest(got: &str) -> Option<String> {
 
 /// Whether `name` is a metric: one of [`metric_names`], with any index for `N`.
 fn is_metric(name: &str) -> bool {
-    let generic: String = name
-        .split('.')
-        .enumerate()
-        .map(|(i, seg)| {
-            if i > 0 && !seg.is_empty() && seg.chars().all(|c| c.is_ascii_digit()) {
-                "N"
-            } else {
-                seg
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(".");
-    metric_names().contains(&generic)
+    metric_names().contains(&generic(name))
 }
 
 /// Checks a metric name before anything runs, with a did-you-mean (or the list of metrics).
@@ -801,6 +806,7 @@ mod tests {
             "layered.orphaned",
             "layered.expected_amplification",
             "layered.layers.N.sent",
+            "tiers.N.served",
         ] {
             assert!(n.contains(&want.to_string()), "{want} in {n:?}");
         }
@@ -834,6 +840,7 @@ mod tests {
             "{e}"
         );
         assert!(check_metric("layered.layers.3.sent").is_ok());
+        assert!(check_metric("tiers.0.peak_arrivals").is_ok());
         assert!(check_metric("layered.nope").is_err());
         assert!(check_metric("layered").is_err());
         assert!(Expectation::parse("p99 < 2s").is_err());

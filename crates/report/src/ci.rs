@@ -231,11 +231,33 @@ fn replicated_view(v: &ReplicatedVariant) -> String {
         }
         rows.push((label.to_string(), line));
     }
+    // Per-tier metrics (`tiers.0.served`): one line per tier, named as the tier is.
+    let mut tiers: Vec<(String, Vec<String>)> = Vec::new();
     for k in r.mean.keys() {
-        if !used.contains(k.as_str()) {
-            rows.push((k.replace(['_', '.'], " "), cell(r, k)));
+        if used.contains(k.as_str()) {
+            continue;
         }
+        let mut parts = k.splitn(3, '.');
+        if let (Some("tiers"), Some(i), Some(field)) = (parts.next(), parts.next(), parts.next())
+            && let Ok(i) = i.parse::<usize>()
+        {
+            let name = v
+                .result
+                .summary
+                .tiers
+                .get(i)
+                .map_or_else(|| i.to_string(), |t| t.name.clone());
+            let label = format!("tier {name}");
+            let item = format!("{} {}", field.replace('_', " "), cell(r, k));
+            match tiers.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, items)) => items.push(item),
+                None => tiers.push((label, vec![item])),
+            }
+            continue;
+        }
+        rows.push((k.replace(['_', '.'], " "), cell(r, k)));
     }
+    rows.extend(tiers.into_iter().map(|(l, items)| (l, items.join(", "))));
     let width = rows
         .iter()
         .map(|(k, _)| k.chars().count())

@@ -240,6 +240,7 @@ fn a_failed_write_leaves_the_previous_output_alone() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&good).unwrap(), "previous");
+    // A folder that does not exist is refused before running (exit 2, naming the flag).
     let missing = dir.path().join("no/such/dir/out.json");
     let out = retrystorm()
         .args(["run", HERD, "--set", "workload.clients=5"])
@@ -247,7 +248,8 @@ fn a_failed_write_leaves_the_previous_output_alone() {
         .arg(&missing)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: --json "));
 }
 
 #[test]

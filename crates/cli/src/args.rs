@@ -12,6 +12,10 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Print less: no progress bars, no notes on stderr, and in `check` only the failures and
+    /// the verdict.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -76,6 +80,9 @@ pub struct ModelArgs {
     /// confidence intervals (Student t).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub seeds: u32,
+    /// Worker threads for the runs (default: every core).
+    #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub jobs: Option<u32>,
 }
 
 /// Where to write results.
@@ -163,9 +170,6 @@ pub struct SweepArgs {
     /// or a list (retry.jitter=none,full). Several --vary make a cartesian grid.
     #[arg(long, value_name = "KEY=RANGE_OR_LIST")]
     pub vary: Vec<String>,
-    /// Worker threads (default: every core).
-    #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub jobs: Option<u32>,
     /// Stream results here, one JSON line per (point, variant, seed).
     #[arg(long, short = 'o', value_name = "PATH")]
     pub out: Option<PathBuf>,

@@ -7,7 +7,7 @@ use crate::args::CheckArgs;
 use crate::check::{evaluate, render};
 use crate::commands::{replicate, replicated_json, run_all};
 use retrystorm_core::expect::Expectation;
-use retrystorm_core::load::{self, Scenario};
+use retrystorm_core::load::Scenario;
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;
 use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
@@ -23,26 +23,15 @@ pub fn check(
     let name = path.display().to_string();
     let tol = Tolerance::parse(&a.tolerance)
         .map_err(|e| CliError::Input(format!("--tolerance {}: {e}", a.tolerance)))?;
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::Input(format!("--baseline {name}: {e}")))?;
+    let text = crate::output::read_text(path, "the --baseline report", 1 << 30)?;
     let old =
         baseline::read(&text).map_err(|e| CliError::Input(format!("--baseline {name}: {e}")))?;
     let metrics: Vec<String> = if a.metrics.is_empty() {
         DEFAULT_METRICS.iter().map(|m| m.to_string()).collect()
     } else {
-        let names = retrystorm_core::expect::metric_names();
         for m in &a.metrics {
-            let known = names.contains(m)
-                || m.contains('.') && names.iter().any(|n| m.starts_with(&format!("{n}.")));
-            if !known {
-                let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-                let hint = load::closest(m, &refs)
-                    .map(|b| format!("; did you mean `{b}`?"))
-                    .unwrap_or_default();
-                return Err(CliError::Input(format!(
-                    "--metric {m}: unknown metric{hint}"
-                )));
-            }
+            retrystorm_core::expect::check_metric(m)
+                .map_err(|e| CliError::Input(format!("--metric {m}: {e}")))?;
         }
         a.metrics.clone()
     };
@@ -60,14 +49,20 @@ pub fn check(
         old.seeds
     };
     let json = if n > 1 {
-        replicated_json(&replicate(&scenario.name, &scenario.variants, seed, n))
+        replicated_json(&replicate(
+            &scenario.name,
+            &scenario.variants,
+            seed,
+            n,
+            a.model.jobs,
+        )?)
     } else {
         let runs: Vec<(&Model, u64)> = scenario.variants.iter().map(|m| (m, seed)).collect();
         retrystorm_report::to_json(&RunReport {
             schema_version: SCHEMA_VERSION,
             model: scenario.name.clone(),
             seed,
-            variants: run_all(&runs),
+            variants: run_all(&runs, a.model.jobs)?,
         })
     };
     let new = baseline::read(&json).map_err(|e| CliError::Output(format!("this run: {e}")))?;
@@ -98,9 +93,12 @@ pub fn check(
         let seeds = stats::replication_seeds(seed, n);
         let checked = evaluate(scenario, &a.model, exps, &seeds)?;
         failed_exps = checked.iter().filter(|c| !c.outcome.passed).count();
-        print!("{}", render(&checked));
+        print!("{}", render(&checked, crate::progress::quiet()));
         if let Some(p) = &a.junit {
-            crate::output::write(p, &crate::check::junit(&scenario.name, &checked))?;
+            crate::output::write(
+                crate::output::Out::new("--junit", p),
+                &crate::check::junit(&scenario.name, &checked),
+            )?;
         }
     }
     if regressed + failed_exps > 0 {

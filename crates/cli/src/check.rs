@@ -2,7 +2,8 @@
 
 use crate::args::{CheckArgs, ModelArgs};
 use crate::commands::{load_model, run_all};
-use crate::{CliError, output};
+use crate::sweep::plural;
+use crate::{CliError, output, progress};
 use retrystorm_core::expect::{Expectation, MetricError, Outcome, Over, metric};
 use retrystorm_core::load::Scenario;
 use retrystorm_core::model::Model;
@@ -55,7 +56,7 @@ pub fn shell_word(w: &str) -> String {
     }
 }
 
-/// `retrystorm run MODEL [--variant V] --seed S [--set ...]`.
+/// `retrystorm run MODEL [--variant V] --seed S [--set ...] [--max-events N]`.
 pub fn reproduce(args: &ModelArgs, variant: Option<&str>, seed: u64) -> String {
     let mut words = vec![
         "retrystorm".to_string(),
@@ -71,6 +72,10 @@ pub fn reproduce(args: &ModelArgs, variant: Option<&str>, seed: u64) -> String {
     for s in &args.sets {
         words.push("--set".into());
         words.push(shell_word(s));
+    }
+    if let Some(n) = args.max_events {
+        words.push("--max-events".into());
+        words.push(n.to_string());
     }
     words.join(" ")
 }
@@ -88,7 +93,7 @@ pub fn evaluate(
         .iter()
         .flat_map(|m| seeds.iter().map(move |s| (m, *s)))
         .collect();
-    let results = run_all(&runs);
+    let results = run_all(&runs, args.jobs)?;
     let per_variant: Vec<Vec<(u64, &Summary)>> = results
         .chunks(seeds.len())
         .map(|c| c.iter().zip(seeds).map(|(r, s)| (*s, &r.summary)).collect())
@@ -128,8 +133,9 @@ pub fn evaluate(
     Ok(out)
 }
 
-/// The human report: one line per result, details under each failure.
-pub fn render(results: &[Checked]) -> String {
+/// The human report: one line per result, details under each failure. `quiet` leaves out the
+/// passing lines.
+pub fn render(results: &[Checked], quiet: bool) -> String {
     let mut out = String::new();
     let w = results
         .iter()
@@ -139,6 +145,9 @@ pub fn render(results: &[Checked]) -> String {
     for c in results {
         let o = &c.outcome;
         let e = &c.expectation;
+        if quiet && o.passed {
+            continue;
+        }
         let tag = if o.passed { "PASS" } else { "FAIL" };
         let over = if e.over == Over::Mean { " (mean)" } else { "" };
         let _ = writeln!(
@@ -253,7 +262,63 @@ pub fn junit(model: &str, results: &[Checked]) -> String {
     out
 }
 
+/// The verdict line: expectations counted once each, however many variants they apply to.
+pub fn verdict(exps: &[Expectation], results: &[Checked]) -> (usize, String) {
+    let failed_exps = exps
+        .iter()
+        .filter(|e| {
+            results
+                .iter()
+                .any(|c| !c.outcome.passed && c.expectation == **e)
+        })
+        .count();
+    let failed_checks = results.iter().filter(|c| !c.outcome.passed).count();
+    let variants = {
+        let mut v: Vec<&str> = results.iter().map(|c| c.outcome.variant.as_str()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.len()
+    };
+    let checks = if results.len() == exps.len() {
+        String::new()
+    } else {
+        format!(
+            " ({} over {})",
+            plural(results.len() as u64, "check"),
+            plural(variants as u64, "variant")
+        )
+    };
+    let line = if failed_exps == 0 {
+        match exps.len() {
+            1 => format!("the expectation holds{checks}"),
+            2 => format!("both expectations hold{checks}"),
+            n => format!("all {n} expectations hold{checks}"),
+        }
+    } else {
+        let of_checks = if results.len() == exps.len() {
+            String::new()
+        } else {
+            format!(
+                " ({failed_checks} of {} failed)",
+                plural(results.len() as u64, "check")
+            )
+        };
+        format!(
+            "{failed_exps} of {} failed{of_checks}",
+            plural(exps.len() as u64, "expectation")
+        )
+    };
+    (failed_exps, line)
+}
+
 pub fn check(a: CheckArgs) -> Result<(), CliError> {
+    if let Some(p) = &a.junit {
+        let mut inputs = vec![("the model file", a.model.model.as_path())];
+        if let Some(b) = &a.baseline {
+            inputs.push(("the --baseline file", b.as_path()));
+        }
+        output::check(&[output::Out::new("--junit", p)], &inputs)?;
+    }
     let scenario = load_model(&a.model)?;
     let file = a.model.model.display().to_string();
     let exps = expectations(&scenario, &file, &a.expects)?;
@@ -268,23 +333,28 @@ pub fn check(a: CheckArgs) -> Result<(), CliError> {
     let base = a.model.seed.unwrap_or(scenario.base.seed);
     let seeds = stats::replication_seeds(base, a.model.seeds);
     let results = evaluate(&scenario, &a.model, &exps, &seeds)?;
-    let failed = results.iter().filter(|c| !c.outcome.passed).count();
-    println!(
-        "{} ({} seed{} from {base})",
-        scenario.name,
-        seeds.len(),
-        if seeds.len() == 1 { "" } else { "s" }
-    );
-    print!("{}", render(&results));
+    let quiet = progress::quiet();
+    let mut text = String::new();
+    if !quiet {
+        let _ = writeln!(
+            text,
+            "{} ({} from {base})",
+            scenario.name,
+            plural(seeds.len() as u64, "seed")
+        );
+    }
+    text.push_str(&render(&results, quiet));
+    output::print(&text)?;
     if let Some(p) = &a.junit {
-        output::write(p, &junit(&scenario.name, &results))?;
+        output::write(
+            output::Out::new("--junit", p),
+            &junit(&scenario.name, &results),
+        )?;
     }
+    let (failed, line) = verdict(&exps, &results);
     if failed > 0 {
-        return Err(CliError::Failed(format!(
-            "{failed} of {} expectations failed",
-            results.len()
-        )));
+        return Err(CliError::Failed(line));
     }
-    println!("all {} expectations hold", results.len());
+    output::print(&format!("{line}\n"))?;
     Ok(())
 }

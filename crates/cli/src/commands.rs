@@ -10,6 +10,7 @@ use retrystorm_core::summary::{
     Ended, ReplicatedReport, ReplicatedVariant, Replications, RunReport, SCHEMA_VERSION,
     VariantResult,
 };
+use retrystorm_core::sweep::{Axis, Grid, MAX_RUNS, parse_vary};
 use retrystorm_report as report;
 
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
@@ -25,21 +26,39 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     }
 }
 
-/// Reads the model file's text, naming it in errors.
+/// Reads the model file's text, naming it in errors: a regular file of at most 16 MiB in UTF-8.
 pub fn read_model(args: &ModelArgs) -> Result<(String, String), CliError> {
     let origin = args.model.display().to_string();
-    let text = std::fs::read_to_string(&args.model)
-        .map_err(|e| CliError::Input(format!("{origin}: cannot read the model file: {e}")))?;
+    let text = output::read_text(&args.model, "the model file", output::MAX_MODEL_BYTES)?;
     Ok((origin, text))
 }
 
-/// The `--set` flags, parsed.
+/// Refuses a `--set`/`--vary` argument that spans several lines: a value is one value (a TOML
+/// value after `KEY=` would otherwise bring its own tables along).
+pub fn one_line(flag: &str, text: &str) -> Result<(), CliError> {
+    if text.contains(['\n', '\r']) {
+        return Err(CliError::Input(format!(
+            "{flag} {}: a value is one value on one line; give one {flag} per field",
+            text.escape_debug()
+        )));
+    }
+    Ok(())
+}
+
+/// The key of a `KEY=VALUE` flag, trimmed.
+fn key_of(text: &str) -> &str {
+    text.split_once('=').map_or(text, |(k, _)| k).trim()
+}
+
+/// The `--set` flags, parsed (all but `--set name=...`, see [`renamed`]), then `--max-events`.
 pub fn overrides(args: &ModelArgs) -> Result<Vec<Override>, CliError> {
-    let mut sets = args
-        .sets
-        .iter()
-        .map(|s| Override::parse(s))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut sets = Vec::new();
+    for s in &args.sets {
+        one_line("--set", s)?;
+        if key_of(s) != "name" {
+            sets.push(Override::parse(s)?);
+        }
+    }
     if let Some(n) = args.max_events {
         sets.push(Override::parse_as(
             "--max-events",
@@ -47,6 +66,89 @@ pub fn overrides(args: &ModelArgs) -> Result<Vec<Override>, CliError> {
         )?);
     }
     Ok(sets)
+}
+
+/// The name given with `--set name=NAME` (the last one), if any. It renames the model (its
+/// tables, JSON and sweep header), not its variants.
+pub fn renamed(args: &ModelArgs) -> Option<String> {
+    args.sets
+        .iter()
+        .rev()
+        .filter(|s| key_of(s) == "name")
+        .find_map(|s| s.split_once('='))
+        .map(|(_, v)| {
+            let v = v.trim();
+            // A quoted TOML string loses its quotes; anything else is the name as written.
+            match load::parse_value(v) {
+                x if x.is_str() => x.as_str().unwrap_or(v).to_string(),
+                _ => v.to_string(),
+            }
+        })
+}
+
+/// Loads the model with its `--set` flags and `extra` overrides (a `--vary` point), and applies
+/// `--set name=`.
+pub fn load_with(
+    args: &ModelArgs,
+    origin: &str,
+    text: &str,
+    extra: &[Override],
+) -> Result<Scenario, CliError> {
+    let mut sets = overrides(args)?;
+    sets.extend(extra.iter().cloned());
+    let mut s = load::load(origin, text, &sets)?;
+    if let Some(name) = renamed(args) {
+        if name.trim().is_empty() {
+            return Err(CliError::Input(
+                "--set name=: the model's name must not be empty".into(),
+            ));
+        }
+        let named = crate::check::has_named_variants(&s);
+        s.name = name.clone();
+        s.base.name = name.clone();
+        if !named {
+            s.variants[0].name = name;
+        }
+    }
+    Ok(s)
+}
+
+/// Builds the worker pool of `--jobs` (every core by default).
+pub fn pool(jobs: Option<u32>) -> Result<rayon::ThreadPool, CliError> {
+    let threads = jobs
+        .map(|j| j as usize)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| CliError::Input(format!("--jobs {threads}: {e}")))
+}
+
+/// Whether an output path means standard output (`-`, `/dev/stdout`, ...).
+pub fn is_stdout(p: &std::path::Path) -> bool {
+    output::resolve(p) == Ok(output::Dest::Stdout)
+}
+
+/// The outputs of `run`/`compare`, as (flag, path).
+pub fn outputs<'a>(o: &'a OutputArgs) -> Vec<output::Out<'a>> {
+    let mut v = Vec::new();
+    let mut add = |flag: &'static str, p: &'a Option<std::path::PathBuf>| {
+        if let Some(p) = p {
+            v.push(output::Out::new(flag, p));
+        }
+    };
+    add("--json", &o.json);
+    add("--csv", &o.csv);
+    add("--svg", &o.svg);
+    add("--outcomes-svg", &o.outcomes_svg);
+    add("--cdf-svg", &o.cdf_svg);
+    add("--md", &o.md);
+    v
+}
+
+/// Checks outputs before anything runs (see [`output::check`]); the model file is an input.
+pub fn check_outputs(outs: &[output::Out], args: &ModelArgs) -> Result<(), CliError> {
+    output::check(outs, &[("the model file", args.model.as_path())])
 }
 
 /// Says on stderr which runs stopped before their workload finished.
@@ -69,12 +171,12 @@ fn warn_truncated(results: &[VariantResult]) {
 /// Reads and resolves the model file with its `--set` overrides.
 pub fn load_model(args: &ModelArgs) -> Result<Scenario, CliError> {
     let (origin, text) = read_model(args)?;
-    Ok(load::load(&origin, &text, &overrides(args)?)?)
+    load_with(args, &origin, &text, &[])
 }
 
-/// Runs every `(model, seed)` in parallel (one per core); the result order is the input order.
-/// A single run shows its progress in simulated time.
-pub fn run_all(runs: &[(&Model, u64)]) -> Vec<VariantResult> {
+/// Runs every `(model, seed)` in parallel on `--jobs` threads; the result order is the input
+/// order. A single run shows its progress in simulated time.
+pub fn run_all(runs: &[(&Model, u64)], jobs: Option<u32>) -> Result<Vec<VariantResult>, CliError> {
     if let [(m, seed)] = runs {
         let horizon = m.horizon.as_millis_f64().max(1.0) as u64;
         let bar = progress::sim_bar(horizon);
@@ -83,30 +185,37 @@ pub fn run_all(runs: &[(&Model, u64)]) -> Vec<VariantResult> {
         });
         bar.finish_and_clear();
         warn_truncated(std::slice::from_ref(&r));
-        return vec![r];
+        return Ok(vec![r]);
     }
     let bar = progress::bar(runs.len() as u64, "runs");
-    let results: Vec<VariantResult> = runs
-        .par_iter()
-        .map(|(m, seed)| {
-            let r = retrystorm_core::run_model(m, *seed, &mut |_| {});
-            bar.inc(1);
-            r
-        })
-        .collect();
+    let results: Vec<VariantResult> = pool(jobs)?.install(|| {
+        runs.par_iter()
+            .map(|(m, seed)| {
+                let r = retrystorm_core::run_model(m, *seed, &mut |_| {});
+                bar.inc(1);
+                r
+            })
+            .collect()
+    });
     bar.finish_and_clear();
     warn_truncated(&results);
-    results
+    Ok(results)
 }
 
 /// Runs every model with every seed and aggregates each model's replications.
-pub fn replicate(name: &str, models: &[Model], base_seed: u64, n: u32) -> ReplicatedReport {
+pub fn replicate(
+    name: &str,
+    models: &[Model],
+    base_seed: u64,
+    n: u32,
+    jobs: Option<u32>,
+) -> Result<ReplicatedReport, CliError> {
     let seeds = stats::replication_seeds(base_seed, n);
     let runs: Vec<(&Model, u64)> = models
         .iter()
         .flat_map(|m| seeds.iter().map(move |s| (m, *s)))
         .collect();
-    let mut results = run_all(&runs).into_iter();
+    let mut results = run_all(&runs, jobs)?.into_iter();
     let variants = models
         .iter()
         .map(|_| {
@@ -136,13 +245,13 @@ pub fn replicate(name: &str, models: &[Model], base_seed: u64, n: u32) -> Replic
             }
         })
         .collect();
-    ReplicatedReport {
+    Ok(ReplicatedReport {
         schema_version: SCHEMA_VERSION,
         model: name.to_string(),
         seed: base_seed,
         variants,
         seeds,
-    }
+    })
 }
 
 /// The variant named `v` (or the base model), with a listing of the names when there is none.
@@ -168,6 +277,7 @@ pub fn pick_variant(scenario: &Scenario, v: Option<&str>, file: &str) -> Result<
 }
 
 fn run(a: RunArgs) -> Result<(), CliError> {
+    check_outputs(&outputs(&a.output), &a.model)?;
     let scenario = load_model(&a.model)?;
     let file = a.model.model.display().to_string();
     let model = pick_variant(&scenario, a.variant.as_deref(), &file)?;
@@ -178,7 +288,8 @@ fn run(a: RunArgs) -> Result<(), CliError> {
             std::slice::from_ref(&model),
             seed,
             a.model.seeds,
-        );
+            a.model.jobs,
+        )?;
         return emit_replicated(
             &rep,
             &a.output,
@@ -186,7 +297,7 @@ fn run(a: RunArgs) -> Result<(), CliError> {
             std::slice::from_ref(&model),
         );
     }
-    let results = run_all(&[(&model, seed)]);
+    let results = run_all(&[(&model, seed)], a.model.jobs)?;
     let rep = RunReport {
         schema_version: SCHEMA_VERSION,
         model: scenario.name.clone(),
@@ -202,15 +313,16 @@ fn run(a: RunArgs) -> Result<(), CliError> {
 }
 
 fn compare(a: CompareArgs) -> Result<(), CliError> {
+    check_outputs(&outputs(&a.output), &a.model)?;
     let scenario = load_model(&a.model)?;
     let models = vary(&scenario, &a.vary, &a.model)?;
     let seed = a.model.seed.unwrap_or(scenario.base.seed);
     if a.model.seeds > 1 {
-        let rep = replicate(&scenario.name, &models, seed, a.model.seeds);
+        let rep = replicate(&scenario.name, &models, seed, a.model.seeds, a.model.jobs)?;
         return emit_replicated(&rep, &a.output, report::ci_table(&rep), &models);
     }
     let runs: Vec<(&Model, u64)> = models.iter().map(|m| (m, seed)).collect();
-    let results = run_all(&runs);
+    let results = run_all(&runs, a.model.jobs)?;
     let rep = RunReport {
         schema_version: SCHEMA_VERSION,
         model: scenario.name.clone(),
@@ -241,13 +353,13 @@ fn emit_replicated(
         json: None,
         ..out.clone()
     };
-    let json_to_stdout = out.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let json_to_stdout = out.json.as_deref().is_some_and(is_stdout);
     let md = out.md.as_ref().map(|_| report::markdown::ci_table(rep));
     let no_md = OutputArgs {
         md: None,
         ..no_json
     };
-    let md_to_stdout = out.md.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let md_to_stdout = out.md.as_deref().is_some_and(is_stdout);
     emit_with(
         &plain,
         &no_md,
@@ -256,64 +368,43 @@ fn emit_replicated(
         models,
     )?;
     if let (Some(p), Some(m)) = (&out.md, md) {
-        output::write(p, &m)?;
+        output::write(output::Out::new("--md", p), &m)?;
     }
     if let (Some(p), Some(j)) = (&out.json, json) {
-        output::write(p, &j)?;
+        output::write(output::Out::new("--json", p), &j)?;
     }
     Ok(())
 }
 
-pub use retrystorm_core::sweep::split_values;
-
-/// The file's variants crossed with every `--vary KEY=V1,V2` (each value re-validated).
+/// The file's variants crossed with every `--vary KEY=V1,V2` (or a range, as `sweep` takes it;
+/// each value re-validated). A key varied twice, a value listed twice and a grid over
+/// [`MAX_RUNS`] runs are refused.
 fn vary(s: &Scenario, varies: &[String], args: &ModelArgs) -> Result<Vec<Model>, CliError> {
     if varies.is_empty() {
         return Ok(s.variants.clone());
     }
-    let origin = args.model.display().to_string();
-    let text = std::fs::read_to_string(&args.model)
-        .map_err(|e| CliError::Input(format!("{origin}: {e}")))?;
-    let base_sets = args
-        .sets
-        .iter()
-        .map(|x| Override::parse(x))
-        .collect::<Result<Vec<_>, _>>()?;
-    // Each grid point is a list of extra overrides with a label.
-    let mut points: Vec<(String, Vec<Override>)> = vec![(String::new(), Vec::new())];
-    for v in varies {
-        let (key, values) = v.split_once('=').ok_or_else(|| {
-            CliError::Input(format!(
-                "--vary {v}: expected KEY=V1,V2,..., e.g. retry.jitter=none,full"
-            ))
-        })?;
-        let values = split_values(values);
-        if values.iter().any(String::is_empty) {
-            return Err(CliError::Input(format!(
-                "--vary {v}: empty value in the list"
-            )));
-        }
-        let mut next = Vec::new();
-        for (label, sets) in &points {
-            for val in &values {
-                let o = Override::parse_as("--vary", &format!("{key}={val}"))?;
-                let mut sets = sets.clone();
-                sets.push(o);
-                let label = if label.is_empty() {
-                    format!("{key}={val}")
-                } else {
-                    format!("{label} {key}={val}")
-                };
-                next.push((label, sets));
-            }
-        }
-        points = next;
-    }
-    let named = s.variants.len() > 1 || s.variants[0].name != s.base.name;
+    let (origin, text) = read_model(args)?;
+    let axes = parse_axes(varies)?;
+    let grid = Grid {
+        axes,
+        variants: s.variants.iter().map(|m| m.name.clone()).collect(),
+        seeds: stats::replication_seeds(0, args.seeds),
+    };
+    check_grid_size(&grid)?;
+    let named = crate::check::has_named_variants(s);
     let mut out = Vec::new();
-    for (label, extra) in points {
-        let sets: Vec<Override> = base_sets.iter().cloned().chain(extra).collect();
-        let loaded = load::load(&origin, &text, &sets)?;
+    for point in 0..grid.points() {
+        let params = grid.params(point);
+        let mut extra = Vec::new();
+        for (k, v) in &params {
+            extra.push(Override::parse_as("--vary", &format!("{k}={v}"))?);
+        }
+        let label = params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let loaded = load_with(args, &origin, &text, &extra)?;
         for mut m in loaded.variants {
             m.name = if named {
                 format!("{} {label}", m.name)
@@ -324,6 +415,48 @@ fn vary(s: &Scenario, varies: &[String], args: &ModelArgs) -> Result<Vec<Model>,
         }
     }
     Ok(out)
+}
+
+/// The `--vary` flags as axes: each one line, a key at most once, not the model's name.
+pub fn parse_axes(varies: &[String]) -> Result<Vec<Axis>, CliError> {
+    let mut axes: Vec<Axis> = Vec::new();
+    for v in varies {
+        one_line("--vary", v)?;
+        let axis = parse_vary(v).map_err(|e| CliError::Input(format!("--vary {v}: {e}")))?;
+        if axis.key == "name" {
+            return Err(CliError::Input(format!(
+                "--vary {v}: the model's name is not a parameter; vary a model field such as retry.base"
+            )));
+        }
+        if let Some(first) = axes.iter().find(|x| x.key == axis.key) {
+            return Err(CliError::Input(format!(
+                "--vary {v}: {} is varied twice (first with {}); give its values in one --vary",
+                axis.key,
+                first.values.join(",")
+            )));
+        }
+        axes.push(axis);
+    }
+    Ok(axes)
+}
+
+/// Refuses a grid of more than [`MAX_RUNS`] runs (counted without overflow), before anything is
+/// allocated for it.
+pub fn check_grid_size(grid: &Grid) -> Result<u64, CliError> {
+    match grid.checked_jobs() {
+        Some(n) if n <= MAX_RUNS => Ok(n),
+        n => Err(CliError::Input(format!(
+            "--vary: the grid has {} runs ({} points x {} variants x {} seeds); the limit is {MAX_RUNS} runs",
+            n.map_or_else(
+                || "more than 18446744073709551615".to_string(),
+                |n| n.to_string()
+            ),
+            grid.checked_points()
+                .map_or_else(|| "too many".to_string(), |n| n.to_string()),
+            grid.variants.len(),
+            grid.seeds.len()
+        ))),
+    }
 }
 
 /// Prints the table (unless JSON goes to stdout) and writes the requested files.
@@ -343,49 +476,51 @@ fn emit_with(
     quiet: bool,
     models: &[Model],
 ) -> Result<(), CliError> {
-    let json_to_stdout = quiet || out.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
-    let csv_to_stdout = out.csv.as_ref().is_some_and(|p| p.as_os_str() == "-");
-    let md_to_stdout = out.md.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let json_to_stdout = quiet || out.json.as_deref().is_some_and(is_stdout);
+    let csv_to_stdout = out.csv.as_deref().is_some_and(is_stdout);
+    let md_to_stdout = out.md.as_deref().is_some_and(is_stdout);
     // Render everything first, so a failing chart leaves no output half-written.
     let mut files = Vec::new();
     if let Some(p) = &out.json {
-        files.push((p, report::to_json(rep)));
+        files.push((output::Out::new("--json", p), report::to_json(rep)));
     }
     if let Some(p) = &out.csv {
         files.push((
-            p,
+            output::Out::new("--csv", p),
             report::series_csv(rep).map_err(|e| CliError::Output(format!("csv: {e}")))?,
         ));
     }
     if let Some(p) = &out.md {
-        files.push((p, report::markdown::comparison_table(rep)));
+        files.push((
+            output::Out::new("--md", p),
+            report::markdown::comparison_table(rep),
+        ));
     }
     if let Some(p) = &out.svg {
         let opt = crate::charts::load_options(out, models);
         files.push((
-            p,
+            output::Out::new("--svg", p),
             report::load_chart_with(rep, &opt)
                 .map_err(|e| CliError::Output(format!("svg: {e}")))?,
         ));
     }
     if let Some(p) = &out.outcomes_svg {
         files.push((
-            p,
+            output::Out::new("--outcomes-svg", p),
             report::outcome_chart(rep).map_err(|e| CliError::Output(format!("svg: {e}")))?,
         ));
     }
     if let Some(p) = &out.cdf_svg {
         files.push((
-            p,
+            output::Out::new("--cdf-svg", p),
             report::cdf_chart(rep).map_err(|e| CliError::Output(format!("svg: {e}")))?,
         ));
     }
     if !json_to_stdout && !csv_to_stdout && !md_to_stdout {
-        println!("{} (seed {})", rep.model, rep.seed);
-        print!("{table}");
+        output::print(&format!("{} (seed {})\n{table}", rep.model, rep.seed))?;
     }
-    for (p, text) in files {
-        output::write(p, &text)?;
+    for (o, text) in files {
+        output::write(o, &text)?;
     }
     Ok(())
 }

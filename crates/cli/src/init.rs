@@ -111,7 +111,8 @@ pub fn init(a: InitArgs) -> Result<(), CliError> {
             path.display()
         )));
     }
-    output::write(&path, text)?;
+    output::check(&[output::Out::new("--out", &path)], &[])?;
+    output::write(output::Out::new("--out", &path), text)?;
     if path.as_os_str() != "-" {
         println!(
             "wrote {}; try: retrystorm compare {} --svg load.svg",
@@ -144,7 +145,7 @@ pub fn completions(a: CompletionsArgs) -> Result<(), CliError> {
     clap_complete::generate(a.shell, &mut cmd, "retrystorm", &mut buf);
     let text = String::from_utf8(buf)
         .map_err(|e| CliError::Output(format!("completions: not UTF-8: {e}")))?;
-    output::write(std::path::Path::new("-"), &text)
+    output::print(&text)
 }
 
 #[cfg(test)]

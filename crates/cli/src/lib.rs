@@ -49,7 +49,15 @@ impl From<retrystorm_core::load::LoadError> for CliError {
 /// Entry point of the `retrystorm` binary.
 pub fn main() -> ExitCode {
     use clap::Parser;
+    // A write past the file-size limit (`ulimit -f`) then fails with EFBIG, reported as exit 3
+    // with the temporary file removed, instead of killing the process mid-write.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_IGN, before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let cli = args::Cli::parse();
+    progress::set_quiet(cli.quiet);
     match commands::dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

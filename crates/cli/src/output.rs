@@ -1,57 +1,638 @@
-//! Writing outputs whole or not at all: a temporary file in the target's folder, then a rename.
+//! Writing outputs safely, and reading inputs without surprises.
+//!
+//! Where an output goes depends on what its path is:
+//!
+//! - `-`, `/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`: standard output (and the same for
+//!   stderr). A closed pipe (`| head -1`) ends the output quietly: it is not an error.
+//! - a regular file, or a path that does not exist yet: replaced whole or not at all (a temporary
+//!   file in the same folder, then a rename). A symbolic link is followed and its *target* is
+//!   replaced; the link stays.
+//! - a FIFO, a character device (`/dev/null`, a terminal) or `/dev/fd/N`: opened for writing and
+//!   written through, never replaced.
+//!
+//! A failed write (a full disk, the file-size limit) is exit 3 and leaves no temporary file.
+//! [`check`] refuses, before anything runs, outputs that could not be written (a missing folder,
+//! a directory, a folder that cannot be written) and two outputs on one path.
 
 use crate::CliError;
-use std::io::Write;
-use std::path::Path;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 
-/// Writes `contents` to `path` atomically, or to stdout when `path` is `-`.
-pub fn write(path: &Path, contents: &str) -> Result<(), CliError> {
-    if path.as_os_str() == "-" {
-        let mut out = std::io::stdout().lock();
-        return out
-            .write_all(contents.as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(|e| CliError::Output(format!("stdout: {e}")));
+/// One output flag and its path, as the user gave them.
+#[derive(Clone, Copy, Debug)]
+pub struct Out<'a> {
+    pub flag: &'static str,
+    pub path: &'a Path,
+}
+
+impl<'a> Out<'a> {
+    pub fn new(flag: &'static str, path: &'a Path) -> Self {
+        Out { flag, path }
     }
-    let err = |e: std::io::Error| CliError::Output(format!("{}: {e}", path.display()));
-    let dir = match path.parent() {
+
+    fn name(&self) -> String {
+        format!("{} {}", self.flag, self.path.display())
+    }
+}
+
+/// Where an output's bytes go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dest {
+    Stdout,
+    Stderr,
+    /// Opened for writing as it is: a FIFO, a character device, `/dev/fd/N`.
+    Through(PathBuf),
+    /// Replaced atomically; symbolic links are already resolved.
+    Replace(PathBuf),
+}
+
+/// The longest chain of symbolic links followed (as Linux's `MAXSYMLINKS`).
+const MAX_LINKS: usize = 40;
+
+fn is_fd_path(p: &Path) -> bool {
+    let s = p.to_string_lossy();
+    if s.starts_with("/dev/fd/") {
+        return true;
+    }
+    // /proc/self/fd/N and /proc/PID/fd/N: magic links that must be opened, never resolved.
+    let mut parts = s.strip_prefix("/proc/").unwrap_or("").split('/');
+    let who = parts.next().unwrap_or("");
+    (who == "self" || who == "thread-self" || who.chars().all(|c| c.is_ascii_digit()))
+        && !who.is_empty()
+        && parts.next() == Some("fd")
+        && parts.next().is_some_and(|n| !n.is_empty())
+}
+
+fn stdio_alias(p: &Path) -> Option<Dest> {
+    match p.to_str()? {
+        "-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1" => Some(Dest::Stdout),
+        "/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2" => Some(Dest::Stderr),
+        _ => None,
+    }
+}
+
+/// What kind of thing a path is, for messages.
+#[cfg(unix)]
+fn kind(ft: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_symlink() {
+        "a symbolic link"
+    } else {
+        "a regular file"
+    }
+}
+
+#[cfg(not(unix))]
+fn kind(ft: std::fs::FileType) -> &'static str {
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_file() {
+        "a regular file"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Where `path` writes to, following symbolic links (without needing their targets to exist).
+pub fn resolve(path: &Path) -> Result<Dest, String> {
+    if let Some(d) = stdio_alias(path) {
+        return Ok(d);
+    }
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        if is_fd_path(&p) {
+            return Ok(Dest::Through(p));
+        }
+        let meta = match std::fs::symlink_metadata(&p) {
+            Ok(m) => m,
+            // Not there yet (or its folder is not one: `check` says so).
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(Dest::Replace(p));
+            }
+            Err(e) => return Err(format!("cannot inspect {}: {e}", p.display())),
+        };
+        let ft = meta.file_type();
+        if ft.is_symlink() {
+            let target = std::fs::read_link(&p)
+                .map_err(|e| format!("cannot read the link {}: {e}", p.display()))?;
+            p = match p.parent() {
+                Some(dir) if target.is_relative() => dir.join(target),
+                _ => target,
+            };
+            if let Some(d) = stdio_alias(&p) {
+                return Ok(d);
+            }
+            continue;
+        }
+        if ft.is_file() {
+            return Ok(Dest::Replace(p));
+        }
+        if ft.is_dir() {
+            return Err(if p == path {
+                "is a directory; give a file path".to_string()
+            } else {
+                format!(
+                    "is a link to the directory {}; give a file path",
+                    p.display()
+                )
+            });
+        }
+        return Ok(Dest::Through(p));
+    }
+    Err(format!(
+        "more than {MAX_LINKS} symbolic links to follow (a loop?)"
+    ))
+}
+
+/// The folder a replaced file is written in.
+fn folder(target: &Path) -> &Path {
+    match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| CliError::Output(format!("{}: not a file path", path.display())))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(contents.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
     }
-    result.map_err(err)
+}
+
+/// What identifies an output's destination, to find two outputs on one path. Character devices
+/// (`/dev/null`) may be shared.
+fn identity(d: &Dest) -> Option<String> {
+    match d {
+        Dest::Stdout => Some("stdout".into()),
+        Dest::Stderr => Some("stderr".into()),
+        Dest::Through(p) => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::FileTypeExt;
+                if std::fs::metadata(p).is_ok_and(|m| m.file_type().is_char_device()) {
+                    return None;
+                }
+            }
+            Some(canonical(p))
+        }
+        Dest::Replace(p) => Some(canonical(p)),
+    }
+}
+
+/// The canonical form of a path that may not exist yet (its folder canonicalized).
+fn canonical(p: &Path) -> String {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return c.display().to_string();
+    }
+    match (std::fs::canonicalize(folder(p)), p.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name).display().to_string(),
+        _ => p.display().to_string(),
+    }
+}
+
+/// Checks, before anything runs, that every output can be written: its folder exists and can be
+/// written, it is not a directory, no two outputs share a path, and none is one of `inputs`
+/// (`(what, path)`, e.g. the model file). Errors name the flag; they are input errors (exit 2).
+pub fn check(outs: &[Out], inputs: &[(&str, &Path)]) -> Result<(), CliError> {
+    let bad = |o: &Out, m: String| CliError::Input(format!("{}: {m}", o.name()));
+    let mut seen: Vec<(String, &Out)> = Vec::new();
+    let inputs: Vec<(&str, String)> = inputs
+        .iter()
+        .filter_map(|(what, p)| {
+            std::fs::canonicalize(p)
+                .ok()
+                .map(|c| (*what, c.display().to_string()))
+        })
+        .collect();
+    for o in outs {
+        let dest = resolve(o.path).map_err(|m| bad(o, m))?;
+        match &dest {
+            Dest::Stdout | Dest::Stderr => {}
+            Dest::Through(p) => writable(p).map_err(|e| bad(o, format!("cannot write: {e}")))?,
+            Dest::Replace(target) => {
+                let dir = folder(target);
+                match std::fs::metadata(dir) {
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        return Err(bad(
+                            o,
+                            format!("the folder {} does not exist", dir.display()),
+                        ));
+                    }
+                    Err(e) => {
+                        return Err(bad(
+                            o,
+                            format!("cannot use the folder {}: {e}", dir.display()),
+                        ));
+                    }
+                    Ok(m) if !m.is_dir() => {
+                        return Err(bad(
+                            o,
+                            format!("{} is {}, not a folder", dir.display(), kind(m.file_type())),
+                        ));
+                    }
+                    Ok(_) => {}
+                }
+                // The honest test of a folder: make (and drop) a temporary file in it.
+                tempfile::Builder::new()
+                    .prefix(".retrystorm-probe-")
+                    .tempfile_in(dir)
+                    .map_err(|e| {
+                        bad(
+                            o,
+                            format!("cannot write in the folder {}: {e}", dir.display()),
+                        )
+                    })?;
+            }
+        }
+        let Some(id) = identity(&dest) else {
+            continue;
+        };
+        if let Some((what, _)) = inputs.iter().find(|(_, p)| *p == id) {
+            return Err(bad(
+                o,
+                format!("is {what}, which this command reads; give another path"),
+            ));
+        }
+        if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+            let m = if matches!(dest, Dest::Stdout | Dest::Stderr) {
+                format!(
+                    "{} also writes to {id}; at most one output can go to {id}",
+                    first.name()
+                )
+            } else {
+                format!(
+                    "{} writes to the same file; give each output its own path",
+                    first.name()
+                )
+            };
+            return Err(bad(o, m));
+        }
+        seen.push((id, o));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn writable(p: &Path) -> io::Result<()> {
+    rustix::fs::access(p, rustix::fs::Access::WRITE_OK).map_err(io::Error::from)
+}
+
+#[cfg(not(unix))]
+fn writable(p: &Path) -> io::Result<()> {
+    std::fs::metadata(p).map(|_| ())
+}
+
+/// Says what an I/O error means for a write, naming the output.
+fn write_error(o: &Out, e: &io::Error) -> CliError {
+    let why = match e.kind() {
+        io::ErrorKind::StorageFull => format!("the disk is full ({e})"),
+        io::ErrorKind::FileTooLarge => format!("the file-size limit was reached ({e})"),
+        _ => e.to_string(),
+    };
+    CliError::Output(format!("{}: cannot write: {why}", o.name()))
+}
+
+/// Writes `contents` to an output (see the module docs for what each kind of path does).
+pub fn write(o: Out, contents: &str) -> Result<(), CliError> {
+    let dest = resolve(o.path).map_err(|m| CliError::Input(format!("{}: {m}", o.name())))?;
+    match dest {
+        Dest::Stdout => to_stdio(&mut io::stdout().lock(), contents.as_bytes()),
+        Dest::Stderr => to_stdio(&mut io::stderr().lock(), contents.as_bytes()),
+        Dest::Through(p) => OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .and_then(|mut f| f.write_all(contents.as_bytes()).and_then(|()| f.flush())),
+        Dest::Replace(target) => replace(&target, |f| f.write_all(contents.as_bytes())),
+    }
+    .map_err(|e| write_error(&o, &e))
+}
+
+/// Prints human output on stdout; a closed pipe ends it quietly, a failed write is exit 3.
+pub fn print(text: &str) -> Result<(), CliError> {
+    to_stdio(&mut io::stdout().lock(), text.as_bytes())
+        .map_err(|e| write_error(&Out::new("stdout", Path::new("-")), &e))
+}
+
+/// Writes to stdout or stderr; a reader that went away (`| head -1`) is not an error.
+pub fn to_stdio(w: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    match w.write_all(bytes).and_then(|()| w.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
+}
+
+/// Replaces `target` (a regular file or nothing) with what `fill` writes: a temporary file in
+/// the same folder, synced, then renamed over it. On any error the temporary file is removed and
+/// `target` is left as it was. An existing file keeps its permissions.
+pub fn replace(target: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let prefix = format!(".{name}.");
+    let mut b = tempfile::Builder::new();
+    b.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = b.tempfile_in(folder(target))?;
+    if let Ok(m) = std::fs::metadata(target) {
+        tmp.as_file().set_permissions(m.permissions())?;
+    }
+    fill(tmp.as_file_mut())?;
+    tmp.as_file_mut().flush()?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(target).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The largest model file read (a model is a few kilobytes; this stops `/dev/zero`-like
+/// surprises long before memory runs out).
+pub const MAX_MODEL_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Opens an input that must be a regular file, checking its type before opening it (so a FIFO
+/// with no writer cannot block). `what` names it in errors: "the model file".
+pub fn open_input(path: &Path, what: &str) -> Result<File, CliError> {
+    let name = path.display();
+    let meta = std::fs::metadata(path)
+        .map_err(|e| CliError::Input(format!("{name}: cannot read {what}: {e}")))?;
+    if !meta.is_file() {
+        return Err(CliError::Input(format!(
+            "{name}: is {}, not a regular file; give {what} itself",
+            kind(meta.file_type())
+        )));
+    }
+    File::open(path).map_err(|e| CliError::Input(format!("{name}: cannot read {what}: {e}")))
+}
+
+/// Reads a text input of at most `limit` bytes that must be a regular file in UTF-8; errors say
+/// where the text stops being UTF-8.
+pub fn read_text(path: &Path, what: &str, limit: u64) -> Result<String, CliError> {
+    let name = path.display();
+    let f = open_input(path, what)?;
+    let too_big = |n: u64| {
+        CliError::Input(format!(
+            "{name}: {what} is {}; it may be at most {}",
+            size(n),
+            size(limit)
+        ))
+    };
+    if let Ok(m) = f.metadata()
+        && m.len() > limit
+    {
+        return Err(too_big(m.len()));
+    }
+    let mut bytes = Vec::new();
+    f.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::Input(format!("{name}: cannot read {what}: {e}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..at];
+        let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+        let col = at
+            - before
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |i| i + 1)
+            + 1;
+        CliError::Input(format!(
+            "{name}:{line}:{col}: {what} is not UTF-8 text (byte 0x{:02x} at offset {at})",
+            e.as_bytes()[at]
+        ))
+    })
+}
+
+fn size(n: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    match n {
+        _ if n % MIB == 0 && n > 0 => format!("{} MiB", n / MIB),
+        _ if n >= MIB => format!("{:.1} MiB", n as f64 / MIB as f64),
+        _ => format!("{n} bytes"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
     #[test]
     fn writes_whole_file_and_leaves_no_temp() {
-        let dir = std::env::temp_dir().join(format!("rs-out-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("a.json");
-        write(&p, "one").unwrap();
-        write(&p, "two").unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("a.json");
+        write(Out::new("--json", &p), "one").unwrap();
+        write(Out::new("--json", &p), "two").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-        assert!(write(&dir.join("missing/x.json"), "z").is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(entries(d.path()), ["a.json"]);
+        assert!(write(Out::new("--json", &d.path().join("missing/x.json")), "z").is_err());
+    }
+
+    #[test]
+    fn a_failed_write_removes_its_temporary_file_and_keeps_the_old_one() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("out.csv");
+        std::fs::write(&p, "previous").unwrap();
+        let full = io::Error::from(io::ErrorKind::StorageFull);
+        let r = replace(&p, |f| {
+            f.write_all(b"half of it")?;
+            Err(io::Error::from(io::ErrorKind::StorageFull))
+        });
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), full.kind());
+        let msg = write_error(&Out::new("--csv", &p), &e).to_string();
+        assert!(
+            msg.contains("--csv") && msg.contains("disk is full"),
+            "{msg}"
+        );
+        assert!(matches!(
+            write_error(&Out::new("--csv", &p), &e),
+            CliError::Output(_)
+        ));
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "previous");
+        assert_eq!(entries(d.path()), ["out.csv"]);
+        let big = io::Error::from(io::ErrorKind::FileTooLarge);
+        let msg = write_error(&Out::new("--csv", &p), &big).to_string();
+        assert!(msg.contains("file-size limit"), "{msg}");
+    }
+
+    /// A writer that fails like `/dev/full`.
+    struct Full;
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from_raw_os_error(28))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A writer whose reader went away.
+    struct Closed;
+    impl Write for Closed {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn stdout_ignores_a_closed_pipe_but_not_a_full_disk() {
+        assert!(to_stdio(&mut Closed, b"x").is_ok());
+        let e = to_stdio(&mut Full, b"x").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_followed_and_their_target_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("real.svg");
+        std::fs::write(&target, "old").unwrap();
+        let link = d.path().join("link.svg");
+        std::os::unix::fs::symlink("real.svg", &link).unwrap();
+        write(Out::new("--svg", &link), "new").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        // A dangling link creates its target.
+        let dangling = d.path().join("dangling.svg");
+        std::os::unix::fs::symlink("made.svg", &dangling).unwrap();
+        write(Out::new("--svg", &dangling), "made").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("made.svg")).unwrap(),
+            "made"
+        );
+        assert_eq!(
+            entries(d.path()),
+            ["dangling.svg", "link.svg", "made.svg", "real.svg"]
+        );
+        // A loop is refused, not followed forever.
+        let a = d.path().join("a");
+        let b = d.path().join("b");
+        std::os::unix::fs::symlink(&b, &a).unwrap();
+        std::os::unix::fs::symlink(&a, &b).unwrap();
+        assert!(resolve(&a).unwrap_err().contains("symbolic links"));
+    }
+
+    #[test]
+    fn stdio_paths_and_fd_paths() {
+        assert_eq!(resolve(Path::new("-")), Ok(Dest::Stdout));
+        assert_eq!(resolve(Path::new("/dev/stdout")), Ok(Dest::Stdout));
+        assert_eq!(resolve(Path::new("/dev/fd/1")), Ok(Dest::Stdout));
+        assert_eq!(resolve(Path::new("/dev/stderr")), Ok(Dest::Stderr));
+        assert!(is_fd_path(Path::new("/dev/fd/63")));
+        assert!(is_fd_path(Path::new("/proc/self/fd/7")));
+        assert!(is_fd_path(Path::new("/proc/123/fd/7")));
+        assert!(!is_fd_path(Path::new("/proc/cpuinfo")));
+        assert!(!is_fd_path(Path::new("/tmp/fd/1")));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn permissions_of_a_replaced_file_are_kept() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("o.json");
+        std::fs::write(&p, "x").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write(Out::new("--json", &p), "y").unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        // A new file is not private to its owner (the temporary file's 0600 is not kept).
+        let q = d.path().join("new.json");
+        write(Out::new("--json", &q), "y").unwrap();
+        let mode = std::fs::metadata(&q).unwrap().permissions().mode() & 0o777;
+        assert_ne!(mode & 0o044, 0, "{mode:o}");
+    }
+
+    #[test]
+    fn two_outputs_on_one_path_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("x.svg");
+        let same = d.path().join(".").join("x.svg");
+        let e = check(&[Out::new("--svg", &a), Out::new("--cdf-svg", &same)], &[]).unwrap_err();
+        assert!(e.to_string().contains("same file"), "{e}");
+        let dash = Path::new("-");
+        let e = check(
+            &[
+                Out::new("--json", dash),
+                Out::new("--csv", Path::new("/dev/stdout")),
+            ],
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("stdout"), "{e}");
+        assert!(check(&[Out::new("--json", &a), Out::new("--csv", dash)], &[]).is_ok());
+        let m = d.path().join("m.toml");
+        std::fs::write(&m, "").unwrap();
+        let e = check(&[Out::new("--json", &m)], &[("the model file", &m)]).unwrap_err();
+        assert!(e.to_string().contains("the model file"), "{e}");
+    }
+
+    #[test]
+    fn outputs_that_cannot_be_written_are_refused_up_front() {
+        let d = tempfile::tempdir().unwrap();
+        let e = check(&[Out::new("--json", &d.path().join("no/x.json"))], &[]).unwrap_err();
+        assert!(matches!(e, CliError::Input(_)));
+        assert!(e.to_string().starts_with("--json ") && e.to_string().contains("does not exist"));
+        let e = check(&[Out::new("--csv", d.path())], &[]).unwrap_err();
+        assert!(e.to_string().contains("is a directory"), "{e}");
+        let f = d.path().join("file");
+        std::fs::write(&f, "").unwrap();
+        let e = check(&[Out::new("--svg", &f.join("x.svg"))], &[]).unwrap_err();
+        assert!(e.to_string().contains("not a folder"), "{e}");
+        assert_eq!(entries(d.path()), ["file"]);
+    }
+
+    #[test]
+    fn inputs_must_be_small_regular_utf8_files() {
+        let d = tempfile::tempdir().unwrap();
+        let e = read_text(d.path(), "the model file", 100).unwrap_err();
+        assert!(
+            e.to_string().contains("is a directory, not a regular file"),
+            "{e}"
+        );
+        let p = d.path().join("m.toml");
+        std::fs::write(&p, vec![b'#'; 101]).unwrap();
+        let e = read_text(&p, "the model file", 100).unwrap_err();
+        assert!(e.to_string().contains("at most"), "{e}");
+        std::fs::write(&p, b"a = 1\nb = \"\xff\"\n").unwrap();
+        let e = read_text(&p, "the model file", 100).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("m.toml:2:6: the model file is not UTF-8"),
+            "{e}"
+        );
+        std::fs::write(&p, b"a = 1\n").unwrap();
+        assert_eq!(read_text(&p, "the model file", 100).unwrap(), "a = 1\n");
     }
 }

@@ -1,11 +1,35 @@
-//! Progress bars: shown only when stderr is a terminal (hyperfine's `get_progress_bar`).
+//! Progress bars: shown only when stderr is a terminal (hyperfine's `get_progress_bar`) and
+//! `--quiet` is not given; and the notes on stderr that `--quiet` hides.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// `--quiet`: hide progress bars and notes.
+pub fn set_quiet(q: bool) {
+    QUIET.store(q, Ordering::Relaxed);
+}
+
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// An informational line on stderr (not a warning, not an error), hidden by `--quiet`.
+pub fn note(line: &str) {
+    if !quiet() {
+        eprintln!("{line}");
+    }
+}
+
+fn hidden() -> bool {
+    quiet() || !std::io::stderr().is_terminal()
+}
 
 /// A bar of `len` units, hidden when stderr is not a terminal (CI, pipes).
 pub fn bar(len: u64, unit: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
+    if hidden() {
         return ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
     }
     let pb = ProgressBar::new(len);
@@ -21,7 +45,7 @@ pub fn bar(len: u64, unit: &str) -> ProgressBar {
 /// A bar over simulated time (milliseconds up to the model's horizon) for one long run, hidden
 /// when stderr is not a terminal.
 pub fn sim_bar(horizon_ms: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
+    if hidden() {
         return ProgressBar::with_draw_target(Some(horizon_ms), ProgressDrawTarget::hidden());
     }
     let pb = ProgressBar::new(horizon_ms);

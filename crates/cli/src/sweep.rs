@@ -5,22 +5,24 @@
 //! Every line is written whole with one `write` call and flushed, so a killed sweep leaves at
 //! most a torn last line, which `--resume` cuts off before continuing.
 
-use crate::args::{MergeArgs, SweepArgs, SweepChartArgs};
-use crate::commands::{overrides, read_model};
+use crate::args::{MergeArgs, ModelArgs, SweepArgs, SweepChartArgs};
+use crate::commands::{check_grid_size, check_outputs, load_with, parse_axes, pool, read_model};
 use crate::{CliError, output, progress};
 use rayon::prelude::*;
-use retrystorm_core::load::{self, Override};
+use retrystorm_core::load::Override;
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;
 use retrystorm_core::sweep::{
-    Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, fingerprint, parse_shard, parse_vary,
+    Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, fingerprint, parse_shard,
 };
 use retrystorm_report::sweep::{
     DEFAULT_METRIC, SweepLine, aggregate, header_line, parse_sweep_line, record_line, sweep_chart,
     sweep_table,
 };
 use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
 use std::io::Write;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -35,31 +37,50 @@ pub struct SweepFile {
 }
 
 /// Reads a sweep file, refusing other schema versions and malformed lines (naming file:line).
+/// It must be a regular file (checked before opening it, so a FIFO cannot block).
 pub fn read_sweep(path: &Path) -> Result<SweepFile, CliError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| CliError::Input(format!("{name}: {e}")))?;
+    let mut bytes = Vec::new();
+    output::open_input(path, "the sweep file")?
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::Input(format!("{name}: {e}")))?;
+    parse_sweep(&name, &bytes)
+}
+
+/// Parses the bytes of a sweep file; every run must sit in its place of the header's grid.
+pub fn parse_sweep(name: &str, bytes: &[u8]) -> Result<SweepFile, CliError> {
     let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     let text = std::str::from_utf8(&bytes[..whole])
         .map_err(|_| CliError::Input(format!("{name}: not UTF-8 text")))?;
-    let mut header = None;
+    let mut header: Option<SweepHeader> = None;
     let mut records = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let parsed = parse_sweep_line(line)
             .map_err(|e| CliError::Input(format!("{name}:{}: {e}", i + 1)))?;
+        let at = |m: String| CliError::Input(format!("{name}:{}: {m}", i + 1));
         match (i, parsed) {
-            (0, SweepLine::Header(h)) => header = Some(h),
-            (0, _) => {
-                return Err(CliError::Input(format!(
-                    "{name}:1: expected the sweep header line first"
-                )));
+            (0, SweepLine::Header(h)) => {
+                if let Some(why) = h.grid.invalid() {
+                    return Err(at(format!("a header that no sweep writes: {why}")));
+                }
+                if h.grid.checked_jobs() != Some(h.jobs) {
+                    return Err(at(format!(
+                        "the header says {} runs but its grid has {}",
+                        h.jobs,
+                        h.grid.jobs()
+                    )));
+                }
+                header = Some(h);
             }
-            (_, SweepLine::Run(r)) => records.push(*r),
-            (_, SweepLine::Header(_)) => {
-                return Err(CliError::Input(format!(
-                    "{name}:{}: a second header line",
-                    i + 1
-                )));
+            (0, _) => return Err(at("expected the sweep header line first".into())),
+            (_, SweepLine::Run(r)) => {
+                let h = header.as_ref().expect("line 0 is the header");
+                if let Some(why) = misplaced(&h.grid, h.jobs, &r) {
+                    return Err(at(why));
+                }
+                records.push(*r);
             }
+            (_, SweepLine::Header(_)) => return Err(at("a second header line".into())),
         }
     }
     let header = header
@@ -72,8 +93,35 @@ pub fn read_sweep(path: &Path) -> Result<SweepFile, CliError> {
     })
 }
 
+/// Why a run does not belong where it says in the grid, if it does not.
+fn misplaced(grid: &Grid, jobs: u64, r: &SweepRecord) -> Option<String> {
+    if r.job >= jobs {
+        return Some(format!(
+            "run {} is outside the header's grid of {jobs} runs (0..={})",
+            r.job,
+            jobs - 1
+        ));
+    }
+    let j = grid.job(r.job);
+    let ok = j.point == r.point
+        && j.replication == r.replication
+        && grid.variants.get(j.variant) == Some(&r.variant)
+        && grid.seeds.get(j.replication) == Some(&r.seed)
+        && grid.params(j.point) == r.params;
+    (!ok).then(|| {
+        format!(
+            "run {} does not match its place in the header's grid (point {}, variant {}, seed {})",
+            r.job, j.point, grid.variants[j.variant], grid.seeds[j.replication]
+        )
+    })
+}
+
 /// Whether `path` starts like a sweep file (for `report`).
 pub fn looks_like_sweep(path: &Path) -> bool {
+    // Only a regular file is opened: a FIFO would block.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let Ok(f) = std::fs::File::open(path) else {
         return false;
     };
@@ -99,100 +147,177 @@ fn differs(ours: &SweepHeader, theirs: &SweepHeader) -> Option<String> {
     (ours != theirs).then(|| "its header differs".into())
 }
 
+/// The most runs one sweep process holds (they stay in memory for the table at the end).
+pub const MAX_RUNS_PER_PROCESS: u64 = 1_000_000;
+
+/// Up to this many grid points, each point's models are resolved once and kept.
+const MODEL_CACHE_POINTS: u64 = 4096;
+
 /// Runs one grid point's variants: the model loaded with `--set` then the point's values.
 fn point_models(
+    args: &ModelArgs,
     origin: &str,
     text: &str,
-    sets: &[Override],
     grid: &Grid,
     point: u64,
 ) -> Result<Vec<Model>, CliError> {
-    let mut all = sets.to_vec();
+    let mut extra = Vec::new();
     for (k, v) in grid.params(point) {
-        all.push(Override::parse_as("--vary", &format!("{k}={v}"))?);
+        extra.push(Override::parse_as("--vary", &format!("{k}={v}"))?);
     }
-    Ok(load::load(origin, text, &all)?.variants)
+    Ok(load_with(args, origin, text, &extra)?.variants)
+}
+
+/// `--out` must be a regular file (it is appended to and resumed) or not exist yet; an existing
+/// one needs `--resume`.
+fn check_stream_target(path: &Path, resume: bool) -> Result<(), CliError> {
+    let name = path.display();
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(CliError::Input(format!(
+            "--out {name}: is not a regular file; a sweep streams its runs into a regular file (.jsonl)"
+        ))),
+        Ok(_) if !resume => Err(CliError::Input(format!(
+            "--out {name}: the file exists; pass --resume to continue that sweep, or remove it"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Takes the sweep file's exclusive lock, so two sweeps never write one file at once. Released
+/// when the process ends, however it ends.
+#[cfg(unix)]
+pub fn lock(f: &File, name: &str) -> Result<(), CliError> {
+    use rustix::fs::{FlockOperation, flock};
+    match flock(f, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(()),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Err(CliError::Input(format!(
+            "--out {name}: another sweep is writing this file (it holds its lock); wait for it to finish, or give another --out"
+        ))),
+        Err(e) => {
+            progress::note(&format!(
+                "{name}: cannot lock the file ({}); make sure no other sweep writes it",
+                std::io::Error::from(e)
+            ));
+            Ok(())
+        }
+    }
+}
+
+#[cfg(not(unix))]
+pub fn lock(_: &File, _: &str) -> Result<(), CliError> {
+    Ok(())
 }
 
 pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
-    let (origin, text) = read_model(&a.model)?;
-    let sets = overrides(&a.model)?;
-    let scenario = load::load(&origin, &text, &sets)?;
-    let mut axes = Vec::new();
-    for v in &a.vary {
-        let axis = parse_vary(v).map_err(|e| CliError::Input(format!("--vary {v}: {e}")))?;
-        if axes
-            .iter()
-            .any(|x: &retrystorm_core::sweep::Axis| x.key == axis.key)
-        {
-            return Err(CliError::Input(format!(
-                "--vary {v}: {} is varied twice",
-                axis.key
-            )));
-        }
-        axes.push(axis);
+    // Everything that can be refused is refused before the first run: the outputs, the metric,
+    // the model, the axes, the grid's size and the shard.
+    let mut outs = Vec::new();
+    if let Some(p) = &a.out {
+        outs.push(output::Out::new("--out", p));
     }
+    if let Some(p) = &a.chart.svg {
+        outs.push(output::Out::new("--svg", p));
+    }
+    check_outputs(&outs, &a.model)?;
+    if let Some(p) = &a.out {
+        check_stream_target(p, a.resume)?;
+    }
+    let metric = metric_name(&a.chart)?;
+    let (origin, text) = read_model(&a.model)?;
+    let scenario = load_with(&a.model, &origin, &text, &[])?;
+    let axes = parse_axes(&a.vary)?;
     let base_seed = a.model.seed.unwrap_or(scenario.base.seed);
     let grid = Grid {
         axes,
         variants: scenario.variants.iter().map(|m| m.name.clone()).collect(),
         seeds: stats::replication_seeds(base_seed, a.model.seeds),
     };
+    let total = check_grid_size(&grid)?;
     let header = SweepHeader {
         schema_version: SWEEP_SCHEMA_VERSION,
         kind: "header".into(),
         model: scenario.name.clone(),
         model_hash: fingerprint(text.as_bytes()),
         sets: a.model.sets.clone(),
-        jobs: grid.jobs(),
+        jobs: total,
         grid: grid.clone(),
     };
     let (shard_i, shard_n) = match &a.shard {
         Some(s) => parse_shard(s).map_err(|e| CliError::Input(format!("--shard {s}: {e}")))?,
         None => (1, 1),
     };
+    if shard_i > total {
+        return Err(CliError::Input(format!(
+            "--shard {shard_i}/{shard_n}: the grid has {total} run{}, so this shard would have none; use at most {total} shards",
+            if total == 1 { "" } else { "s" }
+        )));
+    }
+    // Every run of this process stays in memory until the table at the end.
+    let ours = (total - shard_i) / shard_n + 1;
+    if ours > MAX_RUNS_PER_PROCESS {
+        return Err(CliError::Input(format!(
+            "--vary: this sweep would hold {ours} runs in memory (about 1 KB each) for its table; at most {MAX_RUNS_PER_PROCESS} per process: split it with --shard I/{}",
+            shard_n * ours.div_ceil(MAX_RUNS_PER_PROCESS)
+        )));
+    }
     let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
 
-    // Resolve (and so validate) every point this shard needs before running anything.
+    // Resolve (and so validate) every point this shard needs before running anything. The
+    // models are kept for small grids; a large one resolves each point again when it runs it,
+    // so that memory does not grow with the grid.
     let mut models: BTreeMap<u64, Vec<Model>> = BTreeMap::new();
+    let keep = grid.points() <= MODEL_CACHE_POINTS;
+    let mut last = None;
     for j in &jobs {
         let p = grid.job(*j).point;
-        if let std::collections::btree_map::Entry::Vacant(e) = models.entry(p) {
-            e.insert(point_models(&origin, &text, &sets, &grid, p)?);
+        if last == Some(p) || models.contains_key(&p) {
+            continue;
+        }
+        last = Some(p);
+        let m = point_models(&a.model, &origin, &text, &grid, p)?;
+        if keep {
+            models.insert(p, m);
         }
     }
 
-    // The output file: fresh, or resumed.
+    // The output file: fresh, or resumed; locked while this sweep writes it.
     let mut done: BTreeSet<u64> = BTreeSet::new();
     let mut kept: Vec<SweepRecord> = Vec::new();
     let mut file = None;
     if let Some(path) = &a.out {
         let name = path.display().to_string();
-        let io = |e: std::io::Error| CliError::Output(format!("{name}: {e}"));
-        let exists = path.exists();
-        if exists && !a.resume {
-            return Err(CliError::Input(format!(
-                "--out {name}: the file exists; pass --resume to continue that sweep, or remove it"
-            )));
+        let io = |e: std::io::Error| CliError::Output(format!("--out {name}: {e}"));
+        let mut opts = std::fs::OpenOptions::new();
+        opts.read(true).write(true);
+        if a.resume {
+            opts.create(true);
+        } else {
+            opts.create_new(true);
         }
+        let mut f = opts.open(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                CliError::Input(format!(
+                    "--out {name}: the file exists; pass --resume to continue that sweep, or remove it"
+                ))
+            } else {
+                io(e)
+            }
+        })?;
+        lock(&f, &name)?;
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).map_err(io)?;
         // A file without one whole line (killed while writing the header) starts afresh.
-        let resumable = exists
-            && std::fs::read(path)
-                .map(|b| b.contains(&b'\n'))
-                .unwrap_or(false);
-        let mut f = if resumable {
-            let old = read_sweep(path)?;
+        if bytes.contains(&b'\n') {
+            let old = parse_sweep(&name, &bytes)?;
             if let Some(why) = differs(&header, &old.header) {
                 return Err(CliError::Input(format!(
                     "--resume: {name} was written by another sweep ({why}); use another --out"
                 )));
             }
-            let f = std::fs::OpenOptions::new()
-                .append(true)
-                .open(path)
-                .map_err(io)?;
             if old.torn {
-                eprintln!("{name}: cut a torn last line (an interrupted write); it will be rerun");
+                progress::note(&format!(
+                    "{name}: cut a torn last line (an interrupted write); it will be rerun"
+                ));
                 f.set_len(old.whole_len).map_err(io)?;
             }
             let ours: BTreeSet<u64> = jobs.iter().copied().collect();
@@ -206,24 +331,23 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
                 done.insert(r.job);
                 kept.push(r);
             }
-            f
+            f.seek(SeekFrom::End(0)).map_err(io)?;
         } else {
-            let mut f = std::fs::File::create(path).map_err(io)?;
+            f.set_len(0).map_err(io)?;
+            f.seek(SeekFrom::Start(0)).map_err(io)?;
             f.write_all(header_line(&header).as_bytes()).map_err(io)?;
-            f.flush().map_err(io)?;
-            f
-        };
+        }
         f.flush().map_err(io)?;
         file = Some(f);
     }
     let pending: Vec<u64> = jobs.iter().copied().filter(|j| !done.contains(j)).collect();
     if !done.is_empty() {
-        eprintln!(
+        progress::note(&format!(
             "resuming: {} of {} runs already done, {} to go",
             done.len(),
             jobs.len(),
             pending.len()
-        );
+        ));
     }
     // Appending keeps grid order only when every kept run precedes every pending one.
     let in_order = match (done.last(), pending.first()) {
@@ -231,25 +355,21 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         _ => true,
     };
 
-    let threads = a
-        .jobs
-        .map(|j| j as usize)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| CliError::Input(format!("--jobs: {e}")))?;
+    let pool = pool(a.model.jobs)?;
     let bar = progress::bar(pending.len() as u64, "runs");
     let stop = AtomicBool::new(false);
     let limit = a.limit.unwrap_or(u64::MAX);
     let (tx, rx) = std::sync::mpsc::channel::<(u64, SweepRecord)>();
     let mut fresh: Vec<SweepRecord> = Vec::new();
     let mut write_err = None;
+    let resolve_err: std::sync::Mutex<Option<CliError>> = std::sync::Mutex::new(None);
     std::thread::scope(|s| {
         let grid = &grid;
         let models = &models;
         let stop = &stop;
         let pending_ref = &pending;
+        let resolve_err = &resolve_err;
+        let (args, origin, text) = (&a.model, &origin, &text);
         s.spawn(move || {
             pool.install(|| {
                 pending_ref
@@ -261,9 +381,25 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
                             return;
                         }
                         let job = grid.job(j);
-                        let m = &models[&job.point][job.variant];
                         let seed = grid.seeds[job.replication];
-                        let r = retrystorm_core::run_model(m, seed, &mut |_| {});
+                        let r = match models.get(&job.point) {
+                            Some(ms) => {
+                                retrystorm_core::run_model(&ms[job.variant], seed, &mut |_| {})
+                            }
+                            None => match point_models(args, origin, text, grid, job.point) {
+                                Ok(ms) => {
+                                    retrystorm_core::run_model(&ms[job.variant], seed, &mut |_| {})
+                                }
+                                Err(e) => {
+                                    // Validated before the first run, so not expected.
+                                    stop.store(true, Ordering::Relaxed);
+                                    if let Ok(mut slot) = resolve_err.lock() {
+                                        slot.get_or_insert(e);
+                                    }
+                                    return;
+                                }
+                            },
+                        };
                         let rec = SweepRecord {
                             schema_version: SWEEP_SCHEMA_VERSION,
                             kind: "run".into(),
@@ -311,9 +447,12 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         drop(rx);
     });
     bar.finish_and_clear();
+    if let Some(e) = resolve_err.into_inner().ok().flatten() {
+        return Err(e);
+    }
     if let Some(e) = write_err {
         return Err(CliError::Output(format!(
-            "{}: {e}",
+            "--out {}: cannot write: {e}",
             a.out
                 .as_ref()
                 .map_or(String::new(), |p| p.display().to_string())
@@ -329,13 +468,13 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         for r in &all {
             text.push_str(&record_line(r));
         }
-        output::write(path, &text)?;
+        output::write(output::Out::new("--out", path), &text)?;
     }
     if stopped {
-        eprintln!(
-            "stopped after {} runs (--limit); continue with --resume",
-            all.len()
-        );
+        progress::note(&format!(
+            "stopped after {} (--limit); continue with --resume",
+            plural(all.len() as u64, "run")
+        ));
         return Ok(());
     }
     let suffix = if shard_n > 1 {
@@ -343,15 +482,20 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     } else {
         String::new()
     };
-    println!(
-        "{}: {} runs ({} points x {} variants x {} seeds){suffix}",
+    output::print(&format!(
+        "{}: {} ({} x {} x {}){suffix}\n",
         header.model,
-        all.len(),
-        grid.points(),
-        grid.variants.len(),
-        grid.seeds.len()
-    );
-    summarize(&header, &all, &a.chart)
+        plural(all.len() as u64, "run"),
+        plural(grid.points(), "point"),
+        plural(grid.variants.len() as u64, "variant"),
+        plural(grid.seeds.len() as u64, "seed"),
+    ))?;
+    summarize_with(&header, &all, &a.chart, &metric)
+}
+
+/// `1 run`, `2 runs`.
+pub fn plural(n: u64, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 /// The aggregated table on stdout and, with `--svg`, the sweep chart.
@@ -361,45 +505,47 @@ pub fn summarize(
     chart: &SweepChartArgs,
 ) -> Result<(), CliError> {
     let metric = metric_name(chart)?;
+    summarize_with(header, records, chart, &metric)
+}
+
+fn summarize_with(
+    header: &SweepHeader,
+    records: &[SweepRecord],
+    chart: &SweepChartArgs,
+    metric: &str,
+) -> Result<(), CliError> {
     let rows = aggregate(header, records);
-    print!("{}", sweep_table(header, &rows, &metric));
+    output::print(&sweep_table(header, &rows, metric))?;
     if let Some(p) = &chart.svg {
-        let svg = sweep_chart(header, &rows, &metric)
+        let svg = sweep_chart(header, &rows, metric)
             .map_err(|e| CliError::Output(format!("svg: {e}")))?;
-        output::write(p, &svg)?;
+        output::write(output::Out::new("--svg", p), &svg)?;
     }
     Ok(())
 }
 
-/// `--metric`, checked against the summary's metric names.
+/// `--metric`, checked against the summary's metric names (with a suggestion).
 pub fn metric_name(chart: &SweepChartArgs) -> Result<String, CliError> {
     let m = chart
         .metric
         .clone()
         .unwrap_or_else(|| DEFAULT_METRIC.into());
-    let names = retrystorm_core::expect::metric_names();
-    if names.contains(&m)
-        || m.contains('.') && names.iter().any(|n| m.starts_with(&format!("{n}.")))
-    {
-        return Ok(m);
-    }
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let hint = load::closest(&m, &refs)
-        .map(|b| format!("; did you mean `{b}`?"))
-        .unwrap_or_default();
-    Err(CliError::Input(format!(
-        "--metric {m}: unknown metric{hint}"
-    )))
+    retrystorm_core::expect::check_metric(&m)
+        .map_err(|e| CliError::Input(format!("--metric {m}: {e}")))?;
+    Ok(m)
 }
 
 pub fn merge(a: MergeArgs) -> Result<(), CliError> {
+    output::check(&[output::Out::new("--out", &a.out)], &[])?;
     let mut header: Option<(SweepHeader, String)> = None;
     let mut runs: BTreeMap<u64, (SweepRecord, String)> = BTreeMap::new();
     for p in &a.inputs {
         let name = p.display().to_string();
         let f = read_sweep(p)?;
         if f.torn {
-            eprintln!("{name}: ignoring a torn last line (an interrupted write)");
+            progress::note(&format!(
+                "{name}: ignoring a torn last line (an interrupted write)"
+            ));
         }
         match &header {
             None => header = Some((f.header, name.clone())),
@@ -431,7 +577,7 @@ pub fn merge(a: MergeArgs) -> Result<(), CliError> {
     for (r, _) in runs.values() {
         text.push_str(&record_line(r));
     }
-    output::write(&a.out, &text)?;
+    output::write(output::Out::new("--out", &a.out), &text)?;
     let missing = header.jobs - runs.len() as u64;
     if missing > 0 {
         eprintln!(
@@ -440,12 +586,12 @@ pub fn merge(a: MergeArgs) -> Result<(), CliError> {
             header.jobs
         );
     }
-    println!(
-        "merged {} files: {} of {} runs into {}",
-        a.inputs.len(),
+    output::print(&format!(
+        "merged {}: {} of {} into {}\n",
+        plural(a.inputs.len() as u64, "file"),
         runs.len(),
-        header.jobs,
+        plural(header.jobs, "run"),
         a.out.display()
-    );
+    ))?;
     Ok(())
 }

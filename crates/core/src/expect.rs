@@ -29,7 +29,7 @@
 
 use crate::load::{LoadError, closest};
 use crate::stats::Estimate;
-use crate::summary::{Percentiles, Summary};
+use crate::summary::{LayerSummary, Layered, Summary, TierSummary};
 use std::collections::BTreeMap;
 use std::fmt;
 use toml::{Table, Value};
@@ -162,20 +162,123 @@ fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
     out
 }
 
-/// Every metric name an expectation may use: the summary's fields, and `completion_ms.*`.
-/// Fields that are not numbers (`ended`) are listed too; using them is refused at evaluation.
-pub fn metric_names() -> Vec<String> {
-    let mut names = Vec::new();
+/// A summary with every optional part present, so that its numeric fields can be listed.
+fn full_summary() -> Summary {
+    let mut t = match Value::try_from(Summary {
+        layered: Some(Layered {
+            layers: vec![LayerSummary::default()],
+            expected_amplification: Some(0.0),
+            ..Layered::default()
+        }),
+        tiers: vec![TierSummary::default()],
+        ..Summary::default()
+    }) {
+        Ok(Value::Table(t)) => t,
+        _ => return Summary::default(),
+    };
+    // Optional numbers left out of a default summary (`recovery_ms`): present as 0, found by
+    // trying, so a field added to the core later is listed too. Optional flags stay out.
     for f in fields_of::<Summary>() {
-        if *f == "completion_ms" {
-            for p in fields_of::<Percentiles>() {
-                names.push(format!("completion_ms.{p}"));
-            }
-        } else {
-            names.push((*f).to_string());
+        if t.contains_key(*f) {
+            continue;
+        }
+        let mut with = t.clone();
+        with.insert((*f).to_string(), Value::Float(0.0));
+        if Value::Table(with.clone()).try_into::<Summary>().is_ok() {
+            t = with;
         }
     }
-    names
+    Value::Table(t).try_into().unwrap_or_default()
+}
+
+/// Every metric name an expectation (or `sweep --metric`) may use: the summary's numeric fields,
+/// dotted for nested ones (`completion_ms.p99`, `layered.orphaned`); per-tier and per-layer
+/// counts are `tiers.N.FIELD` and `layered.layers.N.FIELD`. Fields that are not numbers (`ended`,
+/// `truncated`) are not metrics.
+pub fn metric_names() -> Vec<String> {
+    metrics(&full_summary())
+        .into_keys()
+        .map(|k| generic(&k))
+        .collect()
+}
+
+/// A dotted name with its indices as `N`: `tiers.0.served` -> `tiers.N.served`.
+fn generic(name: &str) -> String {
+    name.split('.')
+        .enumerate()
+        .map(|(i, seg)| {
+            if i > 0 && !seg.is_empty() && seg.chars().all(|c| c.is_ascii_digit()) {
+                "N"
+            } else {
+                seg
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// The names in [`metric_names`] order as the summary has them (top-level fields in field order).
+fn ordered_names() -> Vec<String> {
+    let all = metric_names();
+    let mut out = Vec::with_capacity(all.len());
+    for f in fields_of::<Summary>() {
+        for n in &all {
+            if n == f || n.starts_with(&format!("{f}.")) {
+                out.push(n.clone());
+            }
+        }
+    }
+    for n in all {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// The metric name closest to `got`: one whose last part is `got` (`p99` ->
+/// `completion_ms.p99`), else the nearest by edit distance (whole name or last part).
+pub fn suggest(got: &str) -> Option<String> {
+    let names = ordered_names();
+    let last = |n: &str| n.rsplit('.').next().unwrap_or(n).to_string();
+    if let Some(n) = names
+        .iter()
+        .filter(|n| n.contains('.') && last(n) == got)
+        .min_by_key(|n| n.len())
+    {
+        return Some(n.clone());
+    }
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    if let Some(b) = closest(got, &refs) {
+        return Some(b.to_string());
+    }
+    let got_last = last(got);
+    let lasts: Vec<String> = names.iter().map(|n| last(n)).collect();
+    let last_refs: Vec<&str> = lasts.iter().map(String::as_str).collect();
+    let b = closest(&got_last, &last_refs)?;
+    names.iter().find(|n| last(n) == b).cloned()
+}
+
+/// Whether `name` is a metric: one of [`metric_names`], with any index for `N`.
+fn is_metric(name: &str) -> bool {
+    metric_names().contains(&generic(name))
+}
+
+/// Checks a metric name before anything runs, with a did-you-mean (or the list of metrics).
+pub fn check_metric(name: &str) -> Result<(), String> {
+    if is_metric(name) {
+        return Ok(());
+    }
+    let head = name.split('.').next().unwrap_or(name);
+    let what = if fields_of::<Summary>().contains(&head) && !name.contains('.') {
+        format!("`{name}` is not a number, so not a metric")
+    } else {
+        format!("unknown metric `{name}`")
+    };
+    Err(match suggest(name) {
+        Some(best) => format!("{what}; did you mean `{best}`?"),
+        None => format!("{what}; metrics: {}", ordered_names().join(", ")),
+    })
 }
 
 /// Every numeric metric of a summary by its dotted name (absent optional fields are absent).
@@ -241,10 +344,7 @@ pub fn metric(s: &Summary, name: &str) -> Result<f64, MetricError> {
             None => {
                 // A missing top-level field is an optional one this run left out (also for
                 // names nested under it); a missing child of a present field is a typo.
-                let head = name.split('.').next().unwrap_or(name);
-                let known = metric_names()
-                    .iter()
-                    .any(|n| n == name || n == head || n.starts_with(&format!("{head}.")));
+                let known = is_metric(name);
                 return Err(if depth == 0 && known {
                     MetricError::Absent(name.to_string())
                 } else {
@@ -268,27 +368,6 @@ fn located(origin: &str, line: Option<usize>, field: Option<String>, message: St
         field,
         message,
     }
-}
-
-/// Checks a metric name, with a did-you-mean for typos.
-fn check_metric(name: &str) -> Result<(), String> {
-    let names = metric_names();
-    if names.iter().any(|n| n == name) {
-        return Ok(());
-    }
-    // A nested name under a field other than completion_ms: checked when evaluated.
-    if let Some((head, _)) = name.split_once('.')
-        && head != "completion_ms"
-        && names.iter().any(|n| n == head)
-    {
-        return Ok(());
-    }
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let hint = match closest(name, &refs) {
-        Some(best) => format!("; did you mean `{best}`?"),
-        None => format!("; metrics: {}", refs.join(", ")),
-    };
-    Err(format!("unknown metric `{name}`{hint}"))
 }
 
 /// Reads a bound: a number, or for `*_ms` metrics a duration string ("200ms" = 200.0).
@@ -720,8 +799,50 @@ mod tests {
     #[test]
     fn names_include_nested_and_plain() {
         let n = metric_names();
-        assert!(n.contains(&"completion_ms.p99".to_string()));
-        assert!(n.contains(&"peak_retries".to_string()));
-        assert!(!n.contains(&"completion_ms".to_string()));
+        for want in [
+            "completion_ms.p99",
+            "peak_retries",
+            "recovery_ms",
+            "layered.orphaned",
+            "layered.expected_amplification",
+            "layered.layers.N.sent",
+            "tiers.N.served",
+        ] {
+            assert!(n.contains(&want.to_string()), "{want} in {n:?}");
+        }
+        for not in [
+            "completion_ms",
+            "layered",
+            "ended",
+            "truncated",
+            "recovered",
+        ] {
+            assert!(!n.contains(&not.to_string()), "{not} in {n:?}");
+        }
+    }
+
+    #[test]
+    fn unknown_metrics_get_the_closest_real_one() {
+        let e = check_metric("p99").unwrap_err();
+        assert!(e.contains("did you mean `completion_ms.p99`"), "{e}");
+        let e = check_metric("peak_retry").unwrap_err();
+        assert!(e.contains("did you mean `peak_retries`"), "{e}");
+        let e = check_metric("completion_ms.p98").unwrap_err();
+        assert!(e.contains("did you mean `completion_ms.p9"), "{e}");
+        let e = check_metric("orphaned").unwrap_err();
+        assert!(e.contains("did you mean `layered.orphaned`"), "{e}");
+        let e = check_metric("ended").unwrap_err();
+        assert!(e.contains("not a number"), "{e}");
+        let e = check_metric("zzzzzzzzzzzzzzzz").unwrap_err();
+        assert!(e.contains("metrics: intents, attempts"), "{e}");
+        assert!(
+            !e.contains("layered,") && !e.contains("ended") && !e.contains("truncated"),
+            "{e}"
+        );
+        assert!(check_metric("layered.layers.3.sent").is_ok());
+        assert!(check_metric("tiers.0.peak_arrivals").is_ok());
+        assert!(check_metric("layered.nope").is_err());
+        assert!(check_metric("layered").is_err());
+        assert!(Expectation::parse("p99 < 2s").is_err());
     }
 }

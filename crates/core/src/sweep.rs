@@ -61,11 +61,16 @@ pub fn split_values(s: &str) -> Vec<String> {
     out
 }
 
-/// The most values one range may expand to.
-pub const MAX_RANGE: usize = 100_000;
+/// The most values one `--vary` axis may have.
+pub const MAX_RANGE: usize = 1_000_000;
+
+/// The most runs one grid may have (points × variants × seeds).
+pub const MAX_RUNS: u64 = 10_000_000;
 
 /// Parses `KEY=FROM..TO:STEP` (inclusive of `TO` when the steps land on it; numbers or
-/// durations) or `KEY=V1,V2,...`.
+/// durations) or `KEY=V1,V2,...`. A range is counted before it is expanded: non-finite bounds,
+/// steps that are not positive, and ranges of more than [`MAX_RANGE`] values are refused, as is a
+/// value listed twice.
 pub fn parse_vary(spec: &str) -> Result<Axis, String> {
     let (key, rhs) = spec.split_once('=').ok_or_else(|| {
         "expected KEY=RANGE_OR_LIST, e.g. retry.base=5ms..50ms:5ms or retry.jitter=none,full"
@@ -82,6 +87,9 @@ pub fn parse_vary(spec: &str) -> Result<Axis, String> {
         return Err(format!("{key:?} is not a dotted key like retry.base"));
     }
     let rhs = rhs.trim();
+    if rhs.chars().any(char::is_control) {
+        return Err("a value is one line of text; give one --vary per field".to_string());
+    }
     let values = match rhs.split_once("..") {
         Some((from, rest)) if !rhs.contains(',') => {
             let (to, step) = rest.split_once(':').ok_or_else(|| {
@@ -94,12 +102,19 @@ pub fn parse_vary(spec: &str) -> Result<Axis, String> {
     if values.iter().any(String::is_empty) {
         return Err(format!("empty value in {rhs:?}"));
     }
-    let mut seen = Vec::new();
+    if values.len() > MAX_RANGE {
+        return Err(format!(
+            "{} values; an axis may have at most {MAX_RANGE}",
+            values.len()
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
     for v in &values {
-        if seen.contains(v) {
-            return Err(format!("{v:?} is listed twice"));
+        if !seen.insert(v.as_str()) {
+            return Err(format!(
+                "{v:?} is listed twice (each value makes one variant, named by its value)"
+            ));
         }
-        seen.push(v.clone());
     }
     Ok(Axis {
         key: key.to_string(),
@@ -107,25 +122,64 @@ pub fn parse_vary(spec: &str) -> Result<Axis, String> {
     })
 }
 
+/// How many values `from..to:step` has, refused when that is not a count up to [`MAX_RANGE`].
+fn count(span: f64, step: f64) -> Result<usize, String> {
+    if !step.is_finite() || step <= 0.0 {
+        return Err(format!("the step must be a positive number, got {step}"));
+    }
+    if !span.is_finite() {
+        return Err("the bounds must be finite numbers".to_string());
+    }
+    if span < 0.0 {
+        return Err("a range must go up: FROM <= TO".to_string());
+    }
+    // Counted in floating point, so that no step or span can overflow an integer.
+    let n = (span / step + 1e-9).floor() + 1.0;
+    if n.is_nan() || n > MAX_RANGE as f64 {
+        return Err(format!(
+            "the range has {} values; an axis may have at most {MAX_RANGE} (use a larger step)",
+            if n.is_finite() && n < 1e18 {
+                format!("{n:.0}")
+            } else {
+                format!("{n:.3e}")
+            }
+        ));
+    }
+    Ok(n as usize)
+}
+
 fn range(from: &str, to: &str, step: &str) -> Result<Vec<String>, String> {
-    let count = |span: f64, step: f64| -> Result<usize, String> {
-        if step.is_nan() || step <= 0.0 || !step.is_finite() {
-            return Err(format!("the step must be positive, got {step}"));
+    if let (Ok(a), Ok(b), Ok(s)) = (
+        from.parse::<i128>(),
+        to.parse::<i128>(),
+        step.parse::<i128>(),
+    ) {
+        if s <= 0 {
+            return Err(format!("the step must be positive, got {s}"));
         }
-        if span < 0.0 {
+        if b < a {
             return Err("a range must go up: FROM <= TO".to_string());
         }
-        let n = (span / step + 1e-9).floor() as usize + 1;
-        if n > MAX_RANGE {
-            return Err(format!("the range has {n} values; at most {MAX_RANGE}"));
+        let n = (b - a) / s + 1;
+        if n > MAX_RANGE as i128 {
+            return Err(format!(
+                "the range has {n} values; an axis may have at most {MAX_RANGE} (use a larger step)"
+            ));
         }
-        Ok(n)
-    };
-    if let (Ok(a), Ok(b), Ok(s)) = (from.parse::<i64>(), to.parse::<i64>(), step.parse::<i64>()) {
-        let n = count((b - a) as f64, s as f64)?;
-        return Ok((0..n as i64).map(|i| (a + i * s).to_string()).collect());
+        return Ok((0..n).map(|i| (a + i * s).to_string()).collect());
     }
-    if let (Ok(a), Ok(b), Ok(s)) = (from.parse::<f64>(), to.parse::<f64>(), step.parse::<f64>()) {
+    let finite = |x: &str, what: &str| -> Result<Option<f64>, String> {
+        match x.parse::<f64>() {
+            Ok(f) if f.is_finite() => Ok(Some(f)),
+            Ok(_) => Err(format!("the {what} {x:?} is not a finite number")),
+            Err(_) => Ok(None),
+        }
+    };
+    if let (Some(a), Some(b), Some(s)) = (
+        finite(from, "range bound")?,
+        finite(to, "range bound")?,
+        finite(step, "step")?,
+    ) {
         let n = count(b - a, s)?;
         return Ok((0..n)
             .map(|i| {
@@ -143,8 +197,19 @@ fn range(from: &str, to: &str, step: &str) -> Result<Vec<String>, String> {
     }
     let d = |s: &str| Duration::parse(s).map_err(|e| format!("range bound {s:?}: {e}"));
     let (a, b, s) = (d(from)?, d(to)?, d(step)?);
-    let n = count(b.0 as f64 - a.0 as f64, s.0 as f64)?;
-    Ok((0..n as u64)
+    if s.0 == 0 {
+        return Err(format!("the step must be positive, got {step:?}"));
+    }
+    if b.0 < a.0 {
+        return Err("a range must go up: FROM <= TO".to_string());
+    }
+    let n = (b.0 - a.0) / s.0 + 1;
+    if n > MAX_RANGE as u64 {
+        return Err(format!(
+            "the range has {n} values; an axis may have at most {MAX_RANGE} (use a larger step)"
+        ));
+    }
+    Ok((0..n)
         .map(|i| Duration(a.0 + i * s.0).to_string())
         .collect())
 }
@@ -193,6 +258,34 @@ impl Grid {
 
     pub fn jobs(&self) -> u64 {
         self.points() * self.variants.len() as u64 * self.seeds.len() as u64
+    }
+
+    /// [`Grid::points`], or `None` when it does not fit in a `u64`.
+    pub fn checked_points(&self) -> Option<u64> {
+        self.axes
+            .iter()
+            .try_fold(1u64, |n, a| n.checked_mul(a.values.len() as u64))
+    }
+
+    /// [`Grid::jobs`], or `None` when it does not fit in a `u64`.
+    pub fn checked_jobs(&self) -> Option<u64> {
+        self.checked_points()?
+            .checked_mul(self.variants.len() as u64)?
+            .checked_mul(self.seeds.len() as u64)
+    }
+
+    /// Why a grid read from a file cannot be a sweep's (an empty axis, no variants or seeds,
+    /// more runs than a `u64` holds), if it cannot.
+    pub fn invalid(&self) -> Option<String> {
+        if let Some(a) = self.axes.iter().find(|a| a.values.is_empty()) {
+            return Some(format!("the axis {} has no values", a.key));
+        }
+        if self.variants.is_empty() || self.seeds.is_empty() {
+            return Some("the grid has no variants or no seeds".into());
+        }
+        self.checked_jobs()
+            .is_none()
+            .then(|| "the grid has more runs than can be counted".into())
     }
 
     pub fn job(&self, index: u64) -> Job {
@@ -314,6 +407,52 @@ mod tests {
         assert!(parse_vary("=1").is_err());
         assert!(parse_vary("a").is_err());
         assert!(parse_vary("a=0..1000000000:1").is_err());
+    }
+
+    #[test]
+    fn ranges_are_counted_without_overflow_and_bounded() {
+        let e = parse_vary("workload.clients=1..18446744073709551615:1").unwrap_err();
+        assert!(e.contains("at most 1000000"), "{e}");
+        let e = parse_vary("network.request_loss=0..1:1e-300").unwrap_err();
+        assert!(e.contains("at most 1000000"), "{e}");
+        let e = parse_vary("network.request_loss=0..inf:0.1").unwrap_err();
+        assert!(e.contains("not a finite number"), "{e}");
+        assert!(parse_vary("a=0..1:nan").is_err());
+        assert!(parse_vary("a=-inf..1:1").is_err());
+        assert!(parse_vary("retry.base=1ms..100000ms:1ns").is_err());
+        assert!(parse_vary("retry.base=5ms..1ms:1ms").is_err());
+        assert!(parse_vary("retry.base=1ms..5ms:0ms").is_err());
+        assert_eq!(
+            parse_vary("a=-9223372036854775808..9223372036854775807:9223372036854775807")
+                .unwrap()
+                .values
+                .len(),
+            3
+        );
+        assert_eq!(
+            parse_vary("a=1..1000000:1").unwrap().values.len(),
+            1_000_000
+        );
+        let e = parse_vary("retry.jitter=full,full").unwrap_err();
+        assert!(e.contains("listed twice"), "{e}");
+        assert!(parse_vary("name=\"x\"\n[retry]").is_err());
+        // The grid of two big axes is counted, not built.
+        let axis = |n: usize| Axis {
+            key: "a".into(),
+            values: (0..n).map(|i| i.to_string()).collect(),
+        };
+        let g = Grid {
+            axes: vec![axis(100_000), axis(100_000)],
+            variants: vec!["v".into()],
+            seeds: vec![1],
+        };
+        assert_eq!(g.checked_jobs(), Some(10_000_000_000));
+        let g = Grid {
+            axes: vec![axis(0)],
+            variants: vec!["v".into()],
+            seeds: vec![1],
+        };
+        assert!(g.invalid().is_some());
     }
 
     #[test]

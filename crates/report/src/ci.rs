@@ -1,10 +1,10 @@
 //! Tables of replicated runs (`--seeds N`): every number as `mean ± half-width` of its 95%
 //! confidence interval.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use retrystorm_core::summary::{ReplicatedReport, Replications};
+use retrystorm_core::summary::{ReplicatedReport, ReplicatedVariant, Replications};
 
 pub use crate::fmt::pm;
 
@@ -37,6 +37,7 @@ const OUTCOMES: &[(&str, &str)] = &[
     ("lost", "lost"),
     ("duplicated", "duplicated"),
     ("phantom", "phantom"),
+    ("false failures", "false_failures"),
 ];
 
 /// Renders rows of cells as an aligned text table (first column left-aligned).
@@ -89,6 +90,16 @@ pub fn ci_rows(report: &ReplicatedReport) -> (Vec<String>, Vec<Vec<String>>) {
             .any(|v| v.replications.mean.get(m).is_some_and(|x| *x != 0.0))
     };
     let mut cols: Vec<(&str, &str)> = COLUMNS.to_vec();
+    if any("unsettled") {
+        cols.insert(7, ("unsettled", "unsettled"));
+    }
+    // Runs with a trigger (spike, outage): the recovery time, as the one-seed table shows it.
+    let trigger = report.variants.iter().any(|v| {
+        v.result.summary.recovered.is_some() || v.replications.mean.contains_key("recovery_ms")
+    });
+    if trigger {
+        cols.push(("recovery ms", "recovery_ms"));
+    }
     cols.extend(OUTCOMES.iter().filter(|(_, m)| any(m)));
     let mut headers = vec!["variant".to_string()];
     headers.extend(cols.iter().map(|(h, _)| h.to_string()));
@@ -108,6 +119,9 @@ pub fn ci_rows(report: &ReplicatedReport) -> (Vec<String>, Vec<Vec<String>>) {
 pub fn ci_table(report: &ReplicatedReport) -> String {
     let (h, r) = ci_rows(report);
     let mut out = text_table(&h, &r);
+    if h.iter().any(|c| c == "recovery ms") {
+        out.push_str("recovery ms: - where some seed never recovered\n");
+    }
     let _ = writeln!(
         out,
         "means over {} seeds ({}..={}), ± the 95% confidence half-width (Student t)",
@@ -118,7 +132,8 @@ pub fn ci_table(report: &ReplicatedReport) -> String {
     out
 }
 
-/// Every metric of every variant as `name: mean ± half-width`, one variant after the other.
+/// Every metric of every variant as `mean ± half-width`, grouped in lines as the one-seed view
+/// (`table::variant_view`) groups them; metrics not in a group follow by name.
 pub fn ci_view(report: &ReplicatedReport) -> String {
     let mut out = format!(
         "model: {}\nseeds: {} ({}..={}), means ± 95% CI half-width\n",
@@ -129,16 +144,130 @@ pub fn ci_view(report: &ReplicatedReport) -> String {
     );
     for v in &report.variants {
         let _ = writeln!(out, "\nvariant: {}", v.result.name);
-        let metrics: &BTreeMap<String, f64> = &v.replications.mean;
-        let width = metrics.keys().map(|k| k.len()).max().unwrap_or(0) + 1;
-        for k in metrics.keys() {
-            let _ = writeln!(
-                out,
-                "{:<width$} {}",
-                format!("{k}:"),
-                cell(&v.replications, k)
-            );
+        out.push_str(&replicated_view(v));
+    }
+    out
+}
+
+/// Lines of `(label, template)`: `{metric}` in a template is that metric's cell.
+const VIEW: &[(&str, &str)] = &[
+    (
+        "intents",
+        "{intents} (succeeded {succeeded}, failed {failed}, unsettled {unsettled})",
+    ),
+    (
+        "attempts",
+        "{attempts} (retries {retries}, amplification {amplification})",
+    ),
+    (
+        "peak arrivals",
+        "{peak_arrivals} per {bucket_ms} ms bucket (peak retries {peak_retries})",
+    ),
+    ("last arrival", "{last_arrival_ms} ms"),
+    (
+        "completion ms",
+        "p50 {completion_ms.p50}  p90 {completion_ms.p90}  p99 {completion_ms.p99}  p99.9 {completion_ms.p999}  max {completion_ms.max}  mean {completion_ms.mean}",
+    ),
+    ("recovery ms", "{recovery_ms}"),
+    (
+        "effects",
+        "applied once {applied_once}, duplicated {duplicated}, lost {lost} (phantom {phantom}), false failures {false_failures}, {effects} effects in all",
+    ),
+    (
+        "server",
+        "arrivals {arrivals}, rejected {rejected}, dropped expired {dropped_expired}, conflicts {conflicts}, replayed {replayed}, crashes {crashes}",
+    ),
+    (
+        "network",
+        "requests lost {requests_lost}, responses lost {responses_lost}, timeouts {timeouts}, late responses {late_responses}",
+    ),
+    (
+        "work",
+        "{work_ms} ms busy, {wasted_work_ms} ms wasted (share {wasted_share})",
+    ),
+    (
+        "queue",
+        "mean wait {mean_wait_ms} ms, mean length {mean_queue_len}, mean busy workers {mean_busy}",
+    ),
+    (
+        "throughput",
+        "goodput {goodput_per_s}/s, offered {offered_per_s}/s",
+    ),
+    (
+        "policies",
+        "rate limited {rate_limited}, overloaded {overloaded}, client errors {client_errors}, budget denied {budget_denied}, throttled locally {throttled_locally}, breaker rejected {breaker_rejected}, breaker opened {breaker_opened}, Retry-After waits {retry_after_waits}",
+    ),
+    ("ended", "at {end_ms} ms after {events} events"),
+];
+
+/// One replicated variant as aligned `label: values` lines.
+fn replicated_view(v: &ReplicatedVariant) -> String {
+    let r = &v.replications;
+    let mut used: BTreeSet<&str> = BTreeSet::new();
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for (label, template) in VIEW {
+        let mut line = String::new();
+        let mut rest = *template;
+        let mut any = false;
+        while let Some(open) = rest.find('{') {
+            line.push_str(&rest[..open]);
+            let Some(close) = rest[open..].find('}') else {
+                break;
+            };
+            let metric = &rest[open + 1..open + close];
+            used.insert(metric);
+            any |= r.mean.contains_key(metric);
+            line.push_str(&cell(r, metric));
+            rest = &rest[open + close + 1..];
         }
+        line.push_str(rest);
+        if *label == "recovery ms" {
+            // Only runs with a trigger recover (or not); a mean needs every seed to recover.
+            match (v.result.summary.recovered, any) {
+                (None, false) => continue,
+                (_, false) => line = "- (not every seed recovered)".into(),
+                _ => {}
+            }
+        }
+        rows.push((label.to_string(), line));
+    }
+    // Per-tier metrics (`tiers.0.served`): one line per tier, named as the tier is.
+    let mut tiers: Vec<(String, Vec<String>)> = Vec::new();
+    for k in r.mean.keys() {
+        if used.contains(k.as_str()) {
+            continue;
+        }
+        let mut parts = k.splitn(3, '.');
+        if let (Some("tiers"), Some(i), Some(field)) = (parts.next(), parts.next(), parts.next())
+            && let Ok(i) = i.parse::<usize>()
+        {
+            let name = v
+                .result
+                .summary
+                .tiers
+                .get(i)
+                .map_or_else(|| i.to_string(), |t| t.name.clone());
+            let label = format!("tier {name}");
+            let item = format!("{} {}", field.replace('_', " "), cell(r, k));
+            match tiers.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, items)) => items.push(item),
+                None => tiers.push((label, vec![item])),
+            }
+            continue;
+        }
+        rows.push((k.replace(['_', '.'], " "), cell(r, k)));
+    }
+    rows.extend(tiers.into_iter().map(|(l, items)| (l, items.join(", "))));
+    let width = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0)
+        + 1;
+    let mut out = String::new();
+    for (k, val) in rows {
+        let key = format!("{k}:");
+        let _ = writeln!(out, "{key:<width$} {val}");
     }
     out
 }

@@ -39,6 +39,8 @@ pub struct ModelReport<'a> {
     pub description: &'a str,
     /// The load chart's options (the model's windows), see [`crate::LoadOptions`].
     pub load: crate::LoadOptions,
+    /// The command that writes this report again (with its `-o`, seeds and `--set` flags).
+    pub command: &'a str,
 }
 
 /// The tool and version that wrote a report: `retrystorm 0.1.0`.
@@ -180,13 +182,10 @@ pub fn model_report(m: &ModelReport) -> Result<String, ReportError> {
     };
     let _ = writeln!(
         b,
-        "<p>Model file <code>{}</code>, {}. Reproduce with <code>retrystorm report {} --seed {}{}</code>.</p>",
+        "<p>Model file <code>{}</code>, {}. Reproduce with <code>{}</code>.</p>",
         escape(m.file),
         escape(&seeds),
-        escape(m.file),
-        r.seed,
-        m.replicated
-            .map_or(String::new(), |rep| format!(" --seeds {}", rep.seeds.len()))
+        escape(m.command)
     );
 
     b.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");

@@ -103,6 +103,12 @@ pub struct OutputArgs {
     /// Write the completion-time CDF chart as SVG here.
     #[arg(long, value_name = "PATH")]
     pub cdf_svg: Option<PathBuf>,
+    /// Write the per-tier series (arrivals, queue, busy at every tier of the path) as CSV here.
+    #[arg(long, value_name = "PATH")]
+    pub tiers_csv: Option<PathBuf>,
+    /// Write the per-tier chart (arrivals at each tier, one panel per tier) as SVG here.
+    #[arg(long, value_name = "PATH")]
+    pub tiers_svg: Option<PathBuf>,
     /// Load chart (--svg): every variant as a line on one axis instead of one panel each.
     #[arg(long)]
     pub overlay: bool,

@@ -142,6 +142,8 @@ pub fn outputs<'a>(o: &'a OutputArgs) -> Vec<output::Out<'a>> {
     add("--svg", &o.svg);
     add("--outcomes-svg", &o.outcomes_svg);
     add("--cdf-svg", &o.cdf_svg);
+    add("--tiers-csv", &o.tiers_csv);
+    add("--tiers-svg", &o.tiers_svg);
     add("--md", &o.md);
     v
 }
@@ -516,7 +518,20 @@ fn emit_with(
             report::cdf_chart(rep).map_err(|e| CliError::Output(format!("svg: {e}")))?,
         ));
     }
-    if !json_to_stdout && !csv_to_stdout && !md_to_stdout {
+    if let Some(p) = &out.tiers_csv {
+        files.push((
+            output::Out::new("--tiers-csv", p),
+            report::tiers_csv(rep).map_err(|e| CliError::Output(format!("csv: {e}")))?,
+        ));
+    }
+    if let Some(p) = &out.tiers_svg {
+        files.push((
+            output::Out::new("--tiers-svg", p),
+            report::tiers_chart(rep).map_err(|e| CliError::Output(format!("svg: {e}")))?,
+        ));
+    }
+    let tiers_csv_to_stdout = out.tiers_csv.as_deref().is_some_and(is_stdout);
+    if !json_to_stdout && !csv_to_stdout && !md_to_stdout && !tiers_csv_to_stdout {
         output::print(&format!("{} (seed {})\n{table}", rep.model, rep.seed))?;
     }
     for (o, text) in files {

@@ -69,3 +69,70 @@ pub fn series_csv(report: &RunReport) -> Result<String, ReportError> {
     write_series_csv(report, &mut buf)?;
     Ok(String::from_utf8(buf).expect("every field written is UTF-8"))
 }
+
+/// The header row of the per-tier series (`--tiers-csv`), in column order.
+pub const TIERS_CSV_HEADER: [&str; 9] = [
+    "variant",
+    "tier",
+    "bucket",
+    "start_ms",
+    "first",
+    "retries",
+    "arrivals",
+    "queue_len",
+    "busy",
+];
+
+/// One row per (variant, tier, bucket): the arrivals and levels at every tier of the request
+/// path, top first. A path of one tier gives its server's series under the tier name `server`.
+pub fn write_tiers_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), ReportError> {
+    let mut w = ::csv::Writer::from_writer(out);
+    w.write_record(TIERS_CSV_HEADER).map_err(ReportError::Csv)?;
+    for v in &report.variants {
+        let s = &v.series;
+        let bucket_ms = if s.bucket_ms > 0.0 {
+            s.bucket_ms
+        } else {
+            v.summary.bucket_ms
+        };
+        let one = [retrystorm_core::summary::TierSeries {
+            name: "server".into(),
+            first: s.first.clone(),
+            retries: s.retries.clone(),
+            queue_len: s.queue_len.clone(),
+            busy: s.busy.clone(),
+        }];
+        let tiers = if s.tiers.is_empty() {
+            &one[..]
+        } else {
+            &s.tiers[..]
+        };
+        for t in tiers {
+            for i in 0..t.first.len().max(t.retries.len()) {
+                let first = t.first.get(i).copied().unwrap_or(0);
+                let retries = t.retries.get(i).copied().unwrap_or(0);
+                w.write_record([
+                    v.name.clone(),
+                    t.name.clone(),
+                    i.to_string(),
+                    fmt::trim(i as f64 * bucket_ms),
+                    first.to_string(),
+                    retries.to_string(),
+                    (u64::from(first) + u64::from(retries)).to_string(),
+                    t.queue_len.get(i).copied().unwrap_or(0.0).to_string(),
+                    t.busy.get(i).copied().unwrap_or(0.0).to_string(),
+                ])
+                .map_err(ReportError::Csv)?;
+            }
+        }
+    }
+    w.flush().map_err(|e| ReportError::Csv(e.into()))?;
+    Ok(())
+}
+
+/// [`write_tiers_csv`] into a `String`.
+pub fn tiers_csv(report: &RunReport) -> Result<String, ReportError> {
+    let mut buf = Vec::new();
+    write_tiers_csv(report, &mut buf)?;
+    Ok(String::from_utf8(buf).expect("every field written is UTF-8"))
+}

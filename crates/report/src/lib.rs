@@ -27,13 +27,15 @@ pub mod sweep;
 mod table;
 
 pub use crate::ci::{ci_rows, ci_table, ci_view, text_table};
-pub use crate::csv::{CSV_HEADER, series_csv, write_series_csv};
+pub use crate::csv::{
+    CSV_HEADER, TIERS_CSV_HEADER, series_csv, tiers_csv, write_series_csv, write_tiers_csv,
+};
 pub use crate::json::{from_json, to_json};
 pub use crate::lines::{Line, LineChart, LinePanel, line_chart};
 pub use crate::marks::{Shade, model_windows};
 pub use crate::svg::{
     LoadOptions, MAX_COLUMNS, TIME_QUANTILE, XScale, cdf_chart, cdf_chart_with, load_chart,
-    load_chart_with, outcome_chart,
+    load_chart_with, outcome_chart, tiers_chart,
 };
 pub use crate::table::{comparison_table, run_view, variant_view};
 

@@ -30,7 +30,6 @@
 use crate::load::{LoadError, closest};
 use crate::stats::Estimate;
 use crate::summary::{LayerSummary, Layered, Summary, TierSummary};
-use std::collections::BTreeMap;
 use std::fmt;
 use toml::{Table, Value};
 
@@ -281,42 +280,7 @@ pub fn check_metric(name: &str) -> Result<(), String> {
     })
 }
 
-/// Every numeric metric of a summary by its dotted name (absent optional fields are absent).
-pub fn metrics(s: &Summary) -> BTreeMap<String, f64> {
-    let mut out = BTreeMap::new();
-    if let Ok(v) = Value::try_from(s) {
-        flatten(&v, "", &mut out);
-    }
-    out
-}
-
-fn flatten(v: &Value, prefix: &str, out: &mut BTreeMap<String, f64>) {
-    match v {
-        Value::Table(t) => {
-            for (k, x) in t {
-                let name = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(x, &name, out);
-            }
-        }
-        // Arrays (e.g. `layered.layers`) are indexed: `layered.layers.0.sent`.
-        Value::Array(a) => {
-            for (i, x) in a.iter().enumerate() {
-                flatten(x, &format!("{prefix}.{i}"), out);
-            }
-        }
-        Value::Integer(i) => {
-            out.insert(prefix.to_string(), *i as f64);
-        }
-        Value::Float(f) => {
-            out.insert(prefix.to_string(), *f);
-        }
-        _ => {}
-    }
-}
+pub use crate::summary::metrics;
 
 /// Why a metric could not be read from a summary.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

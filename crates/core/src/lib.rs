@@ -62,6 +62,7 @@ pub mod backoff;
 pub mod dist;
 pub mod engine;
 pub mod expect;
+pub mod invalid;
 pub mod layered;
 pub mod load;
 pub mod metrics;

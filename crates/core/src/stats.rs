@@ -105,14 +105,15 @@ pub struct Aggregate {
     /// A summary holding the means: float fields exactly, integer fields rounded to the
     /// nearest integer, non-numeric fields (`ended`) from the first replication.
     pub summary: Summary,
-    /// Every numeric metric by its dotted name ([`crate::expect::metrics`]).
+    /// Every numeric metric by its dotted name ([`crate::summary::metrics`]).
     pub estimates: BTreeMap<String, Estimate>,
 }
 
 /// Aggregates the summaries of replications (at least one) of the same variant.
 pub fn aggregate(runs: &[&Summary]) -> Aggregate {
     assert!(!runs.is_empty(), "aggregate needs at least one summary");
-    let flat: Vec<BTreeMap<String, f64>> = runs.iter().map(|s| crate::expect::metrics(s)).collect();
+    let flat: Vec<BTreeMap<String, f64>> =
+        runs.iter().map(|s| crate::summary::metrics(s)).collect();
     let mut estimates = BTreeMap::new();
     for name in flat[0].keys() {
         let xs: Vec<f64> = flat.iter().filter_map(|m| m.get(name).copied()).collect();

@@ -323,3 +323,40 @@ impl ReplicatedReport {
         }
     }
 }
+
+/// Every numeric metric of a summary by its dotted name (absent optional fields are absent).
+pub fn metrics(s: &Summary) -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    if let Ok(v) = toml::Value::try_from(s) {
+        flatten(&v, "", &mut out);
+    }
+    out
+}
+
+fn flatten(v: &toml::Value, prefix: &str, out: &mut std::collections::BTreeMap<String, f64>) {
+    match v {
+        toml::Value::Table(t) => {
+            for (k, x) in t {
+                let name = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(x, &name, out);
+            }
+        }
+        // Arrays (e.g. `layered.layers`) are indexed: `layered.layers.0.sent`.
+        toml::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                flatten(x, &format!("{prefix}.{i}"), out);
+            }
+        }
+        toml::Value::Integer(i) => {
+            out.insert(prefix.to_string(), *i as f64);
+        }
+        toml::Value::Float(f) => {
+            out.insert(prefix.to_string(), *f);
+        }
+        _ => {}
+    }
+}

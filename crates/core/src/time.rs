@@ -265,3 +265,61 @@ mod tests {
         }
     }
 }
+
+/// Requests per second, written `"80/s"`, `"5/ms"`, `"1200/m"`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate(pub f64);
+
+impl Rate {
+    pub fn parse(text: &str) -> Result<Rate, String> {
+        let (n, unit) = text.split_once('/').ok_or_else(|| {
+            format!("expected a rate like \"80/s\" (per ms, s, m or h), got {text:?}")
+        })?;
+        let n: f64 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("expected a rate like \"80/s\", got {text:?}"))?;
+        let per = match unit.trim() {
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            u => {
+                return Err(format!(
+                    "unknown rate unit {u:?} in {text:?}; allowed: /ms, /s, /m, /h"
+                ));
+            }
+        };
+        if !n.is_finite() || n < 0.0 {
+            return Err(format!("a rate must be finite and >= 0, got {text:?}"));
+        }
+        Ok(Rate(n / per))
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/s", self.0)
+    }
+}
+
+impl serde::Serialize for Rate {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Rate {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <String as serde::Deserialize>::deserialize(d)?;
+        Rate::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A half-open window of simulated time `[from, to)`.
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Window {
+    pub from: Duration,
+    pub to: Duration,
+}

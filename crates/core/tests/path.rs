@@ -276,17 +276,25 @@ fn probes(m: &Model) -> Vec<(&'static str, Vec<String>)> {
                 "retry.timeout=5ms".into(),
             ],
         ),
+        // A budget of one token and a breaker that opens on any failure: they must bite
+        // wherever two attempts fail, so "no change" can only mean "ignored".
         (
             "budget",
-            vec!["budget.kind=grpc".into(), "budget.scope=shared".into()],
+            vec![
+                "budget.kind=grpc".into(),
+                "budget.scope=shared".into(),
+                "budget.max_tokens=1".into(),
+                "budget.token_ratio=0.001".into(),
+            ],
         ),
         (
             "breaker",
             vec![
                 "breaker.enabled=true".into(),
                 "breaker.scope=shared".into(),
-                "breaker.minimum_calls=5".into(),
-                "breaker.window_size=5".into(),
+                "breaker.minimum_calls=2".into(),
+                "breaker.window_size=2".into(),
+                "breaker.failure_rate_threshold=1".into(),
             ],
         ),
         ("hedge", vec!["hedge.delay=5ms".into()]),

@@ -130,7 +130,7 @@ impl PathSim<'_> {
             ..Default::default()
         };
         let m = self.model;
-        if let Some(trigger) = recovery::trigger(m) {
+        if let Some(trigger) = m.trigger() {
             summary.trigger_from_ms = Some(trigger.0.as_millis_f64());
             summary.trigger_to_ms = Some(trigger.1.as_millis_f64());
             if let Some(r) = recovery::measure(

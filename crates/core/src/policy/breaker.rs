@@ -21,7 +21,7 @@
 //! 60 s open, 10 calls in half-open.
 
 use super::Scope;
-use crate::model::Invalid;
+use crate::invalid::Invalid;
 use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 

@@ -25,7 +25,7 @@
 
 use super::window::WindowedAdder;
 use super::{Class, Scope};
-use crate::model::Invalid;
+use crate::invalid::Invalid;
 use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 

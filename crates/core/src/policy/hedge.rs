@@ -10,7 +10,7 @@
 //! copy has failed the call fails. gRPC treats `maxAttempts` above 5 as 5 by default; this model
 //! allows up to 64 copies.
 
-use crate::model::Invalid;
+use crate::invalid::Invalid;
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 

@@ -6,7 +6,8 @@
 //! run does the same operations in the same order, so results stay bit-for-bit deterministic.
 
 use super::Scope;
-use crate::model::{Invalid, Rate};
+use crate::invalid::Invalid;
+use crate::time::Rate;
 use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 

@@ -17,12 +17,13 @@
 //!   deviation of about 2.6 %, so 0.8 is 7 deviations below the mean (with 1 s and 0.9 a 60 s
 //!   run dips below by chance).
 //!
-//! The trigger is `recovery.trigger` when given; otherwise the span of the server's outages and
+//! The trigger ([`crate::model::Model::trigger`]) is `recovery.trigger` when given; otherwise the span of the server's outages and
 //! capacity drops; otherwise, for an open workload, the first stretch of the schedule whose rate
 //! is above the initial `workload.rate` (a spike), ending at the first later point back at or
 //! below it.
 
-use crate::model::{Invalid, Model, Window, WorkloadKind};
+use crate::invalid::Invalid;
+use crate::time::Window;
 use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
@@ -77,41 +78,6 @@ impl RecoveryConfig {
         }
         Ok(())
     }
-}
-
-/// The trigger window of a model, if it has one (see the module docs).
-pub fn trigger(model: &Model) -> Option<(Time, Time)> {
-    if let Some(t) = model.recovery.trigger {
-        return Some((Time::ZERO + t.from, Time::ZERO + t.to));
-    }
-    let s = &model.server;
-    let faults = s
-        .outages
-        .iter()
-        .copied()
-        .chain(s.capacity_drops.iter().map(|d| Window {
-            from: d.from,
-            to: d.to,
-        }));
-    let span = faults.fold(None, |acc: Option<(Duration, Duration)>, w| match acc {
-        None => Some((w.from, w.to)),
-        Some((a, b)) => Some((a.min(w.from), b.max(w.to))),
-    });
-    if let Some((a, b)) = span {
-        return Some((Time::ZERO + a, Time::ZERO + b));
-    }
-    let w = &model.workload;
-    if w.kind != WorkloadKind::Open {
-        return None;
-    }
-    let base = w.rate.0;
-    let from = w.schedule.iter().find(|p| p.rate.0 > base)?.at;
-    let to = w
-        .schedule
-        .iter()
-        .find(|p| p.at > from && p.rate.0 <= base)?
-        .at;
-    Some((Time::ZERO + from, Time::ZERO + to))
 }
 
 /// What [`measure`] found.

@@ -137,7 +137,7 @@ impl PathSim<'_> {
         }
     }
     #[inline(always)]
-    fn lp_mut_k<const I: bool>(&mut self, c: CallRef) -> &mut Loop {
+    pub(super) fn lp_mut_k<const I: bool>(&mut self, c: CallRef) -> &mut Loop {
         if I {
             &mut self.inner[c.slot()].lp
         } else {
@@ -146,7 +146,7 @@ impl PathSim<'_> {
     }
     /// The hop this call sends over (and the tier it sends to).
     #[inline(always)]
-    fn hop_k<const I: bool>(&self, c: CallRef) -> usize {
+    pub(super) fn hop_k<const I: bool>(&self, c: CallRef) -> usize {
         if I {
             self.inner[c.slot()].hop as usize
         } else {
@@ -154,7 +154,7 @@ impl PathSim<'_> {
         }
     }
     #[inline(always)]
-    fn id_k<const I: bool>(&self, c: CallRef) -> u64 {
+    pub(super) fn id_k<const I: bool>(&self, c: CallRef) -> u64 {
         if I {
             self.inner[c.slot()].id
         } else {
@@ -164,7 +164,7 @@ impl PathSim<'_> {
     /// The draw index of attempt `attempt` of `c`: the attempt number at the top (so a path of
     /// one tier draws as it always did), the hash of the path below.
     #[inline(always)]
-    fn index_k<const I: bool>(&self, c: CallRef, attempt: u16) -> u64 {
+    pub(super) fn index_k<const I: bool>(&self, c: CallRef, attempt: u16) -> u64 {
         if I {
             child_path(self.inner[c.slot()].path, attempt)
         } else {
@@ -173,16 +173,16 @@ impl PathSim<'_> {
     }
     /// Is some attempt on the way to attempt `attempt` of `c` a retry?
     #[inline(always)]
-    fn retry_path_k<const I: bool>(&self, c: CallRef, attempt: u16) -> bool {
+    pub(super) fn retry_path_k<const I: bool>(&self, c: CallRef, attempt: u16) -> bool {
         attempt > 0 || (I && self.inner[c.slot()].retry_path)
     }
     /// The client process whose per-client policies apply at `c`'s hop (0 below the top).
     #[inline(always)]
-    fn client_k<const I: bool>(&self, c: CallRef) -> u32 {
+    pub(super) fn client_k<const I: bool>(&self, c: CallRef) -> u32 {
         if I { 0 } else { self.tops[c.0 as usize].client }
     }
     #[inline(always)]
-    fn start_k<const I: bool>(&self, c: CallRef) -> Time {
+    pub(super) fn start_k<const I: bool>(&self, c: CallRef) -> Time {
         if I {
             self.inner[c.slot()].start
         } else {
@@ -191,7 +191,7 @@ impl PathSim<'_> {
     }
     /// Something of `c` goes in flight.
     #[inline(always)]
-    fn hold_k<const I: bool>(&mut self, c: CallRef) {
+    pub(super) fn hold_k<const I: bool>(&mut self, c: CallRef) {
         if I {
             self.inner[c.slot()].refs += 1;
         } else {
@@ -199,7 +199,7 @@ impl PathSim<'_> {
         }
     }
     #[inline(always)]
-    fn unhold_k<const I: bool>(&mut self, c: CallRef) {
+    pub(super) fn unhold_k<const I: bool>(&mut self, c: CallRef) {
         if I {
             self.inner[c.slot()].refs -= 1;
         } else {
@@ -208,7 +208,7 @@ impl PathSim<'_> {
     }
     /// Is the caller still waiting for this attempt's answer? With hedging several copies may be.
     #[inline(always)]
-    fn outstanding_k<const I: bool>(&self, c: CallRef, attempt: u16) -> bool {
+    pub(super) fn outstanding_k<const I: bool>(&self, c: CallRef, attempt: u16) -> bool {
         let l = self.lp_k::<I>(c);
         if self.hops[self.hop_k::<I>(c)].hedging {
             l.settled == Settled::No && l.pending.contains(attempt)
@@ -219,7 +219,7 @@ impl PathSim<'_> {
     /// Frees a settled call nothing refers to any more; freeing an inner call may finalise its
     /// intent.
     #[inline(always)]
-    fn maybe_free_k<const I: bool>(&mut self, c: CallRef) {
+    pub(super) fn maybe_free_k<const I: bool>(&mut self, c: CallRef) {
         if I {
             self.free_inner_call(c)
         } else {
@@ -277,25 +277,6 @@ impl PathSim<'_> {
         }
     }
     #[inline(always)]
-    pub(super) fn client(&self, c: CallRef) -> u32 {
-        if c.is_inner() {
-            0
-        } else {
-            self.client_k::<false>(c)
-        }
-    }
-    /// Something of `c` left the path without reaching its caller.
-    #[inline(always)]
-    pub(super) fn release(&mut self, c: CallRef) {
-        if c.is_inner() {
-            self.unhold_k::<true>(c);
-            self.maybe_free_k::<true>(c);
-        } else {
-            self.unhold_k::<false>(c);
-            self.maybe_free_k::<false>(c);
-        }
-    }
-    #[inline(always)]
     pub(super) fn outstanding(&self, c: CallRef, attempt: u16) -> bool {
         if c.is_inner() {
             self.outstanding_k::<true>(c, attempt)
@@ -309,6 +290,25 @@ impl PathSim<'_> {
         // Without timeouts and hedging at or above this hop, nobody stops waiting early.
         !self.hops[self.hop(c)].can_orphan || self.chain_walk(c, attempt)
     }
+    #[inline(always)]
+    pub(super) fn chain_alive_k<const I: bool>(&self, c: CallRef, attempt: u16) -> bool {
+        !self.hops[self.hop_k::<I>(c)].can_orphan || self.chain_walk(c, attempt)
+    }
+    /// `release` for a call of a known kind.
+    #[inline(always)]
+    pub(super) fn release_k<const I: bool>(&mut self, c: CallRef) {
+        self.unhold_k::<I>(c);
+        self.maybe_free_k::<I>(c);
+    }
+    #[inline(always)]
+    pub(super) fn top_of_k<const I: bool>(&self, c: CallRef) -> usize {
+        if I {
+            self.inner[c.slot()].top as usize
+        } else {
+            c.0 as usize
+        }
+    }
+
     fn chain_walk(&self, mut c: CallRef, mut attempt: u16) -> bool {
         loop {
             if !self.outstanding(c, attempt) {
@@ -560,7 +560,7 @@ impl PathSim<'_> {
     }
 
     /// An answer reaches `c`.
-    fn reply_k<const I: bool>(
+    pub(super) fn reply_k<const I: bool>(
         &mut self,
         now: Time,
         c: CallRef,

@@ -164,17 +164,66 @@ fn in_outage(s: &Server, now: Time) -> bool {
 impl PathSim<'_> {
     /// A request reaches the tier its call sends to.
     pub(super) fn arrive(&mut self, now: Time, req: Request) {
-        let t = self.hop(req.call);
+        if req.call.is_inner() {
+            self.arrive_k::<true>(now, req)
+        } else {
+            self.arrive_k::<false>(now, req)
+        }
+    }
+
+    /// `arrive` for a request whose call is of a known kind (see `call.rs`).
+    #[inline(always)]
+    pub(super) fn arrive_k<const I: bool>(&mut self, now: Time, req: Request) {
+        let t = self.hop_k::<I>(req.call);
         if self.hops[t].contention {
             return self.read(now, req);
         }
-        self.admit_request(now, t, req);
+        self.admit_request_k::<I>(now, t, req);
     }
 
     /// The tier counts the arrival, then refuses it or queues it for a worker.
     pub(super) fn admit_request(&mut self, now: Time, t: usize, req: Request) {
-        let retry = self.retry_path(req.call, req.attempt);
-        let orphan = !self.chain_alive(req.call, req.attempt);
+        if req.call.is_inner() {
+            self.admit_request_k::<true>(now, t, req)
+        } else {
+            self.admit_request_k::<false>(now, t, req)
+        }
+    }
+
+    fn begin(&mut self, now: Time, t: usize, req: Request) {
+        if req.call.is_inner() {
+            self.begin_k::<true>(now, t, req)
+        } else {
+            self.begin_k::<false>(now, t, req)
+        }
+    }
+
+    pub(super) fn done(&mut self, now: Time, t: usize, job: u32) {
+        if self.tiers[t].in_service[job as usize].call.is_inner() {
+            self.done_k::<true>(now, t, job)
+        } else {
+            self.done_k::<false>(now, t, job)
+        }
+    }
+
+    pub(super) fn respond(
+        &mut self,
+        now: Time,
+        t: usize,
+        req: Request,
+        outcome: Outcome,
+        retry_after: Option<Duration>,
+    ) {
+        if req.call.is_inner() {
+            self.respond_k::<true>(now, t, req, outcome, retry_after)
+        } else {
+            self.respond_k::<false>(now, t, req, outcome, retry_after)
+        }
+    }
+
+    fn admit_request_k<const I: bool>(&mut self, now: Time, t: usize, req: Request) {
+        let retry = self.retry_path_k::<I>(req.call, req.attempt);
+        let orphan = !self.chain_alive_k::<I>(req.call, req.attempt);
         let s = &self.spec.tiers[t].server;
         let ts = &mut self.tiers[t];
         ts.n.arrivals += 1;
@@ -184,10 +233,10 @@ impl PathSim<'_> {
         ts.buckets.arrival(now, retry);
         if s.fail == FailMode::Always || in_outage(s, now) {
             ts.n.rejected += 1;
-            return self.respond(now, t, req, Outcome::Unavailable, None);
+            return self.respond_k::<I>(now, t, req, Outcome::Unavailable, None);
         }
         if !ts.limiters.is_empty() {
-            let k = pidx(ts.limiter_shared, self.client(req.call));
+            let k = pidx(ts.limiter_shared, self.client_k::<I>(req.call));
             let ts = &mut self.tiers[t];
             if let Err(wait) = ts.limiters[k].try_take(now) {
                 ts.n.rate_limited += 1;
@@ -196,31 +245,31 @@ impl PathSim<'_> {
                     RetryAfter::Fixed(d) => Some(d),
                     RetryAfter::Derived => Some(whole_seconds(wait)),
                 };
-                return self.respond(now, t, req, Outcome::Throttled, ra);
+                return self.respond_k::<I>(now, t, req, Outcome::Throttled, ra);
             }
         }
         let ts = &mut self.tiers[t];
         if ts.busy + ts.waiting.len() as u64 >= ts.concurrency_limit {
-            return self.shed(now, t, req);
+            return self.shed_k::<I>(now, t, req);
         }
         if ts.busy < ts.capacity && ts.waiting.is_empty() {
-            self.begin(now, t, req);
+            self.begin_k::<I>(now, t, req);
         } else if (ts.waiting.len() as u64) < ts.queue_limit {
             ts.waiting.push_back(req);
             ts.set_levels(now);
         } else {
-            self.shed(now, t, req);
+            self.shed_k::<I>(now, t, req);
         }
     }
 
     /// Load shedding: a full queue or the concurrency limit refuses `req` at once.
-    fn shed(&mut self, now: Time, t: usize, req: Request) {
+    fn shed_k<const I: bool>(&mut self, now: Time, t: usize, req: Request) {
         let s = &self.spec.tiers[t].server;
         let ts = &mut self.tiers[t];
         ts.n.rejected += 1;
         if s.shed_answer == ShedAnswer::Overloaded {
             ts.n.overloaded += 1;
-            return self.respond(now, t, req, Outcome::Overloaded, None);
+            return self.respond_k::<I>(now, t, req, Outcome::Overloaded, None);
         }
         let ra = match s.retry_after {
             RetryAfter::None => None,
@@ -232,7 +281,7 @@ impl PathSim<'_> {
                 Some(whole_seconds(Duration::from_nanos_f64(ns)))
             }
         };
-        self.respond(now, t, req, Outcome::Unavailable, ra);
+        self.respond_k::<I>(now, t, req, Outcome::Unavailable, ra);
     }
 
     /// Fills free workers from the wait queue.
@@ -254,13 +303,13 @@ impl PathSim<'_> {
     }
 
     /// The handler starts: deadline and cancellation checks, the dedupe store, then a worker.
-    fn begin(&mut self, now: Time, t: usize, mut req: Request) {
+    fn begin_k<const I: bool>(&mut self, now: Time, t: usize, mut req: Request) {
         let s = &self.spec.tiers[t].server;
         let drop = s.drop_expired || self.spec.hops[t].retry.cancel;
         // (The first is the one-tier form of the second.)
-        if drop && !self.chain_alive(req.call, req.attempt) {
+        if drop && !self.chain_alive_k::<I>(req.call, req.attempt) {
             self.tiers[t].n.dropped_expired += 1;
-            return self.release(req.call);
+            return self.release_k::<I>(req.call);
         }
         if t == self.bottom
             && req.key != NO_KEY
@@ -272,8 +321,8 @@ impl PathSim<'_> {
         // Every served request's wait counts (zero when it started on arrival); a request taken
         // from the queue by the last free worker leaves `busy == 0` and the queue empty, so a
         // condition on those would drop exactly the waits that end a busy period.
-        let id = self.id(req.call);
-        let index = self.index(req.call, req.attempt);
+        let id = self.id_k::<I>(req.call);
+        let index = self.index_k::<I>(req.call, req.attempt);
         let s = &self.spec.tiers[t].server;
         let mut service = if s.service.is_zero() {
             Duration::ZERO
@@ -307,17 +356,17 @@ impl PathSim<'_> {
 
     /// A worker finished its own work on a request: it fails, crashes or succeeds; success at
     /// the last tier is the effect, anywhere else the call to the next tier.
-    pub(super) fn done(&mut self, now: Time, t: usize, job: u32) {
+    fn done_k<const I: bool>(&mut self, now: Time, t: usize, job: u32) {
         let req = self.tiers[t].in_service[job as usize];
-        let alive = self.chain_alive(req.call, req.attempt);
+        let alive = self.chain_alive_k::<I>(req.call, req.attempt);
         let ts = &mut self.tiers[t];
         ts.n.work += u128::from(req.service.0);
         if !alive {
             ts.n.wasted += u128::from(req.service.0);
         }
         let s = &self.spec.tiers[t].server;
-        let id = self.id(req.call);
-        let index = self.index(req.call, req.attempt);
+        let id = self.id_k::<I>(req.call);
+        let index = self.index_k::<I>(req.call, req.attempt);
         let failed = match s.fail {
             FailMode::Probability(p) => self.stream(id, Purpose::Failure, index).bernoulli(p),
             _ => false,
@@ -372,7 +421,7 @@ impl PathSim<'_> {
             (true, true, Outcome::Ok)
         };
         if effect {
-            let top = self.top_of(req.call);
+            let top = self.top_of_k::<I>(req.call);
             self.tops[top].applied += 1;
             self.c.effects += 1;
         }
@@ -386,7 +435,7 @@ impl PathSim<'_> {
         } else {
             Vec::new()
         };
-        self.respond(now, t, req, outcome, None);
+        self.respond_k::<I>(now, t, req, outcome, None);
         // Duplicates that waited on this key share its committed result (or its failure).
         let shared = if key_recorded { Outcome::Ok } else { outcome };
         for w in waiters.drain(..) {
@@ -411,7 +460,7 @@ impl PathSim<'_> {
     }
 
     /// Tier `t` answers `req`; the reply may be lost on the way back.
-    pub(super) fn respond(
+    fn respond_k<const I: bool>(
         &mut self,
         now: Time,
         t: usize,
@@ -421,21 +470,21 @@ impl PathSim<'_> {
     ) {
         let net = &self.spec.hops[t].network;
         let (loss, lat) = (net.response_loss, net.response_latency());
-        let id = self.id(req.call);
-        let index = self.index(req.call, req.attempt);
+        let id = self.id_k::<I>(req.call);
+        let index = self.index_k::<I>(req.call, req.attempt);
         if loss > 0.0
             && self
                 .stream(id, Purpose::ResponseLoss, index)
                 .bernoulli(loss)
         {
             self.hops[t].n.responses_lost += 1;
-            return self.release(req.call);
+            return self.release_k::<I>(req.call);
         }
         let retry_after_ms = to_retry_after_ms(retry_after);
         if lat.is_zero() {
             // As in `send`: taken now, and the last thing done here.
             let ra = super::from_retry_after_ms(retry_after_ms);
-            return self.reply(now, req.call, req.epoch, req.attempt, outcome, ra);
+            return self.reply_k::<I>(now, req.call, req.epoch, req.attempt, outcome, ra);
         }
         let leg = if self.hops[t].contention {
             index.wrapping_mul(2).wrapping_add(1)

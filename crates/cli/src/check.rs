@@ -1,8 +1,8 @@
 //! `retrystorm check`: run a model's expectations over one or more seeds.
 
 use crate::args::{CheckArgs, ModelArgs};
+use crate::commands::{has_named_variants, plural, shell_word};
 use crate::commands::{load_model, run_all};
-use crate::sweep::plural;
 use crate::{CliError, output, progress};
 use retrystorm_core::expect::{Expectation, MetricError, Outcome, Over, metric};
 use retrystorm_core::load::Scenario;
@@ -37,23 +37,6 @@ pub fn expectations(
         e.check_variant(&names)?;
     }
     Ok(out)
-}
-
-/// Whether the file declares variants (so that `run` needs `--variant` to pick one).
-pub fn has_named_variants(s: &Scenario) -> bool {
-    s.variants.len() > 1 || s.variants[0].name != s.base.name
-}
-
-/// Quotes a word for a POSIX shell when it needs it.
-pub fn shell_word(w: &str) -> String {
-    if !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', r"'\''"))
-    }
 }
 
 /// `retrystorm run MODEL [--variant V] --seed S [--set ...] [--max-events N]`.

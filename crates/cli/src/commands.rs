@@ -1,6 +1,6 @@
 //! One function per subcommand.
 
-use crate::args::{Cli, Command, CompareArgs, ModelArgs, OutputArgs, RunArgs};
+use crate::args::{CompareArgs, ModelArgs, OutputArgs, RunArgs};
 use crate::{CliError, output, progress};
 use rayon::prelude::*;
 use retrystorm_core::load::{self, Override, Scenario};
@@ -12,19 +12,6 @@ use retrystorm_core::summary::{
 };
 use retrystorm_core::sweep::{Axis, Grid, MAX_RUNS, parse_vary};
 use retrystorm_report as report;
-
-pub fn dispatch(cli: Cli) -> Result<(), CliError> {
-    match cli.command {
-        Command::Run(a) => run(a),
-        Command::Compare(a) => compare(a),
-        Command::Check(a) => crate::check::check(a),
-        Command::Sweep(a) => crate::sweep::sweep(a),
-        Command::Merge(a) => crate::sweep::merge(a),
-        Command::Report(a) => crate::html::report(a),
-        Command::Init(a) => crate::init::init(a),
-        Command::Completions(a) => crate::init::completions(a),
-    }
-}
 
 /// Reads the model file's text, naming it in errors: a regular file of at most 16 MiB in UTF-8.
 pub fn read_model(args: &ModelArgs) -> Result<(String, String), CliError> {
@@ -103,7 +90,7 @@ pub fn load_with(
                 "--set name=: the model's name must not be empty".into(),
             ));
         }
-        let named = crate::check::has_named_variants(&s);
+        let named = has_named_variants(&s);
         s.name = name.clone();
         s.base.name = name.clone();
         if !named {
@@ -278,7 +265,7 @@ pub fn pick_variant(scenario: &Scenario, v: Option<&str>, file: &str) -> Result<
     }
 }
 
-fn run(a: RunArgs) -> Result<(), CliError> {
+pub fn run(a: RunArgs) -> Result<(), CliError> {
     check_outputs(&outputs(&a.output), &a.model)?;
     let scenario = load_model(&a.model)?;
     let file = a.model.model.display().to_string();
@@ -314,7 +301,7 @@ fn run(a: RunArgs) -> Result<(), CliError> {
     )
 }
 
-fn compare(a: CompareArgs) -> Result<(), CliError> {
+pub fn compare(a: CompareArgs) -> Result<(), CliError> {
     check_outputs(&outputs(&a.output), &a.model)?;
     let scenario = load_model(&a.model)?;
     let models = vary(&scenario, &a.vary, &a.model)?;
@@ -393,7 +380,7 @@ fn vary(s: &Scenario, varies: &[String], args: &ModelArgs) -> Result<Vec<Model>,
         seeds: stats::replication_seeds(0, args.seeds),
     };
     check_grid_size(&grid)?;
-    let named = crate::check::has_named_variants(s);
+    let named = has_named_variants(s);
     let mut out = Vec::new();
     for point in 0..grid.points() {
         let params = grid.params(point);
@@ -538,4 +525,26 @@ fn emit_with(
         output::write(o, &text)?;
     }
     Ok(())
+}
+
+/// Whether the file declares variants (so that `run` needs `--variant` to pick one).
+pub fn has_named_variants(s: &Scenario) -> bool {
+    s.variants.len() > 1 || s.variants[0].name != s.base.name
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+pub fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
+}
+
+/// `1 run`, `2 runs`.
+pub fn plural(n: u64, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }

@@ -1,9 +1,10 @@
 //! `retrystorm report`: an HTML report of a model (or the aggregated view of a sweep file).
 
 use crate::args::ReportArgs;
-use crate::check::{evaluate, expectations, shell_word, verdict};
+use crate::check::{evaluate, expectations, verdict};
 use crate::commands::{check_outputs, is_stdout, load_model, read_model, replicate, run_all};
-use crate::sweep::{looks_like_sweep, metric_name, plural, read_sweep, summarize};
+use crate::commands::{plural, shell_word};
+use crate::sweep::{looks_like_sweep, metric_name, read_sweep, summarize};
 use crate::{CliError, output, progress};
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;

@@ -14,6 +14,7 @@ mod output;
 mod progress;
 mod sweep;
 
+use args::{Cli, Command};
 use std::process::ExitCode;
 
 /// Why a command stopped; maps to the exit code.
@@ -46,6 +47,20 @@ impl From<retrystorm_core::load::LoadError> for CliError {
     }
 }
 
+/// Runs one subcommand.
+fn dispatch(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Run(a) => commands::run(a),
+        Command::Compare(a) => commands::compare(a),
+        Command::Check(a) => check::check(a),
+        Command::Sweep(a) => sweep::sweep(a),
+        Command::Merge(a) => sweep::merge(a),
+        Command::Report(a) => html::report(a),
+        Command::Init(a) => init::init(a),
+        Command::Completions(a) => init::completions(a),
+    }
+}
+
 /// Entry point of the `retrystorm` binary.
 pub fn main() -> ExitCode {
     use clap::Parser;
@@ -58,7 +73,7 @@ pub fn main() -> ExitCode {
     }
     let cli = args::Cli::parse();
     progress::set_quiet(cli.quiet);
-    match commands::dispatch(cli) {
+    match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

@@ -6,7 +6,9 @@
 //! most a torn last line, which `--resume` cuts off before continuing.
 
 use crate::args::{MergeArgs, ModelArgs, SweepArgs, SweepChartArgs};
-use crate::commands::{check_grid_size, check_outputs, load_with, parse_axes, pool, read_model};
+use crate::commands::{
+    check_grid_size, check_outputs, load_with, parse_axes, plural, pool, read_model,
+};
 use crate::{CliError, output, progress};
 use rayon::prelude::*;
 use retrystorm_core::load::Override;
@@ -491,11 +493,6 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         plural(grid.seeds.len() as u64, "seed"),
     ))?;
     summarize_with(&header, &all, &a.chart, &metric)
-}
-
-/// `1 run`, `2 runs`.
-pub fn plural(n: u64, word: &str) -> String {
-    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 /// The aggregated table on stdout and, with `--svg`, the sweep chart.

@@ -108,3 +108,42 @@ fn the_stack_model_loads_and_its_tiers_are_reported() {
     assert_eq!(layers.len(), 3);
     assert_eq!(layers[0]["name"], "client");
 }
+
+#[test]
+fn the_html_report_shows_every_tier() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("path.toml");
+    std::fs::write(&model, PATH_MODEL).unwrap();
+    let html = dir.path().join("r.html");
+    bin()
+        .args([
+            "report",
+            model.to_str().unwrap(),
+            "-q",
+            "-o",
+            html.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("id=\"tiers-chart\""), "no tiers chart");
+    assert!(page.contains("tier 0: gateway"));
+    // A one-tier model has no tiers chart.
+    let flat = dir.path().join("flat.toml");
+    std::fs::write(&flat, "[workload]\nclients = 10\n[server]\nfail = 0.5\n").unwrap();
+    bin()
+        .args([
+            "report",
+            flat.to_str().unwrap(),
+            "-q",
+            "-o",
+            html.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    assert!(
+        !std::fs::read_to_string(&html)
+            .unwrap()
+            .contains("tiers-chart")
+    );
+}

@@ -245,6 +245,14 @@ pub fn model_report(m: &ModelReport) -> Result<String, ReportError> {
         "Outcomes per intent",
         &crate::outcome_chart(r)?,
     ));
+    // A path of several tiers: each tier's load, one panel per tier.
+    if r.variants.iter().any(|v| v.summary.tiers.len() > 1) {
+        b.push_str(&figure(
+            "tiers-chart",
+            &format!("Arrivals at each tier of the request path{charts_note}"),
+            &crate::tiers_chart(r)?,
+        ));
+    }
 
     let _ = writeln!(
         b,

@@ -67,6 +67,11 @@ pub struct Summary {
     pub phantom: u64,
     /// The client gave up but the effect was applied.
     pub false_failures: u64,
+    /// Intents without a final outcome when the run stopped: their client had not settled, or
+    /// work of theirs was still queued, in service or on the wire (at the horizon or
+    /// `max_events`). With `lost + applied_once + duplicated`, every intent in exactly one class.
+    #[serde(default)]
+    pub outcome_pending: u64,
     /// Total times an effect ran.
     pub effects: u64,
     /// Attempts that reached the server.

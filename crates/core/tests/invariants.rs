@@ -243,6 +243,10 @@ fn check(m: &Model, seed: u64) -> Result<(), TestCaseError> {
 
     // Every intent and every attempt is accounted for once.
     prop_assert_eq!(s.succeeded + s.failed + s.unsettled, s.intents);
+    prop_assert_eq!(
+        s.lost + s.applied_once + s.duplicated + s.outcome_pending,
+        s.intents
+    );
     prop_assert_eq!(s.retries, s.attempts - s.intents);
     prop_assert!(s.attempts <= s.intents * u64::from(m.retry.max_attempts));
     prop_assert!(s.requests_lost + s.arrivals <= s.attempts);

@@ -90,6 +90,7 @@ impl PathSim<'_> {
             duplicated: c.duplicated,
             phantom: c.phantom,
             false_failures: c.false_failures,
+            outcome_pending: self.live,
             effects: c.effects,
             arrivals: b.arrivals,
             timeouts: sum_hops(|n| n.timeouts),

@@ -42,6 +42,14 @@ pub enum BudgetKind {
     Finagle,
     /// The SRE book's client-side adaptive throttling.
     Adaptive,
+    /// Brooker's token bucket (`retry_sim`'s `AdaptiveRetryStrategy`): every call adds
+    /// `fill_per_call` tokens (up to `bucket_size`, where it starts); a retry needs more than one
+    /// token and takes one.
+    TokenBucket,
+    /// Brooker's retry breaker (`retry_sim`'s `CircuitBreakerRetryStrategy`): no retry while the
+    /// failed attempts so far exceed `max_failure_rate` times the calls so far (no window, no
+    /// open or half-open state).
+    FailureRatio,
     /// Finagle's arithmetic without its time window (the `[[layer]]` tables' `kind = "ratio"`):
     /// each call deposits `percent_can_retry` retries, each retry withdraws one, and the balance
     /// starts at `min_retries`. So retries <= `min_retries + percent_can_retry * calls`.
@@ -79,6 +87,12 @@ pub struct BudgetConfig {
     pub window: Duration,
     /// ratio: the starting balance of retries.
     pub min_retries: u64,
+    /// token-bucket: the most tokens the bucket holds (it starts full).
+    pub bucket_size: f64,
+    /// token-bucket: tokens each call (first try) adds.
+    pub fill_per_call: f64,
+    /// failure-ratio: the failed attempts per call above which no retry is sent.
+    pub max_failure_rate: f64,
 }
 
 impl Default for BudgetConfig {
@@ -99,6 +113,10 @@ impl Default for BudgetConfig {
             k: 2.0,
             window: Duration::from_secs(120),
             min_retries: 0,
+            // Brooker's retry_sim: AdaptiveRetryFactory(0.1, 5), CircuitBreakerRetryFactory(.., 0.1).
+            bucket_size: 5.0,
+            fill_per_call: 0.1,
+            max_failure_rate: 0.1,
         }
     }
 }
@@ -161,6 +179,31 @@ impl BudgetConfig {
                         format!(
                             "Finagle requires 0 <= percentCanRetry <= 1000, got {}",
                             self.percent_can_retry
+                        ),
+                    ));
+                }
+            }
+            BudgetKind::TokenBucket => {
+                if !(self.bucket_size.is_finite() && self.bucket_size > 0.0) {
+                    return Err(invalid(
+                        "budget.bucket_size",
+                        format!("must be a finite number > 0, got {}", self.bucket_size),
+                    ));
+                }
+                if !(self.fill_per_call.is_finite() && self.fill_per_call >= 0.0) {
+                    return Err(invalid(
+                        "budget.fill_per_call",
+                        format!("must be a finite number >= 0, got {}", self.fill_per_call),
+                    ));
+                }
+            }
+            BudgetKind::FailureRatio => {
+                if !(self.max_failure_rate.is_finite() && self.max_failure_rate >= 0.0) {
+                    return Err(invalid(
+                        "budget.max_failure_rate",
+                        format!(
+                            "must be a finite number >= 0, got {}",
+                            self.max_failure_rate
                         ),
                     ));
                 }
@@ -387,10 +430,63 @@ impl RatioBudget {
     }
 }
 
+/// Brooker's token bucket (mbrooker/simulator_example, `retry_sim/retry_strategy.py`,
+/// `AdaptiveRetryStrategy`): `start()` adds the fill, `should_retry()` needs `bucket > 1.0`.
+#[derive(Clone, Debug)]
+pub struct BrookerBucket {
+    tokens: f64,
+    size: f64,
+    fill: f64,
+}
+
+impl BrookerBucket {
+    pub fn new(size: f64, fill: f64) -> Self {
+        BrookerBucket {
+            tokens: size,
+            size,
+            fill,
+        }
+    }
+    pub fn on_call(&mut self) {
+        self.tokens = (self.tokens + self.fill).min(self.size);
+    }
+    pub fn try_withdraw(&mut self) -> bool {
+        let ok = self.tokens > 1.0;
+        if ok {
+            self.tokens -= 1.0;
+        }
+        ok
+    }
+}
+
+/// Brooker's retry breaker (the same file, `CircuitBreakerRetryStrategy`): cumulative counts of
+/// calls and failed attempts; a retry only while `failures / calls <= max_rate`.
+#[derive(Clone, Debug)]
+pub struct FailureRatio {
+    calls: f64,
+    failures: f64,
+    max_rate: f64,
+}
+
+impl FailureRatio {
+    pub fn new(max_rate: f64) -> Self {
+        FailureRatio {
+            calls: 0.0,
+            failures: 0.0,
+            max_rate,
+        }
+    }
+    pub fn allows(&self) -> bool {
+        self.calls > 0.0 && self.failures / self.calls <= self.max_rate
+    }
+}
+
 /// One budget instance, of the configured kind.
 #[derive(Clone, Debug)]
 pub enum Budget {
     Unlimited,
+    TokenBucket(BrookerBucket),
+    FailureRatio(FailureRatio),
     Ratio(RatioBudget),
     Grpc(GrpcThrottle),
     Aws(AwsQuota),
@@ -410,6 +506,10 @@ impl Budget {
                 c.percent_can_retry,
             )),
             BudgetKind::Adaptive => Budget::Adaptive(AdaptiveThrottle::new(c.k, c.window)),
+            BudgetKind::TokenBucket => {
+                Budget::TokenBucket(BrookerBucket::new(c.bucket_size, c.fill_per_call))
+            }
+            BudgetKind::FailureRatio => Budget::FailureRatio(FailureRatio::new(c.max_failure_rate)),
             BudgetKind::Ratio => {
                 Budget::Ratio(RatioBudget::new(c.percent_can_retry, c.min_retries))
             }
@@ -431,6 +531,18 @@ impl Budget {
             Budget::Ratio(r) => {
                 if first {
                     r.deposit();
+                }
+                true
+            }
+            Budget::TokenBucket(b) => {
+                if first {
+                    b.on_call();
+                }
+                true
+            }
+            Budget::FailureRatio(f) => {
+                if first {
+                    f.calls += 1.0;
                 }
                 true
             }
@@ -461,7 +573,12 @@ impl Budget {
                     a.accepted(now);
                 }
             }
-            Budget::Unlimited | Budget::Finagle(_) | Budget::Ratio(_) => {}
+            Budget::FailureRatio(f) => {
+                if class != Class::Success {
+                    f.failures += 1.0;
+                }
+            }
+            Budget::Unlimited | Budget::Finagle(_) | Budget::Ratio(_) | Budget::TokenBucket(_) => {}
         }
     }
 
@@ -475,6 +592,8 @@ impl Budget {
             Budget::Aws(q) => q.acquire(after_timeout),
             Budget::Finagle(f) => f.try_withdraw(now).then_some(0),
             Budget::Ratio(r) => r.try_withdraw().then_some(0),
+            Budget::TokenBucket(b) => b.try_withdraw().then_some(0),
+            Budget::FailureRatio(f) => f.allows().then_some(0),
         }
     }
 }
@@ -482,6 +601,49 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn brookers_bucket_and_breaker_follow_retry_sim() {
+        // AdaptiveRetryStrategy(0.1, 5): starts full; a retry needs more than one token.
+        let mut b = BrookerBucket::new(5.0, 0.1);
+        b.on_call();
+        assert!(b.try_withdraw() && b.try_withdraw() && b.try_withdraw() && b.try_withdraw());
+        assert!(
+            !b.try_withdraw(),
+            "exactly 1.0 left: `bucket > 1.0` is false"
+        );
+        for _ in 0..10 {
+            b.on_call();
+        }
+        assert!(b.try_withdraw());
+        // Under 100% failure a call earns 0.1 retries: the load tends to 1.1 attempts per call.
+        let mut b = BrookerBucket::new(5.0, 0.1);
+        let (mut attempts, calls) = (0u64, 100_000u64);
+        for _ in 0..calls {
+            b.on_call();
+            attempts += 1;
+            while b.try_withdraw() {
+                attempts += 1;
+            }
+        }
+        assert!((attempts as f64 / calls as f64 - 1.1).abs() < 0.001);
+        // CircuitBreakerRetryStrategy(.., 0.1): cumulative failures over calls.
+        let mut f = Budget::new(&BudgetConfig {
+            kind: BudgetKind::FailureRatio,
+            ..BudgetConfig::default()
+        });
+        for _ in 0..10 {
+            f.on_send(Time::ZERO, true, 0.0);
+        }
+        f.on_outcome(Time::ZERO, Class::ServerError, true, 0);
+        assert_eq!(
+            f.try_retry(Time::ZERO, false),
+            Some(0),
+            "1 / 10 is not above 10%"
+        );
+        f.on_outcome(Time::ZERO, Class::ServerError, true, 0);
+        assert_eq!(f.try_retry(Time::ZERO, false), None, "2 / 10 is");
+    }
 
     #[test]
     fn grpc_stops_retries_at_half_the_tokens() {

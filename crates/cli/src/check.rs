@@ -313,7 +313,7 @@ pub fn check(a: CheckArgs) -> Result<(), CliError> {
             "{file}: no expectations; add [[expect]] tables to the model or pass --expect 'METRIC OP VALUE'"
         )));
     }
-    let base = a.model.seed.unwrap_or(scenario.base.seed);
+    let base = crate::commands::base_seed(&a.model, &scenario.base);
     let seeds = stats::replication_seeds(base, a.model.seeds);
     let results = evaluate(&scenario, &a.model, &exps, &seeds)?;
     let quiet = progress::quiet();

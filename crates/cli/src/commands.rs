@@ -270,7 +270,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     let scenario = load_model(&a.model)?;
     let file = a.model.model.display().to_string();
     let model = pick_variant(&scenario, a.variant.as_deref(), &file)?;
-    let seed = a.model.seed.unwrap_or(model.seed);
+    let seed = base_seed(&a.model, &model);
     if a.model.seeds > 1 {
         let rep = replicate(
             &scenario.name,
@@ -305,7 +305,7 @@ pub fn compare(a: CompareArgs) -> Result<(), CliError> {
     check_outputs(&outputs(&a.output), &a.model)?;
     let scenario = load_model(&a.model)?;
     let models = vary(&scenario, &a.vary, &a.model)?;
-    let seed = a.model.seed.unwrap_or(scenario.base.seed);
+    let seed = base_seed(&a.model, &scenario.base);
     if a.model.seeds > 1 {
         let rep = replicate(&scenario.name, &models, seed, a.model.seeds, a.model.jobs)?;
         return emit_replicated(&rep, &a.output, report::ci_table(&rep), &models);
@@ -547,4 +547,9 @@ pub fn shell_word(w: &str) -> String {
 /// `1 run`, `2 runs`.
 pub fn plural(n: u64, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The run's base seed: `--seed`, else the model's `seed`. The one place it is decided.
+pub fn base_seed(args: &ModelArgs, model: &Model) -> u64 {
+    args.seed.unwrap_or(model.seed)
 }

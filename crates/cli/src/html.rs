@@ -56,7 +56,7 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
     let scenario = load_model(&a.model)?;
     let file = a.model.model.display().to_string();
     let exps = expectations(&scenario, &file, &[])?;
-    let base = a.model.seed.unwrap_or(scenario.base.seed);
+    let base = crate::commands::base_seed(&a.model, &scenario.base);
     let (plain, replicated) = if a.model.seeds > 1 {
         let rep = replicate(
             &scenario.name,

@@ -228,7 +228,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     let (origin, text) = read_model(&a.model)?;
     let scenario = load_with(&a.model, &origin, &text, &[])?;
     let axes = parse_axes(&a.vary)?;
-    let base_seed = a.model.seed.unwrap_or(scenario.base.seed);
+    let base_seed = crate::commands::base_seed(&a.model, &scenario.base);
     let grid = Grid {
         axes,
         variants: scenario.variants.iter().map(|m| m.name.clone()).collect(),

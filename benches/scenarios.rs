@@ -1,6 +1,8 @@
 //! Whole-scenario benchmarks (issue 7), each beside the floor it is compared with.
 //!
 //! Groups:
+//! - `path`: the one request path on its own models: `models/stack.toml` (gateway, service,
+//!   database; variant `retry at every layer`) as shipped, and with 10^6 intents.
 //! - `herd`: `models/thundering-herd.toml`, variant `full` (the server always fails, 6 attempts
 //!   per client, full-jitter exponential backoff), at 10^4, 10^5 and 10^6 clients. Throughput is
 //!   counted in attempts (`6 * clients`). Three rows per size:
@@ -250,5 +252,18 @@ fn overload(c: &mut Criterion) {
     events_bench(c, "overload", "open-40s", &m, Ended::Horizon);
 }
 
-criterion_group!(benches, herd, three_clients, overload);
+/// The one request path on its own models: the gateway/service/database stack as shipped, and
+/// the same three tiers with 10^6 intents.
+fn path(c: &mut Criterion) {
+    let m = model("models/stack.toml", Some("retry at every layer"), &[]);
+    events_bench(c, "path", "stack", &m, Ended::Settled);
+    let m = model(
+        "models/stack.toml",
+        Some("retry at every layer"),
+        &["workload.intents=1000000".into(), "horizon=1000s".into()],
+    );
+    events_bench(c, "path", "three-tiers-1e6", &m, Ended::Settled);
+}
+
+criterion_group!(benches, herd, three_clients, overload, path);
 criterion_main!(benches);

@@ -239,6 +239,8 @@ fn ended(s: &Summary) -> String {
 /// `Summary` fields that [`variant_view`] shows in its own lines; any other field (added to the
 /// core later) is listed at the end as it appears in the JSON.
 const SHOWN: &[&str] = &[
+    "tiers",
+    "layered",
     "intents",
     "attempts",
     "retries",
@@ -407,6 +409,56 @@ pub fn variant_view(v: &VariantResult) -> String {
             ),
         ),
     ];
+    // The request path, one line per hop and per tier (a path of one tier has neither).
+    if let Some(l) = &s.layered {
+        for h in &l.layers {
+            rows.push((
+                format!("hop {}", h.name),
+                format!(
+                    "received {}, sent {} ({} retries, {}x per call), failed {}, timeouts {}, budget denied {}",
+                    fmt::num(h.received as f64),
+                    fmt::num(h.sent as f64),
+                    fmt::num(h.retries as f64),
+                    fmt::fixed(h.per_call, 2),
+                    fmt::num(h.failed as f64),
+                    fmt::num(h.timeouts as f64),
+                    fmt::num(h.budget_denied as f64)
+                ),
+            ));
+        }
+        rows.push((
+            "bottom".into(),
+            format!(
+                "amplification {}x (worst case {}x{}), orphaned {} ({})",
+                fmt::fixed(l.amplification_bottom, 2),
+                fmt::fixed(l.worst_case_amplification, 0),
+                l.expected_amplification.map_or(String::new(), |e| format!(
+                    ", closed form {}x",
+                    fmt::fixed(e, 2)
+                )),
+                fmt::num(l.orphaned as f64),
+                fmt::pct(l.orphaned_share)
+            ),
+        ));
+    }
+    if s.tiers.len() > 1 {
+        for t in &s.tiers {
+            rows.push((
+                format!("tier {}", t.name),
+                format!(
+                    "arrivals {} ({} retries), served {}, rejected {}, dropped {}, orphaned {}, mean busy {}, mean wait {} ms",
+                    fmt::num(t.arrivals as f64),
+                    fmt::num(t.retries as f64),
+                    fmt::num(t.served as f64),
+                    fmt::num(t.rejected as f64),
+                    fmt::num(t.dropped_expired as f64),
+                    fmt::num(t.orphaned as f64),
+                    fmt::ms(t.mean_busy),
+                    fmt::ms(t.mean_wait_ms)
+                ),
+            ));
+        }
+    }
     // Fields added to the core after this view was written still show up.
     if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(s) {
         let mut extra: Vec<(&String, &serde_json::Value)> = map

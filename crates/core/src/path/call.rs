@@ -107,6 +107,10 @@ pub(crate) struct Inner {
     top: u32,
     /// The job serving the parent request at the tier above this call's hop.
     up: u32,
+    /// The parent request's call and attempt (what `up` serves), for walking up without
+    /// touching the tier's job table.
+    parent: CallRef,
+    parent_attempt: u16,
     /// Requests of this call in flight.
     refs: u32,
     key: u16,
@@ -318,9 +322,8 @@ impl PathSim<'_> {
                 return true;
             }
             let i = &self.inner[c.slot()];
-            let parent = &self.tiers[i.hop as usize - 1].in_service[i.up as usize];
-            c = parent.call;
-            attempt = parent.attempt;
+            c = i.parent;
+            attempt = i.parent_attempt;
         }
     }
 
@@ -423,6 +426,8 @@ impl PathSim<'_> {
             path,
             top,
             up: job,
+            parent: pc,
+            parent_attempt: parent.attempt,
             refs: 0,
             key: parent.key,
             hop: hop as u8,
@@ -459,9 +464,7 @@ impl PathSim<'_> {
 
     fn parent_gone(&self, c: CallRef) -> bool {
         let i = &self.inner[c.slot()];
-        let above = i.hop as usize - 1;
-        let parent = &self.tiers[above].in_service[i.up as usize];
-        !self.chain_alive(parent.call, parent.attempt)
+        !self.chain_alive(i.parent, i.parent_attempt)
     }
 
     fn send_k<const I: bool>(&mut self, now: Time, c: CallRef) {

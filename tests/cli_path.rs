@@ -147,3 +147,29 @@ fn the_html_report_shows_every_tier() {
             .contains("tiers-chart")
     );
 }
+
+#[test]
+fn the_run_view_has_a_line_per_hop_and_per_tier() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("path.toml");
+    std::fs::write(&model, PATH_MODEL).unwrap();
+    let out = bin()
+        .args(["run", model.to_str().unwrap(), "--variant", "a", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in [
+        "hop client:",
+        "hop gateway:",
+        "tier gateway:",
+        "tier server:",
+        "bottom:",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(line)),
+            "{line} missing in\n{text}"
+        );
+    }
+    assert!(!text.contains('{'), "raw JSON in the human view:\n{text}");
+}

@@ -74,7 +74,7 @@ impl Buckets {
         halve(&mut self.succeeded);
         halve(&mut self.queue_area);
         halve(&mut self.busy_area);
-        self.width *= 2;
+        self.width = self.width.saturating_mul(2);
     }
 
     #[inline]
@@ -135,7 +135,8 @@ impl Buckets {
         let mut t = from.0;
         while t < to.0 {
             let i = self.index(Time(t));
-            let edge = ((i as u64 + 1) * self.width).min(to.0);
+            // Saturating: near the clock's limit the bucket's end is past `to`, never wrapped.
+            let edge = (i as u64 + 1).saturating_mul(self.width).min(to.0);
             let area = if queue {
                 &mut self.queue_area
             } else {

@@ -150,9 +150,17 @@ fn warn_truncated(results: &[VariantResult]) {
             }
             _ => format!("reached the horizon at {} ms", s.end_ms),
         };
+        let what = if s.unsettled == 0 {
+            format!(
+                "after starting only {} intents (the workload's start or spread runs past the horizon)",
+                s.intents
+            )
+        } else {
+            format!("with {} of {} intents unsettled", s.unsettled, s.intents)
+        };
         eprintln!(
-            "warning: {}: {why} with {} of {} intents unsettled; its summary is partial (\"truncated\": true)",
-            r.name, s.unsettled, s.intents
+            "warning: {}: {why} {what}; its summary is partial (\"truncated\": true)",
+            r.name
         );
     }
 }

@@ -86,7 +86,11 @@ pub fn run_model(
     let s = &mut result.summary;
     s.truncated = match s.ended {
         summary::Ended::MaxEvents => true,
-        summary::Ended::Horizon => model.planned_intents().is_some() && s.unsettled > 0,
+        // A finite workload is cut when an intent is still open or was never started (a burst
+        // whose `start` or `spread` runs past the horizon).
+        summary::Ended::Horizon => model
+            .planned_intents()
+            .is_some_and(|n| s.unsettled > 0 || s.intents < n),
         summary::Ended::Settled => false,
     };
     result

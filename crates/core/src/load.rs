@@ -314,6 +314,15 @@ pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, Loa
                         format!("duplicate variant name {vname:?}; names must be unique"),
                     ));
                 }
+                if t.contains_key("seed") {
+                    return Err(doc.error(
+                        at(&["seed".into()]),
+                        Some(format!("variant[{i}].seed")),
+                        format!(
+                            "a variant cannot set `seed` (in variant {vname:?}): every variant runs with the run's seed, so their differences come from the model and not from the random numbers (common random numbers); set `seed` at the top of the file or pass --seed"
+                        ),
+                    ));
+                }
                 seen.push(vname.clone());
                 t.insert("name".into(), Value::String(vname));
                 layers.push((Some(i), t));

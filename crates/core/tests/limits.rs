@@ -40,3 +40,48 @@ fn max_events_stops_a_run_near_the_clock_limit() {
     assert_eq!(r.summary.ended, Ended::MaxEvents);
     assert!(r.summary.truncated);
 }
+
+#[test]
+fn a_variant_cannot_set_the_seed() {
+    let text = "seed = 3\n[[variant]]\nname = \"a\"\n\n[[variant]]\nname = \"b\"\nseed = 7\n";
+    let e = load("m.toml", text, &[]).unwrap_err();
+    assert_eq!(e.line, Some(7), "{e}");
+    assert_eq!(e.field.as_deref(), Some("variant[1].seed"), "{e}");
+    assert!(e.message.contains("common random numbers"), "{e}");
+    assert!(e.message.contains("\"b\""), "{e}");
+}
+
+#[test]
+fn a_burst_cut_by_the_horizon_is_truncated() {
+    // 1000 starts spread over 100 s; the run stops at 10 s after about 100 of them, all settled.
+    let text = "horizon = \"10s\"\n[workload]\nclients = 1000\nspread = \"100s\"\n[server]\nservice = \"1ms\"\n";
+    let model = load("m.toml", text, &[]).unwrap().base;
+    let r = run_model(&model, 1, &mut |_| {});
+    assert_eq!(r.summary.ended, Ended::Horizon);
+    assert!(r.summary.intents < 1000, "{}", r.summary.intents);
+    assert_eq!(r.summary.unsettled, 0);
+    assert!(
+        r.summary.truncated,
+        "only {} of 1000 intents started",
+        r.summary.intents
+    );
+    // A burst that starts after the horizon starts nothing: cut too.
+    let text = text.replace("spread = \"100s\"", "start = \"20s\"");
+    let model = load("m.toml", &text, &[]).unwrap().base;
+    let r = run_model(&model, 1, &mut |_| {});
+    assert_eq!(r.summary.intents, 0);
+    assert!(r.summary.truncated);
+}
+
+#[test]
+fn a_zero_hedge_delay_is_refused() {
+    let e = load(
+        "m.toml",
+        "[retry]\nmax_attempts = 3\n[hedge]\ndelay = \"0ns\"\n",
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("hedge.delay"), "{e}");
+    assert_eq!(e.line, Some(4), "{e}");
+    assert!(e.message.contains("positive"), "{e}");
+}

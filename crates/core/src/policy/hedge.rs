@@ -30,6 +30,12 @@ impl HedgeConfig {
         self.delay.is_some()
     }
     pub fn validate(&self, max_attempts: u32) -> Result<(), Invalid> {
+        if self.delay == Some(Duration::ZERO) {
+            return Err(Invalid {
+                path: "hedge.delay".into(),
+                message: "must be a positive duration, e.g. \"50ms\" (omit [hedge] to retry instead of hedging)".into(),
+            });
+        }
         if self.enabled() && max_attempts > MAX_HEDGED_ATTEMPTS {
             return Err(Invalid {
                 path: "retry.max_attempts".into(),

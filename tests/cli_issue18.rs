@@ -1,0 +1,57 @@
+//! Issue 18 end to end: truncation warnings, refused keys and the same verdict on a model file
+//! from every command.
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+fn rs() -> Command {
+    Command::cargo_bin("retrystorm").unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn out(c: &mut Command) -> (i32, String, String) {
+    let o = c.output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_burst_cut_by_the_horizon_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "cut.toml",
+        "horizon = \"10s\"\n[workload]\nclients = 1000\nspread = \"100s\"\n[server]\nservice = \"1ms\"\n",
+    );
+    let (code, stdout, stderr) = out(rs().args(["run"]).arg(&m).args(["--json", "-"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("\"truncated\": true"), "{stdout}");
+    assert!(stderr.contains("warning: cut:"), "{stderr}");
+    assert!(stderr.contains("after starting only"), "{stderr}");
+}
+
+#[test]
+fn a_seed_in_a_variant_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "s.toml",
+        "[[variant]]\nname = \"a\"\nseed = 9\n",
+    );
+    for cmd in ["run", "check", "compare"] {
+        let (code, _, stderr) = out(rs().arg(cmd).arg(&m));
+        assert_eq!(code, 2, "{cmd}: {stderr}");
+        assert!(
+            stderr.contains("s.toml:3:1: variant[0].seed"),
+            "{cmd}: {stderr}"
+        );
+    }
+}

@@ -151,7 +151,7 @@ fn check_bad_input_exits_2() {
     let m = model(d.path(), &bad);
     let (code, _, stderr) = out(rs().arg("check").arg(&m));
     assert_eq!(code, 2);
-    assert!(stderr.contains("herd.toml:36: expect.metric"), "{stderr}");
+    assert!(stderr.contains("herd.toml:37:1: expect.metric"), "{stderr}");
     let m = model(
         d.path(),
         &HERD.replace("variant = \"full\"\nover", "variant = \"ful\"\nover"),

@@ -55,3 +55,39 @@ fn a_seed_in_a_variant_is_refused() {
         );
     }
 }
+
+/// `run`, `compare`, `check` and `report` give the same verdict on the same bad `[[expect]]`.
+#[test]
+fn every_command_refuses_a_bad_expect_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "[workload]\nclients = 3\n\n[[expect]]\nmetric = \"retries\"\nop = \"<\"\nvalue = 5\novr = \"mean\"\n",
+            "e.toml:8:1: expect.ovr: unknown key; did you mean `over`?",
+        ),
+        (
+            "[workload]\nclients = 3\n\n[[expect]]\nmetric = \"retrie\"\nop = \"<\"\nvalue = 5\n",
+            "e.toml:5:1: expect.metric: unknown metric `retrie`; did you mean `retries`?",
+        ),
+        (
+            "[workload]\nclients = 3\n\n[[expect]]\nassert = \"retries < 5\"\nover = \"median\"\n",
+            "e.toml:6:1: expect.over:",
+        ),
+        (
+            "[[variant]]\nname = \"full\"\n\n[[expect]]\nassert = \"retries < 5\"\nvariant = \"ful\"\n",
+            "e.toml:6:1: expect.variant: no variant \"ful\" in the model; did you mean `full`?",
+        ),
+    ];
+    for (text, want) in cases {
+        let m = write(dir.path(), "e.toml", text);
+        for cmd in ["run", "compare", "check"] {
+            let (code, _, stderr) = out(rs().arg(cmd).arg(&m));
+            assert_eq!(code, 2, "{cmd}: {stderr}");
+            assert!(stderr.contains(want), "{cmd}: {stderr}\nwanted {want}");
+        }
+        let html = dir.path().join("r.html");
+        let (code, _, stderr) = out(rs().arg("report").arg(&m).arg("-o").arg(&html));
+        assert_eq!(code, 2, "report: {stderr}");
+        assert!(stderr.contains(want), "report: {stderr}");
+    }
+}

@@ -379,6 +379,25 @@ pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, Loa
     if models.is_empty() {
         models.push(base.clone());
     }
+    // The `[[expect]]` tables are part of the file: every command refuses the same bad ones.
+    let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
+    for (i, (t, line)) in expect.iter().zip(&expect_lines).enumerate() {
+        let e = crate::expect::Expectation::from_table(origin, *line, t)
+            .and_then(|e| e.check_variant(&names).map(|()| e))
+            .map_err(|mut e| {
+                // Point at the key itself when the error is about one.
+                let key = e.field.as_deref().and_then(|f| f.strip_prefix("expect."));
+                let key = key.or((e.field.as_deref() == Some("variant")).then_some("variant"));
+                if let Some(at) = key.and_then(|k| doc.find(&[format!("expect[{i}]"), k.into()])) {
+                    let (l, c) = doc.line_col(at);
+                    (e.line, e.column) = (Some(l), Some(c));
+                    e.origin = origin.to_string();
+                    e.field = key.map(|k| format!("expect.{k}"));
+                }
+                e
+            });
+        e?;
+    }
     Ok(Scenario {
         name,
         base,

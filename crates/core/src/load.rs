@@ -210,7 +210,8 @@ pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, Loa
     };
     let mut table: Table = text.parse().map_err(|e: toml::de::Error| {
         let at = e.span().map(|s| s.start);
-        doc.error(at, None, e.message().trim().to_string())
+        let (field, message) = syntax_message(text, at, e.message().trim());
+        doc.error(at, field, message)
     })?;
     let default_name = std::path::Path::new(origin)
         .file_stem()
@@ -364,10 +365,17 @@ pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, Loa
             }
             doc.error(doc.find(&raw), field, message)
         };
+        let kept = merged.clone();
         let model: Model = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|e| {
             let path = e.path().to_string();
-            let msg = with_suggestion(&e.inner().to_string());
             let path = if path == "." { String::new() } else { path };
+            let msg = type_message(&kept, &path, &e.inner().to_string())
+                .unwrap_or_else(|| with_suggestion(&e.inner().to_string()));
+            // `[[retry]]` where `[retry]` belongs: the error is about `retry`, not `retry[0]`.
+            let path = match path.rfind('[') {
+                Some(i) if msg.starts_with("an array") => path[..i].to_string(),
+                _ => path,
+            };
             locate(&path, msg)
         })?;
         model
@@ -502,10 +510,236 @@ pub fn set_path(t: &mut Table, key: &[String], value: Value) -> Result<(), Strin
     Ok(())
 }
 
+/// A TOML syntax error in words: the key of a duplicate, the field of a number out of range.
+fn syntax_message(text: &str, at: Option<usize>, msg: &str) -> (Option<String>, String) {
+    let msg = msg.lines().next().unwrap_or(msg).trim_end();
+    let Some(at) = at.filter(|a| *a <= text.len()) else {
+        return (None, msg.to_string());
+    };
+    let line_start = text[..at].rfind('\n').map_or(0, |p| p + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    // The dotted key of `key = value` on this line, under the last `[table]` header above it.
+    let key = line
+        .split_once('=')
+        .map(|(k, _)| k.trim().to_string())
+        .filter(|k| !k.is_empty() && !k.starts_with('['));
+    let header = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| {
+            l.trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        });
+    let field = key.as_ref().map(|k| match &header {
+        Some(h) if !h.is_empty() => format!("{h}.{k}"),
+        _ => k.clone(),
+    });
+    if msg == "duplicate key" {
+        let what = key.or_else(|| {
+            let l = line.trim();
+            l.starts_with('[')
+                .then(|| l.trim_matches(|c| c == '[' || c == ']').trim().to_string())
+        });
+        let header = line.trim_start().starts_with('[');
+        return match what {
+            Some(k) if header => (
+                None,
+                format!(
+                    "duplicate table `[{k}]`: a table may be opened once (move these keys into the first `[{k}]`)"
+                ),
+            ),
+            Some(k) => (
+                field,
+                format!(
+                    "duplicate key `{k}`: a key may be given once per table (remove one, or use a [[variant]] to try another value)"
+                ),
+            ),
+            None => (None, msg.to_string()),
+        };
+    }
+    if msg.contains(" as i128") || msg.contains("integer number overflowed") {
+        let number = msg.split('`').nth(1).unwrap_or("the number");
+        return (
+            field,
+            format!(
+                "{number} is too large: TOML integers are at most {} (2^63 - 1)",
+                i64::MAX
+            ),
+        );
+    }
+    (field, msg.to_string())
+}
+
+/// A type error in words, found by asking the model what the field would accept: the allowed
+/// words of an enum (`kind = 5`), or a table where an array was given (`[[retry]]`).
+fn type_message(merged: &Table, path: &str, msg: &str) -> Option<String> {
+    if !msg.starts_with("invalid type:") {
+        return None;
+    }
+    // `[[retry]]` for `[retry]`: the error is about an element of an array, and the model
+    // accepts a table in the array's place.
+    if path.ends_with(']') {
+        let head = &path[..path.rfind('[')?];
+        let Some(Value::Array(a)) = value_at(merged, head) else {
+            return None;
+        };
+        let first = a.first().cloned()?;
+        let mut probe = merged.clone();
+        if matches!(first, Value::Table(_)) && replace_at(&mut probe, head, first) {
+            let still = error_path(&probe).is_some_and(|p| p.starts_with(head));
+            if !still {
+                let name: String = segments(head)
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(".");
+                return Some(format!(
+                    "an array of tables where one table belongs: write `[{name}]` (single brackets), not `[[{name}]]`"
+                ));
+            }
+        }
+        return None;
+    }
+    // An enum given a value that is not a string: the model's error for an unknown word lists
+    // the allowed ones.
+    let got = value_at(merged, path)?;
+    if matches!(got, Value::String(_) | Value::Table(_)) {
+        return None;
+    }
+    let mut probe = merged.clone();
+    replace_at(&mut probe, path, Value::String("\u{1}".into()));
+    let e = serde_path_to_error::deserialize::<_, Model>(Value::Table(probe)).err()?;
+    if e.path().to_string() != path {
+        return None;
+    }
+    let inner = e.inner().to_string();
+    let allowed = inner
+        .lines()
+        .next()?
+        .split_once("expected ")?
+        .1
+        .trim()
+        .to_string();
+    if !inner.starts_with("unknown variant") {
+        return None;
+    }
+    let what = match got {
+        Value::Integer(_) => "the integer",
+        Value::Float(_) => "the number",
+        Value::Boolean(_) => "the boolean",
+        Value::Datetime(_) => "the date",
+        Value::Array(_) => "the array",
+        _ => "",
+    };
+    Some(format!("expected {allowed} (a string), got {what} {got}"))
+}
+
+/// Where deserializing `t` as a model fails, if it does.
+fn error_path(t: &Table) -> Option<String> {
+    serde_path_to_error::deserialize::<_, Model>(Value::Table(t.clone()))
+        .err()
+        .map(|e| e.path().to_string())
+}
+
+/// Splits `a.b[2].c` into `(name, index)` segments.
+fn segments(path: &str) -> Vec<(&str, Option<usize>)> {
+    path.split('.')
+        .filter(|s| !s.is_empty())
+        .map(|s| match s.split_once('[') {
+            Some((n, i)) => (n, i.trim_end_matches(']').parse().ok()),
+            None => (s, None),
+        })
+        .collect()
+}
+
+fn value_at<'a>(t: &'a Table, path: &str) -> Option<&'a Value> {
+    let mut cur: Option<&Value> = None;
+    for (n, (name, index)) in segments(path).into_iter().enumerate() {
+        let table = match cur {
+            None if n == 0 => t,
+            Some(Value::Table(sub)) => sub,
+            _ => return None,
+        };
+        let mut v = table.get(name)?;
+        if let Some(i) = index {
+            v = v.as_array()?.get(i)?;
+        }
+        cur = Some(v);
+    }
+    cur
+}
+
+fn replace_at(t: &mut Table, path: &str, value: Value) -> bool {
+    let segs = segments(path);
+    let Some(((last, last_index), parents)) = segs.split_last() else {
+        return false;
+    };
+    let mut cur = t;
+    for (name, index) in parents {
+        let mut v = match cur.get_mut(*name) {
+            Some(v) => v,
+            None => return false,
+        };
+        if let Some(i) = index {
+            v = match v.as_array_mut().and_then(|a| a.get_mut(*i)) {
+                Some(v) => v,
+                None => return false,
+            };
+        }
+        cur = match v {
+            Value::Table(sub) => sub,
+            _ => return false,
+        };
+    }
+    match last_index {
+        None => {
+            cur.insert((*last).to_string(), value);
+            true
+        }
+        Some(i) => match cur
+            .get_mut(*last)
+            .and_then(Value::as_array_mut)
+            .and_then(|a| a.get_mut(*i))
+        {
+            Some(slot) => {
+                *slot = value;
+                true
+            }
+            None => false,
+        },
+    }
+}
+
+/// Serde's names for the types a field expects, in words.
+fn expected_in_words(msg: &str) -> String {
+    let Some((head, ty)) = msg.rsplit_once(", expected ") else {
+        return msg.to_string();
+    };
+    let words = match ty {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number >= 0".to_string(),
+        "i8" | "i16" | "i32" | "i64" => "a whole number".to_string(),
+        "f32" | "f64" => "a number".to_string(),
+        "a boolean" => "true or false".to_string(),
+        t if t.starts_with("struct ") => "a table of keys (a `[section]`)".to_string(),
+        t if t.starts_with("a sequence") => "an array `[...]`".to_string(),
+        _ => return msg.to_string(),
+    };
+    format!("{head}, expected {words}")
+}
+
 /// Adds "did you mean `x`?" to serde's unknown field / variant messages.
 pub fn with_suggestion(msg: &str) -> String {
     // The toml deserializer appends "in `section`" on a new line; the path already says it.
     let msg = msg.lines().next().unwrap_or(msg).trim_end();
+    if msg.starts_with("invalid type:") || msg.starts_with("invalid value:") {
+        return expected_in_words(msg);
+    }
     let Some(rest) = msg
         .strip_prefix("unknown field `")
         .or_else(|| msg.strip_prefix("unknown variant `"))

@@ -56,6 +56,9 @@ pub struct Summary {
     pub bucket_ms: f64,
     /// From an intent's first send to its final outcome (settled intents only).
     pub completion_ms: Percentiles,
+    /// As `completion_ms`, for the intents that succeeded only.
+    #[serde(default)]
+    pub success_ms: Percentiles,
     /// Time of the last arrival at the server.
     pub last_arrival_ms: f64,
     /// Intents whose effect was applied 0 times (settled intents only, as all below).

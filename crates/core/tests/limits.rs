@@ -85,3 +85,39 @@ fn a_zero_hedge_delay_is_refused() {
     assert_eq!(e.line, Some(4), "{e}");
     assert!(e.message.contains("positive"), "{e}");
 }
+
+#[test]
+fn success_percentiles_count_successes_only() {
+    // Half the attempts fail; a failure needs three attempts, so failures are the slow ones.
+    let text = "[workload]\nclients = 400\n[retry]\nmax_attempts = 3\njitter = \"none\"\nbase = \"100ms\"\n[server]\nfail = 0.5\nservice = \"1ms\"\n";
+    let model = load("m.toml", text, &[]).unwrap().base;
+    let s = run_model(&model, 1, &mut |_| {}).summary;
+    assert!(s.succeeded > 0 && s.failed > 0);
+    assert!(
+        s.success_ms.mean < s.completion_ms.mean,
+        "{:?} vs {:?}",
+        s.success_ms,
+        s.completion_ms
+    );
+    assert!(s.success_ms.max <= s.completion_ms.max);
+    // Without failures the two agree; without successes success_ms is all zeros.
+    let none_fail = load(
+        "m.toml",
+        &text.replace("fail = 0.5", "fail = \"never\""),
+        &[],
+    )
+    .unwrap()
+    .base;
+    let s = run_model(&none_fail, 1, &mut |_| {}).summary;
+    assert_eq!(s.success_ms, s.completion_ms);
+    let all_fail = load(
+        "m.toml",
+        &text.replace("fail = 0.5\nservice = \"1ms\"", "fail = \"always\""),
+        &[],
+    )
+    .unwrap()
+    .base;
+    let s = run_model(&all_fail, 1, &mut |_| {}).summary;
+    assert_eq!(s.success_ms, Default::default());
+    assert!(s.completion_ms.max > 0.0);
+}

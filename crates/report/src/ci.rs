@@ -168,6 +168,10 @@ const VIEW: &[(&str, &str)] = &[
         "completion ms",
         "p50 {completion_ms.p50}  p90 {completion_ms.p90}  p99 {completion_ms.p99}  p99.9 {completion_ms.p999}  max {completion_ms.max}  mean {completion_ms.mean}",
     ),
+    (
+        "success ms",
+        "p50 {success_ms.p50}  p90 {success_ms.p90}  p99 {success_ms.p99}  p99.9 {success_ms.p999}  max {success_ms.max}  mean {success_ms.mean}",
+    ),
     ("recovery ms", "{recovery_ms}"),
     (
         "effects",

@@ -252,6 +252,7 @@ const SHOWN: &[&str] = &[
     "peak_retries",
     "bucket_ms",
     "completion_ms",
+    "success_ms",
     "last_arrival_ms",
     "lost",
     "applied_once",
@@ -305,6 +306,18 @@ fn json_value(v: &serde_json::Value) -> String {
     }
 }
 
+fn percentiles(c: &retrystorm_core::summary::Percentiles) -> String {
+    format!(
+        "p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  mean {}",
+        fmt::ms(c.p50),
+        fmt::ms(c.p90),
+        fmt::ms(c.p99),
+        fmt::ms(c.p999),
+        fmt::ms(c.max),
+        fmt::ms(c.mean)
+    )
+}
+
 /// One variant as an aligned `key: value` list.
 pub fn variant_view(v: &VariantResult) -> String {
     let s = &v.summary;
@@ -344,18 +357,8 @@ pub fn variant_view(v: &VariantResult) -> String {
             "last arrival".into(),
             format!("{} ms", fmt::ms(s.last_arrival_ms)),
         ),
-        (
-            "completion ms".into(),
-            format!(
-                "p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  mean {}",
-                fmt::ms(c.p50),
-                fmt::ms(c.p90),
-                fmt::ms(c.p99),
-                fmt::ms(c.p999),
-                fmt::ms(c.max),
-                fmt::ms(c.mean)
-            ),
-        ),
+        ("completion ms".into(), percentiles(c)),
+        ("success ms".into(), percentiles(&s.success_ms)),
         (
             "effects".into(),
             format!(

@@ -833,6 +833,7 @@ impl PathSim<'_> {
         let (start, worker) = (t.start, t.worker);
         self.completions.record(now.since(start));
         if how == Settled::Success {
+            self.successes.record(now.since(start));
             self.c.succeeded += 1;
             self.tiers[self.bottom].buckets.success(now);
         } else {

@@ -84,6 +84,7 @@ impl PathSim<'_> {
             peak_retries,
             bucket_ms: self.model.bucket.as_millis_f64(),
             completion_ms: self.completions.percentiles(),
+            success_ms: self.successes.percentiles(),
             last_arrival_ms: b.last_arrival.as_millis_f64(),
             lost: c.lost,
             applied_once: c.applied_once,

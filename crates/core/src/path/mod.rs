@@ -184,6 +184,8 @@ pub struct PathSim<'m> {
     bottom: usize,
     store: Store,
     completions: Completions,
+    /// Completion times of the intents that succeeded.
+    successes: Completions,
     c: Counters,
     events: u64,
 }
@@ -325,6 +327,7 @@ impl<'m> PathSim<'m> {
             bottom,
             store: Store::default(),
             completions: Completions::default(),
+            successes: Completions::default(),
             c: Counters::default(),
             events: 0,
         };

@@ -243,7 +243,9 @@ pub fn suggest(got: &str) -> Option<String> {
     if let Some(n) = names
         .iter()
         .filter(|n| n.contains('.') && last(n) == got)
-        .min_by_key(|n| n.len())
+        // The least nested, and among those the first in the summary (`completion_ms.p99`
+        // before `success_ms.p99`).
+        .min_by_key(|n| n.matches('.').count())
     {
         return Some(n.clone());
     }

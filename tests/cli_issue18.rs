@@ -91,3 +91,41 @@ fn every_command_refuses_a_bad_expect_table() {
         assert!(stderr.contains(want), "report: {stderr}");
     }
 }
+
+#[test]
+fn explain_warns_of_overload_short_timeouts_and_dead_breakers() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "o.toml",
+        "[workload]\nkind = \"open\"\nrate = \"500/s\"\n[retry]\ntimeout = \"5ms\"\n[server]\ncapacity = 2\nservice = \"10ms\"\n",
+    );
+    let (code, stdout, stderr) = out(rs().arg("explain").arg(&m));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("capacity 200 requests/s"), "{stdout}");
+    assert!(
+        stdout.contains("warning: tier 0 server: the open workload sends at least 500 requests/s against a capacity of 200 requests/s"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("timeout 5ms is shorter than the mean service time 10 ms"),
+        "{stdout}"
+    );
+    let b = write(
+        dir.path(),
+        "b.toml",
+        "[workload]\nclients = 10\n[retry]\nmax_attempts = 3\n[breaker]\nenabled = true\nminimum_calls = 20\n",
+    );
+    let (code, stdout, _) = out(rs().arg("explain").arg(&b));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("minimum_calls = 20 but one client makes at most 3 calls"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = out(rs().arg("explain").arg("models/thundering-herd.toml"));
+    assert_eq!(code, 0);
+    assert!(stdout.contains("no warnings"), "{stdout}");
+    let bad = write(dir.path(), "bad.toml", "[retry]\njitter = true\n");
+    let (code, _, stderr) = out(rs().arg("explain").arg(&bad));
+    assert_eq!(code, 2, "{stderr}");
+}

@@ -34,10 +34,20 @@ pub enum Command {
     /// Write a self-contained HTML report of a model; or, given a sweep file, print its
     /// aggregated table (and chart / HTML).
     Report(ReportArgs),
+    /// Print the resolved model's key facts per tier (workers, service time, capacity, retry
+    /// policy) and warnings: offered load above capacity, a breaker that can never open, a
+    /// timeout shorter than the service time.
+    Explain(ExplainArgs),
     /// Write a commented starter model (or one of the shipped models) to start from.
     Init(InitArgs),
     /// Print shell completions for bash, zsh, fish, elvish or powershell.
     Completions(CompletionsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 #[derive(Args, Debug)]

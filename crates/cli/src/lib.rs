@@ -8,6 +8,7 @@ mod baseline;
 mod charts;
 mod check;
 mod commands;
+mod explain;
 mod html;
 mod init;
 mod output;
@@ -56,6 +57,7 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Sweep(a) => sweep::sweep(a),
         Command::Merge(a) => sweep::merge(a),
         Command::Report(a) => html::report(a),
+        Command::Explain(a) => explain::explain(a),
         Command::Init(a) => init::init(a),
         Command::Completions(a) => init::completions(a),
     }

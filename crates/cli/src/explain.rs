@@ -1,0 +1,153 @@
+//! `retrystorm explain MODEL`: the resolved model's key facts, and warnings about what a
+//! designer needs to know before running it (overloaded tiers, breakers that cannot open,
+//! timeouts shorter than the service time).
+
+use crate::CliError;
+use crate::args::ExplainArgs;
+use crate::commands::load_model;
+use retrystorm_core::model::{Model, Retry, Server, WorkloadKind};
+use retrystorm_core::policy::Scope;
+use retrystorm_core::policy::breaker::{BreakerConfig, WindowType};
+
+/// One hop of the path: the retry policy and breaker of a caller, and the server it calls.
+struct Hop<'a> {
+    name: String,
+    retry: &'a Retry,
+    breaker: &'a BreakerConfig,
+    server: &'a Server,
+}
+
+fn hops(m: &Model) -> Vec<Hop<'_>> {
+    let mut out = Vec::new();
+    let (mut retry, mut breaker) = (&m.retry, &m.breaker);
+    for (i, t) in m.tiers.iter().enumerate() {
+        let name = if t.name.is_empty() {
+            format!("tier{i}")
+        } else {
+            t.name.clone()
+        };
+        out.push(Hop {
+            name,
+            retry,
+            breaker,
+            server: &t.server,
+        });
+        (retry, breaker) = (&t.retry, &t.breaker);
+    }
+    out.push(Hop {
+        name: "server".into(),
+        retry,
+        breaker,
+        server: &m.server,
+    });
+    out
+}
+
+/// The facts and warnings of one resolved model, as lines.
+pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
+    let mut facts = Vec::new();
+    let mut warnings = Vec::new();
+    let w = &m.workload;
+    facts.push(format!(
+        "workload: {}",
+        match w.kind {
+            WorkloadKind::Burst => format!("burst of {} clients", w.clients),
+            WorkloadKind::Contention => format!("contention among {} clients", w.clients),
+            WorkloadKind::Open => format!("open, {} requests/s", w.rate.0),
+            WorkloadKind::Closed => format!("closed, {} workers, {} intents", w.workers, w.intents),
+        }
+    ));
+    facts.push(format!(
+        "horizon: {}, bucket: {}, seed: {}",
+        m.horizon, m.bucket, m.seed
+    ));
+    let calls_per_client = u64::from(m.retry.max_attempts);
+    for (i, h) in hops(m).iter().enumerate() {
+        let mean_ms = h.server.service.mean_ns() / 1e6;
+        let workers = h.server.capacity.0;
+        let capacity = workers
+            .filter(|_| mean_ms > 0.0)
+            .map(|n| n as f64 * 1000.0 / mean_ms);
+        facts.push(format!(
+            "tier {i} {}: {} workers, mean service {} ms, capacity {}; its callers make up to {} {}{}",
+            h.name,
+            workers.map_or("unlimited".into(), |n| n.to_string()),
+            trim(mean_ms),
+            capacity.map_or("unlimited".into(), |c| format!("{} requests/s", trim(c))),
+            h.retry.max_attempts,
+            if h.retry.max_attempts == 1 { "attempt" } else { "attempts" },
+            h.retry.timeout.map_or(String::new(), |t| format!(", timeout {t}")),
+        ));
+        // Every request of an open workload reaches every tier at least once.
+        if w.kind == WorkloadKind::Open
+            && let Some(c) = capacity
+            && w.rate.0 > c
+        {
+            warnings.push(format!(
+                "tier {i} {}: the open workload sends at least {} requests/s against a capacity of {} requests/s ({} workers / {} ms): overloaded before any failure or retry",
+                h.name,
+                trim(w.rate.0),
+                trim(c),
+                workers.unwrap_or(0),
+                trim(mean_ms)
+            ));
+        }
+        if let Some(t) = h.retry.timeout
+            && mean_ms > 0.0
+            && t.as_millis_f64() < mean_ms
+        {
+            warnings.push(format!(
+                "tier {i} {}: the per-attempt timeout {t} is shorter than the mean service time {} ms: most attempts time out",
+                h.name,
+                trim(mean_ms)
+            ));
+        }
+        if i == 0
+            && h.breaker.enabled
+            && matches!(w.kind, WorkloadKind::Burst | WorkloadKind::Contention)
+            && h.breaker.scope == Scope::Client
+            && u64::from(needed(h.breaker)) > calls_per_client
+        {
+            warnings.push(format!(
+                "breaker: minimum_calls = {} but one client makes at most {calls_per_client} calls (retry.max_attempts): a breaker per client can never open",
+                needed(h.breaker)
+            ));
+        }
+    }
+    (facts, warnings)
+}
+
+/// The calls a breaker must see before it may open.
+fn needed(b: &BreakerConfig) -> u32 {
+    match b.window_type {
+        WindowType::CountBased => b.minimum_calls.min(b.window_size),
+        WindowType::TimeBased => b.minimum_calls,
+    }
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{x:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// `retrystorm explain MODEL [--variant V] [--set ...]`.
+pub fn explain(a: ExplainArgs) -> Result<(), CliError> {
+    let scenario = load_model(&a.model)?;
+    let mut out = String::new();
+    for m in &scenario.variants {
+        let (facts, warnings) = explain_model(m);
+        out.push_str(&format!("{}\n", m.name));
+        for f in facts {
+            out.push_str(&format!("  {f}\n"));
+        }
+        for w in &warnings {
+            out.push_str(&format!("  warning: {w}\n"));
+        }
+        if warnings.is_empty() {
+            out.push_str("  no warnings\n");
+        }
+    }
+    print!("{out}");
+    Ok(())
+}

@@ -129,3 +129,42 @@ fn explain_warns_of_overload_short_timeouts_and_dead_breakers() {
     let (code, _, stderr) = out(rs().arg("explain").arg(&bad));
     assert_eq!(code, 2, "{stderr}");
 }
+
+/// `--set` edits the base and every variant; when that erases a difference between variants,
+/// stderr says so once (also for a sweep's `--vary`, which loads the model at every point).
+#[test]
+fn a_set_that_overrides_variants_warns_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "v.toml",
+        "[workload]\nclients = 20\n[server]\nfail = \"always\"\n[[variant]]\nname = \"a\"\nretry.jitter = \"none\"\n[[variant]]\nname = \"b\"\nretry.jitter = \"equal\"\n[[variant]]\nname = \"c\"\n",
+    );
+    let (code, _, stderr) = out(rs()
+        .arg("compare")
+        .arg(&m)
+        .args(["--set", "retry.jitter=full"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--set retry.jitter: replaces the value that variants \"a\", \"b\" set"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("retry.jitter = \"full\""), "{stderr}");
+    // A key no variant sets: no warning.
+    let (_, _, quiet) = out(rs()
+        .arg("compare")
+        .arg(&m)
+        .args(["--set", "retry.base=5ms"]));
+    assert!(!quiet.contains("warning"), "{quiet}");
+    // A sweep warns once, not once per point.
+    let o = dir.path().join("o.jsonl");
+    let (code, _, stderr) = out(rs()
+        .arg("sweep")
+        .arg(&m)
+        .args(["--vary", "retry.jitter=full,none,equal", "--out"])
+        .arg(&o));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
+    assert!(stderr.contains("the point's retry.jitter"), "{stderr}");
+}

@@ -84,6 +84,9 @@ pub fn load_with(
     let mut sets = overrides(args)?;
     sets.extend(extra.iter().cloned());
     let mut s = load::load(origin, text, &sets)?;
+    for w in &s.warnings {
+        warn_once(w);
+    }
     if let Some(name) = renamed(args) {
         if name.trim().is_empty() {
             return Err(CliError::Input(
@@ -98,6 +101,18 @@ pub fn load_with(
         }
     }
     Ok(s)
+}
+
+/// Prints a load warning on stderr once per process, whatever the value: a sweep loads the
+/// model once per point, and `--vary retry.jitter=a,b` would otherwise warn at every point.
+fn warn_once(w: &str) {
+    static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let key = w.split(": ").next().unwrap_or(w).to_string();
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if !seen.contains(&key) {
+        eprintln!("warning: {w}");
+        seen.push(key);
+    }
 }
 
 /// Builds the worker pool of `--jobs` (every core by default).

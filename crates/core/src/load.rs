@@ -114,6 +114,9 @@ pub struct Scenario {
     pub expect: Vec<Table>,
     /// Where each `[[expect]]` table starts (line), parallel to `expect`.
     pub expect_lines: Vec<usize>,
+    /// Things the user should know that are not errors: a `--set` or `--vary` that replaces a
+    /// value some variants set (overrides apply to the base and to every variant).
+    pub warnings: Vec<String>,
 }
 
 struct Doc<'a> {
@@ -208,6 +211,15 @@ pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, Loa
         text,
         spans: toml_edit::Document::parse(text).ok(),
     };
+    if let Some((at, depth)) = too_deep(text) {
+        return Err(doc.error(
+            Some(at),
+            None,
+            format!(
+                "keys or tables nested {depth} levels deep; a model file nests at most {MAX_DEPTH} (its deepest field, `tier.server.rate_limit.rate`, has 4)"
+            ),
+        ));
+    }
     let mut table: Table = text.parse().map_err(|e: toml::de::Error| {
         let at = e.span().map(|s| s.start);
         let (field, message) = syntax_message(text, at, e.message().trim());
@@ -331,6 +343,7 @@ pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, Loa
         }
     }
 
+    let warnings = shadowed_variants(sets, &layers);
     let mut models = Vec::with_capacity(layers.len());
     for (vi, overrides) in layers {
         let mut merged = table.clone();
@@ -412,7 +425,42 @@ pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, Loa
         variants: models,
         expect,
         expect_lines,
+        warnings,
     })
+}
+
+/// One warning per override that replaces a key some variants set: the variants keep their
+/// names but no longer differ in that key, which a reader of the table would not guess.
+fn shadowed_variants(sets: &[Override], layers: &[(Option<usize>, Table)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in sets {
+        let names: Vec<String> = layers
+            .iter()
+            .filter(|(vi, t)| vi.is_some() && has_path(t, &s.key))
+            .map(|(_, t)| format!("{:?}", t.get("name").and_then(Value::as_str).unwrap_or("?")))
+            .collect();
+        if names.is_empty() {
+            continue;
+        }
+        let flag = s.flag.split_whitespace().next().unwrap_or("--set");
+        let (one, these) = if names.len() == 1 {
+            ("variant", "it now runs")
+        } else {
+            ("variants", "they now all run")
+        };
+        let key = s.dotted();
+        let with = if flag == "--vary" {
+            format!("the point's {key}")
+        } else {
+            format!("{key} = {}", s.value)
+        };
+        out.push(format!(
+            "{flag} {key}: replaces the value that {one} {list} set{s_}; {flag} applies to the base and to every variant, so {these} with {with}",
+            list = names.join(", "),
+            s_ = if names.len() == 1 { "s" } else { "" },
+        ));
+    }
+    out
 }
 
 fn variant_span(doc: &Doc, i: usize, path: &[String]) -> Option<usize> {
@@ -511,6 +559,60 @@ pub fn set_path(t: &mut Table, key: &[String], value: Value) -> Result<(), Strin
 }
 
 /// A TOML syntax error in words: the key of a duplicate, the field of a number out of range.
+/// The deepest nesting a model file may have (dotted key segments plus open brackets); the TOML
+/// parser gives up far deeper with a bare "recursion limit" that names no line.
+const MAX_DEPTH: usize = 32;
+
+/// Where the text first nests deeper than [`MAX_DEPTH`] (byte offset, depth): a dotted key or
+/// header of many segments, or brackets and braces inside one another. Quoted strings and
+/// comments are skipped.
+fn too_deep(text: &str) -> Option<(usize, usize)> {
+    let mut brackets = 0usize;
+    let mut dots = 0usize;
+    let mut quote: Option<char> = None;
+    let mut comment = false;
+    let mut in_key = true;
+    for (i, c) in text.char_indices() {
+        if comment {
+            if c == '\n' {
+                comment = false;
+            } else {
+                continue;
+            }
+        }
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '#' => comment = true,
+            '[' | '{' => brackets += 1,
+            ']' | '}' => brackets = brackets.saturating_sub(1),
+            '.' if in_key => dots += 1,
+            '=' | ',' => {
+                in_key = c == ',';
+                dots = 0;
+            }
+            '\n' => {
+                in_key = true;
+                dots = 0;
+            }
+            _ => {}
+        }
+        if c == '{' {
+            in_key = true;
+        }
+        let depth = brackets + dots + 1;
+        if depth > MAX_DEPTH {
+            return Some((i, depth));
+        }
+    }
+    None
+}
+
 fn syntax_message(text: &str, at: Option<usize>, msg: &str) -> (Option<String>, String) {
     let msg = msg.lines().next().unwrap_or(msg).trim_end();
     let Some(at) = at.filter(|a| *a <= text.len()) else {

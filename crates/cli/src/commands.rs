@@ -247,6 +247,7 @@ pub fn replicate(
                     replications.ci95.insert(k.clone(), e.half_width);
                 }
             }
+            replications.shares = agg.shares;
             let first = reps.into_iter().next().expect("at least one seed");
             ReplicatedVariant {
                 result: VariantResult {

@@ -7,7 +7,8 @@
 //! op = "=="                 # <, <=, ==, >=, >
 //! value = 1000              # a number; for *_ms metrics also a duration: "200ms", "2s"
 //! variant = "no-jitter"     # optional; default: every variant
-//! over = "all"              # all (every seed, the default) or mean (the mean over seeds)
+//! over = "all"              # all (every seed, the default), mean (the mean over seeds), or
+//!                            # share (of the seeds where a yes/no metric, `recovered`, is yes)
 //!
 //! [[expect]]
 //! assert = "peak_retries < 300"   # the compact form of metric/op/value
@@ -85,6 +86,9 @@ pub enum Over {
     All,
     /// It must hold for the mean over seeds (reported with its 95% confidence interval).
     Mean,
+    /// For a yes/no metric (`recovered`): it must hold for the share of seeds where it is yes,
+    /// a number in [0, 1] (reported with its Wilson 95% interval).
+    Share,
 }
 
 impl Over {
@@ -92,6 +96,7 @@ impl Over {
         match self {
             Over::All => "all",
             Over::Mean => "mean",
+            Over::Share => "share",
         }
     }
 }
@@ -122,8 +127,10 @@ impl fmt::Display for Expectation {
             self.op.as_str(),
             self.value_text
         )?;
-        if self.over == Over::Mean {
-            write!(f, " (mean over seeds)")?;
+        match self.over {
+            Over::All => {}
+            Over::Mean => write!(f, " (mean over seeds)")?,
+            Over::Share => write!(f, " (share of seeds)")?,
         }
         if let Some(v) = &self.variant {
             write!(f, " [variant {v}]")?;
@@ -195,10 +202,14 @@ fn full_summary() -> Summary {
 /// counts are `tiers.N.FIELD` and `layered.layers.N.FIELD`. Fields that are not numbers (`ended`,
 /// `truncated`) are not metrics.
 pub fn metric_names() -> Vec<String> {
-    metrics(&full_summary())
+    let mut names: Vec<String> = metrics(&full_summary())
         .into_keys()
         .map(|k| generic(&k))
-        .collect()
+        .collect();
+    // Yes/no per run (1 or 0), present only in runs with a trigger.
+    names.extend(crate::stats::SHARE_METRICS.iter().map(|m| m.to_string()));
+    names.sort();
+    names
 }
 
 /// A dotted name with its indices as `N`: `tiers.0.served` -> `tiers.N.served`.
@@ -322,6 +333,9 @@ pub fn metric(s: &Summary, name: &str) -> Result<f64, MetricError> {
     match cur {
         Value::Integer(i) => Ok(*i as f64),
         Value::Float(f) => Ok(*f),
+        Value::Boolean(b) if crate::stats::SHARE_METRICS.contains(&name) => {
+            Ok(f64::from(u8::from(*b)))
+        }
         _ => Err(MetricError::NotANumber(name.to_string())),
     }
 }
@@ -409,7 +423,7 @@ impl Expectation {
         for p in parts {
             let (k, v) = p.split_once('=').ok_or_else(|| {
                 err(format!(
-                    "expected `over=mean` or `variant=NAME` after a comma, got {:?}",
+                    "expected `over=mean`, `over=share` or `variant=NAME` after a comma, got {:?}",
                     p.trim()
                 ))
             })?;
@@ -418,12 +432,35 @@ impl Expectation {
                 "variant" => e.variant = Some(v.trim().to_string()),
                 k => {
                     return Err(err(format!(
-                        "unknown option `{k}`; use over=all|mean or variant=NAME"
+                        "unknown option `{k}`; use over=all|mean|share or variant=NAME"
                     )));
                 }
             }
         }
+        e.check_share().map_err(err)?;
         Ok(e)
+    }
+
+    /// `over = "share"` needs a yes/no metric and a bound that is a share, and a yes/no metric
+    /// is only ever compared as a share or on every seed.
+    fn check_share(&self) -> Result<(), String> {
+        let yes_no = crate::stats::SHARE_METRICS.contains(&self.metric.as_str());
+        match self.over {
+            Over::Share if !yes_no => Err(format!(
+                "`over = \"share\"` is for a yes/no metric ({}), not `{}`; use \"mean\"",
+                crate::stats::SHARE_METRICS.join(", "),
+                self.metric
+            )),
+            Over::Share if !(0.0..=1.0).contains(&self.value) => Err(format!(
+                "a share is a number in [0, 1] (0.9 = 90% of seeds), got {}",
+                self.value_text
+            )),
+            Over::Mean if yes_no => Err(format!(
+                "`{}` is yes or no per seed: use `over = \"share\"` for the share of seeds (with its Wilson interval)",
+                self.metric
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Parses one `[[expect]]` table; errors name `origin:line`.
@@ -502,6 +539,7 @@ impl Expectation {
         if let Some(o) = string("over")? {
             e.over = parse_over(&o).map_err(|m| err("over", m))?;
         }
+        e.check_share().map_err(|m| err("over", m))?;
         Ok(e)
     }
 
@@ -559,7 +597,7 @@ impl Expectation {
             && !values.is_empty()
             && match self.over {
                 Over::All => failing.is_empty(),
-                Over::Mean => self.op.test(estimate.mean, self.value),
+                Over::Mean | Over::Share => self.op.test(estimate.mean, self.value),
             };
         // The seed to reproduce: the first failing (or missing) one; for a mean, the seed whose
         // value is furthest on the wrong side.
@@ -571,6 +609,13 @@ impl Expectation {
             match self.over {
                 Over::All => failing.first().map(|(s, _)| *s),
                 Over::Mean => worst(&values, self.op),
+                // The first seed on the side that makes the share too high or too low.
+                Over::Share => {
+                    let too_high = matches!(self.op, Op::Lt | Op::Le)
+                        || (self.op == Op::Eq && estimate.mean > self.value);
+                    let want = if too_high { 1.0 } else { 0.0 };
+                    values.iter().find(|(_, x)| *x == want).map(|(s, _)| *s)
+                }
             }
         };
         Outcome {
@@ -599,8 +644,9 @@ fn parse_over(s: &str) -> Result<Over, String> {
     match s {
         "all" => Ok(Over::All),
         "mean" => Ok(Over::Mean),
+        "share" => Ok(Over::Share),
         _ => Err(format!(
-            "`over` must be \"all\" (every seed) or \"mean\", got {s:?}"
+            "`over` must be \"all\" (every seed), \"mean\" or \"share\" (of seeds, for `recovered`), got {s:?}"
         )),
     }
 }
@@ -663,6 +709,16 @@ impl Outcome {
                 num(self.estimate.mean),
                 num(self.estimate.half_width)
             ),
+            (Over::Share, _) => {
+                let yes = self.values.iter().filter(|(_, x)| *x >= 0.5).count() as u32;
+                let s = crate::stats::Share::of(yes, n as u32);
+                format!(
+                    "{yes} of {n} seeds, share {} (95% Wilson CI {} .. {})",
+                    num(s.share),
+                    num(s.low),
+                    num(s.high)
+                )
+            }
         }
     }
 }
@@ -773,18 +829,51 @@ mod tests {
             "layered.expected_amplification",
             "layered.layers.N.sent",
             "tiers.N.served",
+            "recovered",
         ] {
             assert!(n.contains(&want.to_string()), "{want} in {n:?}");
         }
-        for not in [
-            "completion_ms",
-            "layered",
-            "ended",
-            "truncated",
-            "recovered",
-        ] {
+        for not in ["completion_ms", "layered", "ended", "truncated"] {
             assert!(!n.contains(&not.to_string()), "{not} in {n:?}");
         }
+    }
+
+    #[test]
+    fn a_share_of_seeds_with_its_wilson_interval() {
+        let e = Expectation::parse("recovered >= 0.6, over=share").unwrap();
+        assert_eq!(e.over, Over::Share);
+        let yes = Summary {
+            recovered: Some(true),
+            ..Summary::default()
+        };
+        let no = Summary {
+            recovered: Some(false),
+            ..Summary::default()
+        };
+        assert_eq!(metric(&yes, "recovered"), Ok(1.0));
+        // 7 of 10 recovered: 0.7 >= 0.6 holds, shown with Wilson's 0.40 .. 0.89.
+        let runs: Vec<(u64, &Summary)> = (0..10)
+            .map(|i| (i, if i < 7 { &yes } else { &no }))
+            .collect();
+        let o = e.evaluate("v", &runs);
+        assert!(o.passed);
+        assert_eq!(
+            o.seen(Over::Share),
+            "7 of 10 seeds, share 0.7 (95% Wilson CI 0.3968 .. 0.8922)"
+        );
+        // 0.8 fails, and the seed to look at is one that did not recover.
+        let e = Expectation::parse("recovered >= 0.8, over=share").unwrap();
+        let o = e.evaluate("v", &runs);
+        assert!(!o.passed);
+        assert_eq!(o.seed, Some(7));
+        // A run without a trigger has no `recovered`: absent, not a silent 0.
+        let none = Summary::default();
+        assert!(!e.evaluate("v", &[(1, &none)]).passed);
+        // Shares are for yes/no metrics, between 0 and 1; a yes/no metric is not averaged.
+        let bad = |t: &str| Expectation::parse(t).unwrap_err().message;
+        assert!(bad("peak_retries < 0.5, over=share").contains("yes/no metric"));
+        assert!(bad("recovered >= 80, over=share").contains("[0, 1]"));
+        assert!(bad("recovered >= 0.8, over=mean").contains("over = \"share\""));
     }
 
     #[test]

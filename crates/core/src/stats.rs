@@ -6,6 +6,7 @@
 //! seeds give independent streams, and a failing replication is reproduced by `--seed s+i`.
 
 use crate::summary::Summary;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The seeds of `n` replications starting at `base`: `base, base + 1, ...` (wrapping).
@@ -99,6 +100,58 @@ impl Estimate {
     }
 }
 
+/// How many of `n` runs had some yes/no property (goodput recovered after the trigger), with the
+/// Wilson score 95% interval (Wilson, "Probable inference, the law of succession, and
+/// statistical inference", JASA 22, 1927): unlike the normal approximation it stays inside
+/// [0, 1] and is not empty at 0 of n or n of n, which is where a collapse study's shares sit.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Share {
+    pub count: u32,
+    pub n: u32,
+    /// `count / n`.
+    pub share: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Share {
+    pub fn of(count: u32, n: u32) -> Share {
+        let (low, high) = wilson(count, n);
+        Share {
+            count,
+            n,
+            share: if n == 0 {
+                f64::NAN
+            } else {
+                f64::from(count) / f64::from(n)
+            },
+            low,
+            high,
+        }
+    }
+}
+
+/// The Wilson score 95% interval of `count` successes in `n` trials; NaN for `n = 0`.
+pub fn wilson(count: u32, n: u32) -> (f64, f64) {
+    if n == 0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let (k, n) = (f64::from(count.min(n)), f64::from(n));
+    let p = k / n;
+    let z2 = Z975 * Z975;
+    let denom = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / denom;
+    let half = Z975 / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    // At 0 of n and n of n the bound is exactly 0 or 1 (the formula gives it up to rounding).
+    let low = if k == 0.0 { 0.0 } else { centre - half };
+    let high = if k == n { 1.0 } else { centre + half };
+    (low.max(0.0), high.min(1.0))
+}
+
+/// The metrics that are yes (1) or no (0) per run, for which [`Aggregate::shares`] holds a
+/// [`Share`].
+pub const SHARE_METRICS: [&str; 1] = ["recovered"];
+
 /// Replications of one variant reduced to means and CI half-widths, per metric.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Aggregate {
@@ -107,6 +160,8 @@ pub struct Aggregate {
     pub summary: Summary,
     /// Every numeric metric by its dotted name ([`crate::summary::metrics`]).
     pub estimates: BTreeMap<String, Estimate>,
+    /// The yes/no metrics ([`SHARE_METRICS`]) present in every replication, as shares.
+    pub shares: BTreeMap<String, Share>,
 }
 
 /// Aggregates the summaries of replications (at least one) of the same variant.
@@ -121,10 +176,22 @@ pub fn aggregate(runs: &[&Summary]) -> Aggregate {
             estimates.insert(name.clone(), Estimate::of(&xs));
         }
     }
+    let mut shares = BTreeMap::new();
+    for name in SHARE_METRICS {
+        let xs: Vec<f64> = flat.iter().filter_map(|m| m.get(name).copied()).collect();
+        if !xs.is_empty() && xs.len() == runs.len() {
+            let yes = xs.iter().filter(|x| **x >= 0.5).count() as u32;
+            shares.insert(name.to_string(), Share::of(yes, xs.len() as u32));
+        }
+    }
     let mut value = toml::Value::try_from(runs[0]).expect("a summary serializes to TOML");
     replace_means(&mut value, "", &estimates);
     let summary = value.try_into().unwrap_or_else(|_| runs[0].clone());
-    Aggregate { summary, estimates }
+    Aggregate {
+        summary,
+        estimates,
+        shares,
+    }
 }
 
 fn replace_means(v: &mut toml::Value, prefix: &str, est: &BTreeMap<String, Estimate>) {
@@ -191,6 +258,24 @@ mod tests {
             assert!(t975(df) <= prev, "t975 must decrease, df {df}");
             prev = t975(df);
         }
+    }
+
+    #[test]
+    fn wilson_intervals() {
+        // Reference values from the closed form (e.g. R's `prop.test(7, 10, correct = FALSE)`
+        // gives 0.3968 .. 0.8922).
+        let (lo, hi) = wilson(7, 10);
+        assert!(
+            (lo - 0.3968).abs() < 1e-4 && (hi - 0.8922).abs() < 1e-4,
+            "{lo} {hi}"
+        );
+        // 0 of 10 and 10 of 10 are not empty intervals.
+        let (lo, hi) = wilson(0, 10);
+        assert!(lo == 0.0 && (hi - 0.2775).abs() < 1e-4, "{hi}");
+        let (lo, hi) = wilson(10, 10);
+        assert!((lo - 0.7225).abs() < 1e-4 && hi == 1.0, "{lo}");
+        assert!(wilson(0, 0).0.is_nan());
+        assert_eq!(Share::of(3, 4).share, 0.75);
     }
 
     #[test]

@@ -305,6 +305,10 @@ pub struct Replications {
     pub n: u32,
     pub mean: std::collections::BTreeMap<String, f64>,
     pub ci95: std::collections::BTreeMap<String, f64>,
+    /// Yes/no metrics (`recovered`) as the share of seeds with its Wilson 95% interval; only
+    /// in runs that measure them (a model with a trigger).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub shares: std::collections::BTreeMap<String, crate::stats::Share>,
 }
 
 /// What `run`/`compare --seeds N --json` writes: a [`RunReport`] (every key of it, so readers of
@@ -364,6 +368,10 @@ fn flatten(v: &toml::Value, prefix: &str, out: &mut std::collections::BTreeMap<S
         }
         toml::Value::Float(f) => {
             out.insert(prefix.to_string(), *f);
+        }
+        // `recovered` is yes or no per run: 1 or 0, so its mean over seeds is a share.
+        toml::Value::Boolean(b) if crate::stats::SHARE_METRICS.contains(&prefix) => {
+            out.insert(prefix.to_string(), f64::from(u8::from(*b)));
         }
         _ => {}
     }

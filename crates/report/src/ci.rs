@@ -15,10 +15,24 @@ pub fn short(v: f64) -> String {
 
 /// The cell for `metric` of a variant.
 pub fn cell(r: &Replications, metric: &str) -> String {
+    if let Some(s) = r.shares.get(metric) {
+        return share(s);
+    }
     match r.mean.get(metric) {
         Some(m) => pm(*m, r.ci95.get(metric).copied()),
         None => "-".into(),
     }
+}
+
+/// A share of seeds: `7/10 (40-89%)`, the Wilson 95% interval in whole percent.
+pub fn share(s: &retrystorm_core::stats::Share) -> String {
+    format!(
+        "{}/{} ({:.0}-{:.0}%)",
+        s.count,
+        s.n,
+        (s.low * 100.0).floor(),
+        (s.high * 100.0).ceil()
+    )
 }
 
 /// The columns of the comparison table: (header, metric).
@@ -98,6 +112,7 @@ pub fn ci_rows(report: &ReplicatedReport) -> (Vec<String>, Vec<Vec<String>>) {
         v.result.summary.recovered.is_some() || v.replications.mean.contains_key("recovery_ms")
     });
     if trigger {
+        cols.push(("recovered", "recovered"));
         cols.push(("recovery ms", "recovery_ms"));
     }
     cols.extend(OUTCOMES.iter().filter(|(_, m)| any(m)));
@@ -120,7 +135,7 @@ pub fn ci_table(report: &ReplicatedReport) -> String {
     let (h, r) = ci_rows(report);
     let mut out = text_table(&h, &r);
     if h.iter().any(|c| c == "recovery ms") {
-        out.push_str("recovery ms: - where some seed never recovered\n");
+        out.push_str("recovered: seeds whose goodput came back, with the 95% Wilson interval; recovery ms: - where some seed never recovered\n");
     }
     let _ = writeln!(
         out,
@@ -172,6 +187,7 @@ const VIEW: &[(&str, &str)] = &[
         "success ms",
         "p50 {success_ms.p50}  p90 {success_ms.p90}  p99 {success_ms.p99}  p99.9 {success_ms.p999}  max {success_ms.max}  mean {success_ms.mean}",
     ),
+    ("recovered", "{recovered} seeds"),
     ("recovery ms", "{recovery_ms}"),
     (
         "effects",
@@ -225,6 +241,9 @@ fn replicated_view(v: &ReplicatedVariant) -> String {
             rest = &rest[open + close + 1..];
         }
         line.push_str(rest);
+        if *label == "recovered" && !any {
+            continue;
+        }
         if *label == "recovery ms" {
             // Only runs with a trigger recover (or not); a mean needs every seed to recover.
             match (v.result.summary.recovered, any) {

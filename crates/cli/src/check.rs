@@ -132,7 +132,7 @@ pub fn render(results: &[Checked], quiet: bool) -> String {
             continue;
         }
         let tag = if o.passed { "PASS" } else { "FAIL" };
-        let over = if e.over == Over::Mean { " (mean)" } else { "" };
+        let over = over_label(e.over);
         let _ = writeln!(
             out,
             "{tag}  {:<w$}  {} {} {}{over}: {}",
@@ -205,7 +205,7 @@ pub fn junit(model: &str, results: &[Checked]) -> String {
             e.metric,
             e.op.as_str(),
             e.value_text,
-            if e.over == Over::Mean { " (mean)" } else { "" }
+            over_label(e.over)
         );
         let _ = write!(
             out,
@@ -340,4 +340,13 @@ pub fn check(a: CheckArgs) -> Result<(), CliError> {
     }
     output::print(&format!("{line}\n"))?;
     Ok(())
+}
+
+/// How an expectation's line says it treats the seeds.
+fn over_label(over: Over) -> &'static str {
+    match over {
+        Over::All => "",
+        Over::Mean => " (mean)",
+        Over::Share => " (share of seeds)",
+    }
 }

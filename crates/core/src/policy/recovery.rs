@@ -9,13 +9,23 @@
 //!   (default: the second half of the time before the trigger, at most 10 s, so that the warm-up
 //!   at time zero is left out).
 //! - **Recovered at** `t`: the goodput over every window of `recovery.window` (default 2 s) that
-//!   starts at or after `t` and ends before the run does is at least `recovery.fraction` (default
-//!   0.8) times the baseline. Windows slide by one bucket. `recovery_ms` is the first such `t`
-//!   minus the trigger's end, in whole buckets; absent when even the last window is below, or
-//!   when no whole window fits between the trigger's end and the end of the run. The defaults
-//!   keep Poisson noise from reading as a relapse: at 750 successes/s a 2 s window has a standard
-//!   deviation of about 2.6 %, so 0.8 is 7 deviations below the mean (with 1 s and 0.9 a 60 s
-//!   run dips below by chance).
+//!   starts at or after `t` and ends before the run does is at least the threshold. Windows slide
+//!   by one bucket. `recovery_ms` is the first such `t` minus the trigger's end, in whole
+//!   buckets; absent when even the last window is below, or when no whole window fits between
+//!   the trigger's end and the end of the run.
+//! - **The threshold stays clear of the noise**: it is `recovery.fraction` (default 0.8) times
+//!   the baseline, lowered where needed so that it sits at least [`NOISE_SIGMAS`] (4) standard
+//!   deviations below the successes a window expects at the baseline rate. Those are about
+//!   Poisson(`r·w`) for a rate `r` and a window of `w` seconds, so the threshold is
+//!   `min(fraction, 1 - 4 / sqrt(r·w)) · r`, and the window is lengthened to hold at least 64
+//!   expected successes (then the threshold is at least half the baseline). At 750 successes/s
+//!   and 2 s nothing changes (0.8 is 7 deviations below); at 40/s the threshold is 0.55 of the
+//!   baseline, since 0.8 is only 1.8 deviations below and about one recovered run in six would
+//!   read a chance dip as a relapse (issue 14). At low rates a 2 s window can tell a collapse
+//!   from a recovery, not 80 % of the old goodput from all of it.
+//! - **Precision**: a window that begins inside the last dip passes once the dip holds no more
+//!   than `1 - threshold` of it, so `recovery_ms` is early by up to `(1 - threshold) × window`:
+//!   0.4 s at the defaults and a high rate, 0.9 s at 40/s.
 //!
 //! The trigger ([`crate::model::Model::trigger`]) is `recovery.trigger` when given; otherwise the span of the server's outages and
 //! capacity drops; otherwise, for an open workload, the first stretch of the schedule whose rate
@@ -80,6 +90,23 @@ impl RecoveryConfig {
     }
 }
 
+/// How many standard deviations of the baseline's Poisson noise the recovery threshold sits
+/// below what a window expects, at least.
+pub const NOISE_SIGMAS: f64 = 4.0;
+
+/// The fewest successes a window must expect at the baseline rate; it is lengthened to hold
+/// them. With 64 the noise band leaves a threshold of at least half the baseline.
+pub const MIN_EXPECTED: f64 = 64.0;
+
+/// The fraction of the baseline a window must reach when it expects `expected` successes:
+/// `fraction`, or lower so that it is [`NOISE_SIGMAS`] Poisson deviations below `expected`.
+pub fn noise_fraction(expected: f64, fraction: f64) -> f64 {
+    if expected <= 0.0 {
+        return fraction;
+    }
+    fraction.min(1.0 - NOISE_SIGMAS / expected.sqrt())
+}
+
 /// What [`measure`] found.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Recovery {
@@ -129,14 +156,16 @@ pub fn measure(
         baseline_per_s,
         after: None,
     };
-    let w = c.window.0.div_ceil(b).max(1) as usize;
+    // At least MIN_EXPECTED successes per window at the baseline rate.
+    let min_w = (MIN_EXPECTED / baseline_per_s * 1e9 / b as f64).ceil();
+    let w = (c.window.0.div_ceil(b).max(1) as usize).max(min_w.min(1e9) as usize);
     let first = to.0.div_ceil(b) as usize;
     // Buckets [0, full) are complete.
     let full = (end.0 / b) as usize;
     if first + w > full {
         return Some(out);
     }
-    let threshold = c.fraction * baseline_per_s;
+    let threshold = noise_fraction(baseline_per_s * secs(w), c.fraction) * baseline_per_s;
     let mut sum = count(full - w, full);
     // Scan windows from the last one back: the answer is one past the last window below.
     let mut j = full - w;
@@ -178,33 +207,86 @@ mod tests {
 
     #[test]
     fn recovers_after_a_dip() {
-        // 10 per 100 ms = 100/s, a dip to 0 from 10 s to 14 s, trigger 10..12 s, run ends 30 s.
-        let mut g = vec![10u32; 300];
+        // 1000 per 100 ms = 10,000/s (enough for 0.95 to stand clear of the noise), a dip to 0 from 10 s to 14 s, trigger 10..12 s, run ends 30 s.
+        let mut g = vec![1000u32; 300];
         for x in &mut g[100..140] {
             *x = 0;
         }
         let r = measure(&g, B, s(30), (s(10), s(12)), &cfg()).unwrap();
-        assert_eq!(r.baseline_per_s, 100.0);
-        // The first 1 s window at >= 90/s starts at 14 s: 2 s after the trigger's end.
+        assert_eq!(r.baseline_per_s, 10_000.0);
+        // The first 1 s window at >= 95 % starts at 14 s: 2 s after the trigger's end.
         assert_eq!(r.after, Some(Duration::from_secs(2)));
         // The same but never back.
         for x in &mut g[140..] {
-            *x = 5;
+            *x = 500;
         }
         let r = measure(&g, B, s(30), (s(10), s(12)), &cfg()).unwrap();
         assert_eq!(r.after, None);
     }
 
+    /// Poisson successes at `per_s` in 100 ms buckets over `secs`, none in `[gap.0, gap.1)` s.
+    fn poisson(seed: u64, per_s: f64, secs: u64, gap: (f64, f64)) -> Vec<u32> {
+        let mut s = crate::rng::Stream::new(seed, 0, crate::rng::Purpose::Arrivals, 0);
+        let mut g = vec![0u32; (secs * 10) as usize];
+        let mut t = s.exponential(1.0 / per_s);
+        while t < secs as f64 {
+            if !(gap.0..gap.1).contains(&t) {
+                g[(t * 10.0) as usize] += 1;
+            }
+            t += s.exponential(1.0 / per_s);
+        }
+        g
+    }
+
+    #[test]
+    fn low_rates_have_a_known_recovery_time_not_chance_relapses() {
+        // 40 successes/s (Brooker's spike model), a trigger 20..25 s, nothing from 25 s to 29 s:
+        // goodput is back 4 s after the trigger, on every seed. With the fraction 0.8 alone a
+        // 2 s window expects 80 +- 8.9 and 0.8 x 80 = 64 is 1.8 deviations below: chance dips
+        // past 29 s would read as relapses in a good share of the seeds.
+        let c = RecoveryConfig::default();
+        let mut naive_misfires = 0;
+        let mut near = 0;
+        for seed in 0..200 {
+            let g = poisson(seed, 40.0, 80, (25.0, 29.0));
+            let r = measure(&g, B, s(80), (s(20), s(25)), &c).unwrap();
+            // Early by up to (1 - threshold) x window, about 0.9 s here: a window that starts
+            // that long before the dip ends already holds enough successes.
+            let after = r.after.expect("recovered").as_millis_f64();
+            if (2_500.0..=4_000.0).contains(&after) {
+                near += 1;
+            }
+            // What the fixed 0.8 would have said: the last 2 s window below 64 after 29 s.
+            let below = (290..=780).any(|j| g[j..j + 20].iter().sum::<u32>() < 64);
+            naive_misfires += u32::from(below);
+        }
+        // Measured: 199 of 200 seeds within 2.7 .. 3.7 s (one reads a 4-sigma dip at 9.8 s),
+        // where the fixed fraction 0.8 misfires on 182 of 200.
+        assert!(near >= 197, "{near} of 200 near the truth");
+        assert!(naive_misfires > 20, "{naive_misfires} of 200");
+        // At 750/s the threshold is the fraction itself: 0.8 is 7 deviations below.
+        assert_eq!(noise_fraction(1500.0, 0.8), 0.8);
+        // At 40/s over 2 s it is lowered to 1 - 4 / sqrt(80).
+        assert!((noise_fraction(80.0, 0.8) - (1.0 - 4.0 / 80f64.sqrt())).abs() < 1e-12);
+        // At 10/s the window is lengthened to 6.4 s (64 expected): a collapse to 0.4/s is seen.
+        let mut g = poisson(7, 10.0, 200, (0.0, 0.0));
+        for (i, x) in g.iter_mut().enumerate().skip(250) {
+            *x = u32::from(i % 25 == 0);
+        }
+        let r = measure(&g, B, s(200), (s(20), s(25)), &c).unwrap();
+        assert_eq!(r.after, None);
+    }
+
     #[test]
     fn partial_recovery_counts_from_the_last_dip() {
-        let mut g = vec![10u32; 300];
+        let mut g = vec![1000u32; 300];
         // Back at 13 s but a relapse from 20 s to 21 s.
         g[100..130].fill(0);
         g[200..210].fill(0);
         let r = measure(&g, B, s(30), (s(10), s(12)), &cfg()).unwrap();
         assert_eq!(r.after, Some(Duration::from_secs(9)));
         // No dip at all: recovered at the trigger's end.
-        let g = vec![10u32; 300];
+        let g = vec![1000u32; 300];
         let r = measure(&g, B, s(30), (s(10), s(12)), &cfg()).unwrap();
         assert_eq!(r.after, Some(Duration::ZERO));
         // The run ends before a whole window fits: not recovered, not measurable.

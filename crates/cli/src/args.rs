@@ -42,6 +42,15 @@ pub enum Command {
     Init(InitArgs),
     /// Print shell completions for bash, zsh, fish, elvish or powershell.
     Completions(CompletionsArgs),
+    /// Print a JSON Schema of the model file, for editors (taplo, Even Better TOML).
+    Schema(SchemaArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SchemaArgs {
+    /// Write it here instead of stdout (e.g. retrystorm.schema.json).
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

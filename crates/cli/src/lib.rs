@@ -13,6 +13,7 @@ mod html;
 mod init;
 mod output;
 mod progress;
+mod schema;
 mod sweep;
 
 use args::{Cli, Command};
@@ -60,6 +61,7 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Explain(a) => explain::explain(a),
         Command::Init(a) => init::init(a),
         Command::Completions(a) => init::completions(a),
+        Command::Schema(a) => schema::schema(a),
     }
 }
 

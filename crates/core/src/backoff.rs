@@ -18,7 +18,7 @@ use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// How the delay grows with the retry count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum BackoffKind {
     /// Retry at once (no delay, jitter ignored).
@@ -30,7 +30,7 @@ pub enum BackoffKind {
 }
 
 /// How randomness spreads the delay.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Jitter {
     None,

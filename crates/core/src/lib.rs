@@ -71,6 +71,7 @@ pub mod path;
 pub mod policy;
 pub mod queue;
 pub mod rng;
+pub mod schema;
 pub mod stats;
 pub mod summary;
 pub mod sweep;

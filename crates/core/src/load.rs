@@ -862,37 +862,12 @@ pub fn with_suggestion(msg: &str) -> String {
 pub fn closest<'a>(got: &str, allowed: &[&'a str]) -> Option<&'a str> {
     allowed
         .iter()
-        .map(|a| (levenshtein(got, a), *a))
+        // Optimal string alignment (strsim): an adjacent transposition is one edit, so `retyr`
+        // is one typo away from `retry`.
+        .map(|a| (strsim::osa_distance(got, a), *a))
         .filter(|(d, a)| *d <= (a.len().max(got.len()) / 3).max(1))
         .min()
         .map(|(_, a)| a)
-}
-
-/// Edit distance counting an adjacent transposition as one edit (optimal string alignment), so
-/// `retyr` is one typo away from `retry`.
-fn levenshtein(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 #[cfg(test)]

@@ -33,41 +33,23 @@ pub fn sample_sd(xs: &[f64]) -> f64 {
     (ss / (xs.len() - 1) as f64).sqrt()
 }
 
-/// Two-sided 97.5% quantiles of Student's t for 1..=30 degrees of freedom.
-const T975: [f64; 30] = [
-    12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281, 2.2010,
-    2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860, 2.0796, 2.0739, 2.0687,
-    2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423,
-];
-/// Beyond the table: (df, quantile), interpolated linearly in 1/df (error below 1e-3).
-const T975_TAIL: [(f64, f64); 4] = [
-    (30.0, 2.0423),
-    (40.0, 2.0211),
-    (60.0, 2.0003),
-    (120.0, 1.9799),
-];
-const Z975: f64 = 1.959_964;
-
-/// The 0.975 quantile of Student's t with `df` degrees of freedom (exact to 4 decimals up to
-/// 30, within 1e-3 beyond). `df == 0` gives infinity.
-pub fn t975(df: usize) -> f64 {
-    match df {
-        0 => f64::INFINITY,
-        1..=30 => T975[df - 1],
-        _ => {
-            let inv = 1.0 / df as f64;
-            for w in T975_TAIL.windows(2) {
-                let ((d0, q0), (d1, q1)) = (w[0], w[1]);
-                if (df as f64) <= d1 {
-                    let f = (1.0 / d0 - inv) / (1.0 / d0 - 1.0 / d1);
-                    return q0 + f * (q1 - q0);
-                }
-            }
-            let (d0, q0) = T975_TAIL[T975_TAIL.len() - 1];
-            let f = (1.0 / d0 - inv) / (1.0 / d0);
-            q0 + f * (Z975 - q0)
-        }
+/// The two-sided `level` critical value of Student's t with `df` degrees of freedom (the
+/// `(1 + level) / 2` quantile: 12.706 for level 0.95 and df 1), from `statrs`'s inverse CDF;
+/// it replaced a 4-decimal table with interpolation past df 30. Infinity for `df == 0` or a
+/// level outside (0, 1).
+pub fn t_quantile(level: f64, df: usize) -> f64 {
+    if df == 0 || !(level > 0.0 && level < 1.0) {
+        return f64::INFINITY;
     }
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    StudentsT::new(0.0, 1.0, df as f64)
+        .map(|t| t.inverse_cdf((1.0 + level) / 2.0))
+        .unwrap_or(f64::INFINITY)
+}
+
+/// The 0.975 quantile of Student's t (the 95% interval's): [`t_quantile`] at level 0.95.
+pub fn t975(df: usize) -> f64 {
+    t_quantile(0.95, df)
 }
 
 /// A mean with the half-width of its 95% confidence interval.
@@ -240,19 +222,24 @@ mod tests {
         assert!((sample_sd(&xs) - 2.138_089_935).abs() < 1e-9);
         let e = Estimate::of(&xs);
         // t(0.975, 7) = 2.3646
-        assert!((e.half_width - 2.3646 * 2.138_089_935 / 8f64.sqrt()).abs() < 1e-9);
+        assert!((e.half_width - 2.364_624 * 2.138_089_935 / 8f64.sqrt()).abs() < 1e-6);
         assert!(Estimate::of(&[3.0]).half_width.is_nan());
         assert!(mean(&[]).is_nan());
     }
 
     #[test]
     fn t_quantiles() {
-        assert_eq!(t975(1), 12.7062);
-        assert_eq!(t975(4), 2.7764);
+        // Published tables (NIST/SEMATECH e-Handbook 1.3.6.7.2), to their 3 decimals.
+        assert!((t975(1) - 12.706).abs() < 5e-4);
+        assert!((t975(4) - 2.776).abs() < 5e-4);
+        assert!((t975(30) - 2.042).abs() < 5e-4);
+        assert!((t_quantile(0.99, 10) - 3.169).abs() < 5e-4);
+        assert!((t_quantile(0.90, 5) - 2.015).abs() < 5e-4);
+        assert_eq!(t_quantile(1.0, 5), f64::INFINITY);
         assert!((t975(50) - 2.0086).abs() < 1e-3);
         assert!((t975(100) - 1.9840).abs() < 1e-3);
         assert!((t975(1000) - 1.9623).abs() < 1e-3);
-        assert!((t975(1_000_000) - Z975).abs() < 1e-3);
+        assert!((t975(1_000_000) - 1.959_964).abs() < 1e-3);
         let mut prev = t975(1);
         for df in 2..2000 {
             assert!(t975(df) <= prev, "t975 must decrease, df {df}");

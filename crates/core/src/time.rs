@@ -317,7 +317,7 @@ impl<'de> serde::Deserialize<'de> for Rate {
 }
 
 /// A half-open window of simulated time `[from, to)`.
-#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Window {
     pub from: Duration,

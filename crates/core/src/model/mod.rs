@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// One scenario, fully resolved (a variant is a `Model` too).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Model {
     /// Shown in tables and charts.
@@ -84,7 +84,7 @@ impl Default for Model {
 }
 
 /// Where intents come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorkloadKind {
     /// `clients` intents, all at `start` or spread uniformly over `[start, start + spread)`.
@@ -100,7 +100,7 @@ pub enum WorkloadKind {
     Contention,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Workload {
     pub kind: WorkloadKind,
@@ -145,7 +145,7 @@ impl Default for Workload {
 
 /// A point of the open workload's rate schedule: from `at` on the rate is `rate`; with
 /// `ramp = true` the rate moves linearly from the previous point's rate to this one.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RatePoint {
     pub at: Duration,
@@ -155,7 +155,7 @@ pub struct RatePoint {
 }
 
 /// Which failures a client retries (issue: retryable classes).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Retry {
     /// Attempts per intent, the first try included (1 = never retry).
@@ -186,7 +186,7 @@ pub struct Retry {
 }
 
 /// What a client does with `Retry-After`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RetryAfterPolicy {
     /// Wait what the server asked (up to `retry.retry_after_cap`) instead of the backoff.
@@ -231,7 +231,7 @@ impl Retry {
 }
 
 /// How a client learns that its request was lost before reaching the server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum LossNotice {
     /// At once, as a connection error (the article's `throw` before `fetch`).
@@ -240,7 +240,7 @@ pub enum LossNotice {
     Timeout,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Network {
     /// One-way latency, both directions, unless a direction is given on its own.
@@ -334,7 +334,7 @@ impl<'de> Deserialize<'de> for FailMode {
 }
 
 /// Order of the server's wait queue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Discipline {
     Fifo,
@@ -342,7 +342,7 @@ pub enum Discipline {
 }
 
 /// Where a crash fault strikes inside the handler.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CrashPoint {
     /// After the effect, before the key record.
@@ -395,7 +395,7 @@ impl<'de> Deserialize<'de> for Limit {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Server {
     /// Concurrent workers.
@@ -433,7 +433,7 @@ pub struct Server {
 }
 
 /// What a shedding server answers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ShedAnswer {
     /// 503 Service Unavailable (retryable, with `server.retry_after`).
@@ -443,7 +443,7 @@ pub enum ShedAnswer {
 }
 
 /// A window `[from, to)` in which the server has `capacity` workers.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CapacityDrop {
     pub from: Duration,
@@ -476,7 +476,7 @@ impl Default for Server {
 }
 
 /// How the client chooses idempotency keys.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum KeyMode {
     None,
@@ -487,7 +487,7 @@ pub enum KeyMode {
 }
 
 /// The server's dedupe store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum StoreMode {
     None,
@@ -500,7 +500,7 @@ pub enum StoreMode {
 }
 
 /// How the effect and the key record are committed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CommitMode {
     /// One transaction: a crash rolls back both.
@@ -509,7 +509,7 @@ pub enum CommitMode {
     KeyThenEffect,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Idempotency {
     pub key: KeyMode,
@@ -536,7 +536,7 @@ impl Default for Idempotency {
 /// One layer of a layered request path (`[[layer]]`): a caller with its own retry policy that
 /// sends each attempt to the layer below it (the last layer sends to the bottom, `[server]`).
 /// Semantics and the closed form are in `docs/layered.md`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Layer {
     /// Shown in the per-layer report (`layer{i}` when empty).
@@ -594,7 +594,7 @@ impl Layer {
 /// One `[[tier]]` of the request path: a server (`server`, every key of `[server]`) and the
 /// client inside it that calls the next tier down (`retry`, `network`, `budget`, `breaker`,
 /// `hedge`, every key of the top-level sections of the same names). The last tier is `[server]`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TierConfig {
     /// Shown in the per-tier report (`tier{i}` when empty).
@@ -610,7 +610,7 @@ pub struct TierConfig {
 /// A retry budget: a limit on retries shared by all calls through one layer, written
 /// `budget = { kind = "tokens", max_tokens = 10, token_ratio = 0.1 }` or
 /// `budget = { kind = "ratio", ratio = 0.1, min_retries = 10 }`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Budget {
     /// gRPC retry throttling (gRFC A6, "Client-side retry throttling"): a token count starts at

@@ -25,7 +25,7 @@ use crate::invalid::Invalid;
 use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum WindowType {
     CountBased,
@@ -33,7 +33,7 @@ pub enum WindowType {
 }
 
 /// The `[breaker]` section.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct BreakerConfig {
     pub enabled: bool,

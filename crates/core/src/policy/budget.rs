@@ -29,7 +29,7 @@ use crate::invalid::Invalid;
 use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum BudgetKind {
     /// No budget: every retry the retry policy allows is sent.
@@ -57,7 +57,7 @@ pub enum BudgetKind {
 }
 
 /// The `[budget]` section. Only the fields of the chosen `kind` are used.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct BudgetConfig {
     pub kind: BudgetKind,

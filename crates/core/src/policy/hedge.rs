@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 pub const MAX_HEDGED_ATTEMPTS: u32 = 64;
 
 /// The `[hedge]` section: when `delay` is set the client hedges instead of retrying.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct HedgeConfig {
     /// gRPC's `hedgingDelay`: time between copies. Absent = no hedging.

@@ -25,7 +25,7 @@ pub mod window;
 use serde::{Deserialize, Serialize};
 
 /// Who shares one instance of a budget, breaker or rate limiter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scope {
     /// One per client process (a burst client, a closed-workload worker, or one of the open
@@ -37,7 +37,7 @@ pub enum Scope {
 
 /// What one attempt ended in, as its client sees it. The model's `retry.retry_on` lists the
 /// classes a client retries; [`Class::ClientError`] and [`Class::Overloaded`] are never retried.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Class {
     /// A success (2xx).
     #[serde(rename = "success")]

@@ -55,7 +55,7 @@ pub fn whole_seconds(d: Duration) -> Duration {
 }
 
 /// The `[server.rate_limit]` section.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RateLimitConfig {
     /// Refill rate; zero disables the limiter.

@@ -38,7 +38,7 @@ use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
 /// The `[recovery]` section.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RecoveryConfig {
     pub trigger: Option<Window>,

@@ -120,10 +120,14 @@ pub fn wilson(count: u32, n: u32) -> (f64, f64) {
     }
     let (k, n) = (f64::from(count.min(n)), f64::from(n));
     let p = k / n;
-    let z2 = Z975 * Z975;
+    let z = {
+        use statrs::distribution::{ContinuousCDF, Normal};
+        Normal::standard().inverse_cdf(0.975)
+    };
+    let z2 = z * z;
     let denom = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denom;
-    let half = Z975 / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    let half = z / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
     // At 0 of n and n of n the bound is exactly 0 or 1 (the formula gives it up to rounding).
     let low = if k == 0.0 { 0.0 } else { centre - half };
     let high = if k == n { 1.0 } else { centre + half };

@@ -20,6 +20,7 @@ pub mod html;
 mod json;
 mod lines;
 pub mod markdown;
+mod pareto;
 mod marks;
 mod style;
 mod svg;
@@ -72,3 +73,4 @@ pub enum ReportError {
     #[error("the bundled DejaVu font could not be loaded")]
     Font,
 }
+pub use crate::pareto::{ParetoPoint, pareto_chart};

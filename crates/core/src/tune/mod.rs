@@ -389,5 +389,34 @@ pub fn metrics(objectives: &[Objective], constraints: &[Expectation]) -> Vec<Str
     out
 }
 
+/// The settings of one candidate as TOML to paste into the model: a `[table]` per key prefix,
+/// values as `--set` reads them (`"5ms"` quoted, `6` not).
+pub fn snippet(params: &[(String, String)]) -> String {
+    let mut tables: Vec<(String, Vec<String>)> = Vec::new();
+    for (k, v) in params {
+        let (table, key) = k.rsplit_once('.').unwrap_or(("", k));
+        let line = format!("{key} = {}", crate::load::parse_value(v));
+        match tables.iter_mut().find(|(t, _)| t == table) {
+            Some((_, lines)) => lines.push(line),
+            None => tables.push((table.to_string(), vec![line])),
+        }
+    }
+    tables.sort_by_key(|(t, _)| !t.is_empty());
+    let mut out = String::new();
+    for (t, lines) in tables {
+        if !t.is_empty() {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&format!("[{t}]\n"));
+        }
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;

@@ -96,3 +96,17 @@ fn indifference_parses_shares_numbers_and_durations() {
     assert!(parse_indifference("0", "x").is_err());
     assert!(parse_indifference("fast", "amplification").is_err());
 }
+
+#[test]
+fn a_snippet_groups_keys_by_table() {
+    let p = vec![
+        ("retry.base".to_string(), "50ms".to_string()),
+        ("seed".to_string(), "3".to_string()),
+        ("retry.max_attempts".to_string(), "4".to_string()),
+        ("budget.kind".to_string(), "grpc".to_string()),
+    ];
+    assert_eq!(
+        snippet(&p),
+        "seed = 3\n\n[retry]\nbase = \"50ms\"\nmax_attempts = 4\n\n[budget]\nkind = \"grpc\"\n"
+    );
+}

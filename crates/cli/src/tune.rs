@@ -153,10 +153,29 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     };
     let json_to_stdout = a.json.as_deref().is_some_and(is_stdout);
     if !json_to_stdout {
-        output::print(&text_view(&a, &scenario.name, &cands, &grid, &objectives, &constraints, &o, sampling, budget, &label))?;
+        output::print(&text_view(
+            &a,
+            &scenario.name,
+            &cands,
+            &grid,
+            &objectives,
+            &constraints,
+            &o,
+            sampling,
+            budget,
+            &label,
+        ))?;
     }
     if let Some(p) = &a.json {
-        let v = json_view(&scenario.name, &cands, &objectives, &constraints, &o, sampling, budget);
+        let v = json_view(
+            &scenario.name,
+            &cands,
+            &objectives,
+            &constraints,
+            &o,
+            sampling,
+            budget,
+        );
         let mut t = serde_json::to_string_pretty(&v).expect("JSON of plain values");
         t.push('\n');
         output::write(output::Out::new("--json", p), &t)?;
@@ -164,7 +183,11 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     if let Some(p) = &a.svg {
         let (ox, oy) = (&objectives[0], &objectives[1]);
         let pts: Vec<ParetoPoint> = (0..k)
-            .filter(|c| o.feasibility[*c].iter().all(|f| *f == tune::Feasibility::Feasible))
+            .filter(|c| {
+                o.feasibility[*c]
+                    .iter()
+                    .all(|f| *f == tune::Feasibility::Feasible)
+            })
             .filter(|c| o.status[*c] != tune::Status::Infeasible)
             .map(|c| ParetoPoint {
                 label: format!("#{}", c + 1),
@@ -174,7 +197,13 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
                 best: o.best == Some(c),
             })
             .collect();
-        let dir = |o: &Objective| format!("{} ({})", o.metric, if o.maximize { "maximise" } else { "minimise" });
+        let dir = |o: &Objective| {
+            format!(
+                "{} ({})",
+                o.metric,
+                if o.maximize { "maximise" } else { "minimise" }
+            )
+        };
         let svg = pareto_chart(
             &format!("{}: Pareto front of the feasible candidates", scenario.name),
             &dir(ox),

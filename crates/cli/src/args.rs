@@ -251,6 +251,9 @@ pub struct ReportArgs {
 pub struct TuneArgs {
     #[command(flatten)]
     pub model: ModelArgs,
+    /// Search this variant of the file only (default: every variant is a candidate per point).
+    #[arg(long)]
+    pub variant: Option<String>,
     /// A searched field, as in `sweep` (a range FROM..TO:STEP or a list); several make a grid.
     #[arg(long, value_name = "KEY=RANGE_OR_LIST")]
     pub vary: Vec<String>,

@@ -83,10 +83,20 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::Input(format!("--indifference {}: {e}", a.indifference)))?;
     let (origin, text) = read_model(&a.model)?;
     let scenario = load_with(&a.model, &origin, &text, &[])?;
+    let only = match &a.variant {
+        Some(v) => Some(crate::commands::pick_variant(&scenario, Some(v), &origin)?.name),
+        None => None,
+    };
+    let keep = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let base_seed = crate::commands::base_seed(&a.model, &scenario.base);
     let grid = Grid {
         axes: parse_axes(&a.vary)?,
-        variants: scenario.variants.iter().map(|m| m.name.clone()).collect(),
+        variants: scenario
+            .variants
+            .iter()
+            .map(|m| m.name.clone())
+            .filter(|n| keep(n))
+            .collect(),
         seeds: vec![base_seed],
     };
     let (sampling, points) = sample::candidates(&grid, a.candidates, base_seed);
@@ -97,7 +107,8 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
         for (k, v) in &params {
             extra.push(Override::parse_as("--vary", &format!("{k}={v}"))?);
         }
-        for m in load_with(&a.model, &origin, &text, &extra)?.variants {
+        let models = load_with(&a.model, &origin, &text, &extra)?.variants;
+        for m in models.into_iter().filter(|m| keep(&m.name)) {
             cands.push(Candidate {
                 params: params.clone(),
                 variant: m.name.clone(),

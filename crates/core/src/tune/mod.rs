@@ -351,10 +351,28 @@ pub fn search(
                 .collect()
         })
         .collect();
-    let pareto = pareto::front(&points)
+    let pareto: Vec<usize> = pareto::front(&points)
         .into_iter()
         .map(|i| feasible_idx[i])
         .collect();
+    // Within the indifference zone of the first objective KN may keep a candidate that another
+    // dominates on the rest: recommend the best front candidate inside that zone instead (when
+    // every decision was made).
+    let mut best = best;
+    let mut status = status;
+    if let Some(b) = best.filter(|b| open.is_empty() && !pareto.contains(b)) {
+        let zone = |c: &usize| primary.signed(mean(b, 0)) - primary.signed(mean(*c, 0)) <= delta;
+        if let Some(p) = pareto.iter().copied().filter(zone).fold(None, |x: Option<usize>, c| {
+            match x {
+                Some(x) if primary.signed(mean(x, 0)) >= primary.signed(mean(c, 0)) => Some(x),
+                _ => Some(c),
+            }
+        }) {
+            status[b] = Status::Eliminated;
+            status[p] = Status::Best;
+            best = Some(p);
+        }
+    }
     Outcome {
         metrics,
         values,

@@ -279,7 +279,10 @@ fn tune(c: &mut Criterion) {
             model(
                 "models/thundering-herd.toml",
                 Some("full"),
-                &[format!("retry.base={}ms", 10 * b), format!("retry.max_attempts={a}")],
+                &[
+                    format!("retry.base={}ms", 10 * b),
+                    format!("retry.max_attempts={a}"),
+                ],
             )
         })
         .collect();

@@ -269,11 +269,11 @@ fn text_view(
     headers.extend(o.metrics.iter().cloned());
     headers.push("verdict".into());
     let mut rows = Vec::new();
-    for c in 0..k {
+    for (c, cand) in cands.iter().enumerate() {
         let mut row = vec![format!("{}", c + 1)];
-        row.extend(cands[c].params.iter().map(|(_, v)| v.clone()));
+        row.extend(cand.params.iter().map(|(_, v)| v.clone()));
         if grid.variants.len() > 1 {
-            row.push(cands[c].variant.clone());
+            row.push(cand.variant.clone());
         }
         row.push(o.values[c][0].len().to_string());
         for m in &o.metrics {

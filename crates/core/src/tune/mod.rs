@@ -196,6 +196,9 @@ impl Outcome {
     }
 }
 
+/// Runs `(candidate, replication)` pairs; one row of metric values per pair, in order.
+pub type Batch<'a> = dyn FnMut(&[(usize, usize)]) -> Vec<Vec<f64>> + 'a;
+
 /// The most replications one candidate gets.
 pub const MAX_REPLICATIONS: usize = 10_000;
 
@@ -207,7 +210,7 @@ pub fn search(
     objectives: &[Objective],
     constraints: &[Expectation],
     settings: &Settings,
-    batch: &mut dyn FnMut(&[(usize, usize)]) -> Vec<Vec<f64>>,
+    batch: &mut Batch<'_>,
 ) -> Outcome {
     let metrics = metrics(objectives, constraints);
     let cidx: Vec<usize> = constraints
@@ -362,12 +365,15 @@ pub fn search(
     let mut status = status;
     if let Some(b) = best.filter(|b| open.is_empty() && !pareto.contains(b)) {
         let zone = |c: &usize| primary.signed(mean(b, 0)) - primary.signed(mean(*c, 0)) <= delta;
-        if let Some(p) = pareto.iter().copied().filter(zone).fold(None, |x: Option<usize>, c| {
-            match x {
+        if let Some(p) = pareto
+            .iter()
+            .copied()
+            .filter(zone)
+            .fold(None, |x: Option<usize>, c| match x {
                 Some(x) if primary.signed(mean(x, 0)) >= primary.signed(mean(c, 0)) => Some(x),
                 _ => Some(c),
-            }
-        }) {
+            })
+        {
             status[b] = Status::Eliminated;
             status[p] = Status::Best;
             best = Some(p);

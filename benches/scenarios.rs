@@ -25,6 +25,9 @@
 //! - `overload`: `models/overload-bench.toml`, open Poisson arrivals 25% above capacity with
 //!   timeouts and retries, about 1.3 * 10^7 events. Throughput in events (`summary.events`).
 //!
+//! - `tune`: `retrystorm::tune::search` over 50 candidates of the 1000-client herd, with every
+//!   run it asks for (one thread).
+//!
 //! Models are loaded once, outside the timed loop: one iteration is one `run_model` (or one
 //! floor loop), from an empty queue to the end of the run. End-to-end CLI timings (process start,
 //! parsing, report) are in `benches/peers/run.sh`.
@@ -265,5 +268,53 @@ fn path(c: &mut Criterion) {
     events_bench(c, "path", "three-tiers-1e6", &m, Ended::Settled);
 }
 
-criterion_group!(benches, herd, three_clients, overload, path);
+/// `tune` over 50 candidates of the 1000-client herd (variant `full`: retry.base 10..100 ms x
+/// max_attempts 2..6), KN on peak_retries with 5 first-stage seeds, one thread: the search's
+/// decisions plus every run it asks for.
+fn tune(c: &mut Criterion) {
+    use retrystorm::tune::{Indifference, Objective, Settings, search};
+    let models: Vec<Model> = (1..=10)
+        .flat_map(|b| (2..=6).map(move |a| (b, a)))
+        .map(|(b, a)| {
+            model(
+                "models/thundering-herd.toml",
+                Some("full"),
+                &[
+                    format!("retry.base={}ms", 10 * b),
+                    format!("retry.max_attempts={a}"),
+                ],
+            )
+        })
+        .collect();
+    let objectives = [Objective {
+        metric: "peak_retries".into(),
+        maximize: false,
+    }];
+    let settings = Settings {
+        n0: 5,
+        alpha: 0.05,
+        indifference: Indifference::Relative(0.05),
+        budget: 1000,
+    };
+    let mut g = c.benchmark_group("tune");
+    config_group(&mut g, true);
+    g.bench_function("herd-1000x50", |b| {
+        b.iter(|| {
+            let mut batch = |asked: &[(usize, usize)]| -> Vec<Vec<f64>> {
+                asked
+                    .iter()
+                    .map(|(i, r)| {
+                        let m = &models[*i];
+                        let s = retrystorm::run_model(m, m.seed + *r as u64, &mut |_| {}).summary;
+                        vec![s.peak_retries as f64]
+                    })
+                    .collect()
+            };
+            black_box(search(models.len(), &objectives, &[], &settings, &mut batch).runs)
+        });
+    });
+    g.finish();
+}
+
+criterion_group!(benches, herd, three_clients, overload, path, tune);
 criterion_main!(benches);

@@ -38,6 +38,10 @@ pub enum Command {
     /// policy) and warnings: offered load above capacity, a breaker that can never open, a
     /// timeout shorter than the service time.
     Explain(ExplainArgs),
+    /// Search --vary settings for the best that meets every --constraint, on --minimize /
+    /// --maximize objectives: paired seeds, Kim-Nelson sequential selection, Pareto front.
+    /// Exit 1 when no candidate meets the constraints.
+    Tune(TuneArgs),
     /// Write a commented starter model (or one of the shipped models) to start from.
     Init(InitArgs),
     /// Print shell completions for bash, zsh, fish, elvish or powershell.
@@ -241,4 +245,45 @@ pub struct ReportArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub chart: SweepChartArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Search this variant of the file only (default: every variant is a candidate per point).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// A searched field, as in `sweep` (a range FROM..TO:STEP or a list); several make a grid.
+    #[arg(long, value_name = "KEY=RANGE_OR_LIST")]
+    pub vary: Vec<String>,
+    /// A constraint in the expectation language, e.g. 'completion_ms.p99 < 2s', judged on the
+    /// 95% interval of the mean.
+    #[arg(long = "constraint", value_name = "EXPR")]
+    pub constraints: Vec<String>,
+    /// A metric to make small (repeatable; the first objective decides the recommendation).
+    #[arg(long, value_name = "METRIC")]
+    pub minimize: Vec<String>,
+    /// A metric to make large (objectives after every --minimize).
+    #[arg(long, value_name = "METRIC")]
+    pub maximize: Vec<String>,
+    /// Differences on the first objective not worth telling apart: a share of its best mean
+    /// (5%) or an amount in its unit (0.05, 20ms).
+    #[arg(long, value_name = "D", default_value = "5%")]
+    pub indifference: String,
+    /// First-stage seeds per candidate.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub first_stage: u32,
+    /// The most runs in all (default: 20 per candidate).
+    #[arg(long, value_name = "RUNS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub budget: Option<u64>,
+    /// A grid of more points than this is sampled by a Latin hypercube of this many.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub candidates: u64,
+    /// Write the result as JSON here ("-" for stdout, which replaces the table).
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write the Pareto chart of the first two objectives as SVG here.
+    #[arg(long, value_name = "PATH")]
+    pub svg: Option<PathBuf>,
 }

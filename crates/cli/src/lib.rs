@@ -15,6 +15,7 @@ mod output;
 mod progress;
 mod schema;
 mod sweep;
+mod tune;
 
 use args::{Cli, Command};
 use std::process::ExitCode;
@@ -59,6 +60,7 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Merge(a) => sweep::merge(a),
         Command::Report(a) => html::report(a),
         Command::Explain(a) => explain::explain(a),
+        Command::Tune(a) => tune::tune(a),
         Command::Init(a) => init::init(a),
         Command::Completions(a) => init::completions(a),
         Command::Schema(a) => schema::schema(a),

@@ -76,6 +76,7 @@ pub mod stats;
 pub mod summary;
 pub mod sweep;
 pub mod time;
+pub mod tune;
 
 /// Runs one resolved model with `seed`: the single entry point every front end calls. `progress` is called now and then with the simulated clock.
 pub fn run_model(

@@ -30,6 +30,8 @@ pub enum Purpose {
     Layer = 15,
     Contention = 16,
     ClientError = 17,
+    /// Candidate sampling of `tune` and `sensitivity` (not a simulation draw).
+    Tune = 18,
 }
 
 /// splitmix64's finaliser: a bijective 64-bit mixer.

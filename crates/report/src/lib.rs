@@ -21,6 +21,7 @@ mod json;
 mod lines;
 pub mod markdown;
 mod marks;
+mod pareto;
 mod style;
 mod svg;
 pub mod sweep;
@@ -72,3 +73,4 @@ pub enum ReportError {
     #[error("the bundled DejaVu font could not be loaded")]
     Font,
 }
+pub use crate::pareto::{ParetoPoint, pareto_chart};

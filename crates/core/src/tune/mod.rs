@@ -1,0 +1,446 @@
+//! `tune`: which candidate settings meet every constraint and are best on the objectives, as
+//! pure logic. The command line runs the simulations; this module decides which to run next.
+//!
+//! Every candidate's replication `r` uses the same seed (common random numbers), so candidates
+//! are compared in pairs. After a first stage of `n0` replications each, the search follows
+//! Kim & Nelson's KN procedure ([`kn`]) on the first objective, adding one replication to every
+//! remaining contender per stage, until one feasible contender is left or the run budget is
+//! spent; whatever is still undecided then is reported as open. Constraints are judged on the
+//! 95% confidence interval of their metric's mean ([`feasibility`]): only a candidate whose
+//! constraints are all met may eliminate others, and a candidate that violates one leaves the
+//! contest. The Pareto front is taken over the feasible candidates' means ([`pareto`]).
+
+pub mod kn;
+pub mod pareto;
+pub mod sample;
+
+use crate::expect::{Expectation, Op};
+use crate::stats::Estimate;
+
+/// One objective: a summary metric to minimise or maximise.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Objective {
+    pub metric: String,
+    pub maximize: bool,
+}
+
+impl Objective {
+    /// The value with "larger is better".
+    pub fn signed(&self, x: f64) -> f64 {
+        if self.maximize { x } else { -x }
+    }
+}
+
+/// The indifference zone δ: differences smaller than this are not worth telling apart.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Indifference {
+    /// A share of the first-stage best mean of the first objective (`5%`).
+    Relative(f64),
+    /// In the first objective's unit (`0.05`, or `20ms` for a `*_ms` metric).
+    Absolute(f64),
+}
+
+/// Parses `--indifference`: `5%` or a positive number (a duration for `*_ms` metrics).
+pub fn parse_indifference(s: &str, metric: &str) -> Result<Indifference, String> {
+    let t = s.trim();
+    if let Some(p) = t.strip_suffix('%') {
+        return match p.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() && x > 0.0 => Ok(Indifference::Relative(x / 100.0)),
+            _ => Err(format!("expected a positive share such as 5%, got {s:?}")),
+        };
+    }
+    let x = match t.parse::<f64>() {
+        Ok(x) => x,
+        Err(_) if metric.contains("_ms") => crate::time::Duration::parse(t)
+            .map(crate::time::Duration::as_millis_f64)
+            .map_err(|e| format!("{s:?}: {e}"))?,
+        Err(_) => return Err(format!("expected 5% or a positive number, got {s:?}")),
+    };
+    if x.is_finite() && x > 0.0 {
+        Ok(Indifference::Absolute(x))
+    } else {
+        Err(format!("the indifference zone must be positive, got {s:?}"))
+    }
+}
+
+/// What the search may spend and how sure it must be.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// First-stage replications per candidate (at least 2).
+    pub n0: usize,
+    /// Probability of a wrong selection the procedure allows (0.05 for 95%).
+    pub alpha: f64,
+    pub indifference: Indifference,
+    /// The most runs in all.
+    pub budget: u64,
+}
+
+/// A constraint's verdict from its metric's 95% interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feasibility {
+    Feasible,
+    Infeasible,
+    Undecided,
+}
+
+impl Feasibility {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Feasibility::Feasible => "feasible",
+            Feasibility::Infeasible => "infeasible",
+            Feasibility::Undecided => "undecided",
+        }
+    }
+}
+
+/// Whether `mean(xs) OP bound` holds with 95% confidence (the whole interval satisfies it),
+/// fails so (no point of the interval does), or is undecided. A NaN (the metric was not
+/// measured in some seed, e.g. `recovery_ms` of a run that never recovered) fails.
+pub fn feasibility(e: &Expectation, xs: &[f64]) -> Feasibility {
+    if xs.iter().any(|x| x.is_nan()) {
+        return Feasibility::Infeasible;
+    }
+    let est = Estimate::of(xs);
+    let hw = if est.half_width.is_finite() {
+        est.half_width
+    } else {
+        0.0
+    };
+    let (lo, hi) = (est.mean - hw, est.mean + hw);
+    let b = e.value;
+    let (yes, no) = match e.op {
+        Op::Lt => (hi < b, lo >= b),
+        Op::Le => (hi <= b, lo > b),
+        Op::Gt => (lo > b, hi <= b),
+        Op::Ge => (lo >= b, hi < b),
+        Op::Eq => (lo == b && hi == b, hi < b || lo > b),
+    };
+    if yes {
+        Feasibility::Feasible
+    } else if no {
+        Feasibility::Infeasible
+    } else {
+        Feasibility::Undecided
+    }
+}
+
+/// How far a mean is from meeting the constraint, relative to the bound (0 when it meets it).
+pub fn violation(e: &Expectation, mean: f64) -> f64 {
+    if mean.is_nan() {
+        return f64::INFINITY;
+    }
+    if e.op.test(mean, e.value) {
+        0.0
+    } else {
+        (mean - e.value).abs() / e.value.abs().max(1.0)
+    }
+}
+
+/// Where a candidate ended up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The recommended candidate.
+    Best,
+    /// Still in the contest when the budget ran out: not separated from the best.
+    Open,
+    /// Beaten on the first objective by a feasible candidate (KN).
+    Eliminated,
+    /// A constraint fails at 95% confidence.
+    Infeasible,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Best => "best",
+            Status::Open => "open",
+            Status::Eliminated => "eliminated",
+            Status::Infeasible => "infeasible",
+        }
+    }
+}
+
+/// The result of a search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// The metrics measured: the objectives' then the constraints' (each once).
+    pub metrics: Vec<String>,
+    /// `values[candidate][metric][replication]`.
+    pub values: Vec<Vec<Vec<f64>>>,
+    /// `feasibility[candidate][constraint]`.
+    pub feasibility: Vec<Vec<Feasibility>>,
+    pub status: Vec<Status>,
+    pub best: Option<usize>,
+    /// With no feasible candidate: the one closest to meeting the constraints.
+    pub closest: Option<usize>,
+    /// Feasible candidates on the Pareto front of the objectives' means, in index order.
+    pub pareto: Vec<usize>,
+    /// Pairs the budget left undecided: `(best or contender, other contender)`.
+    pub open: Vec<(usize, usize)>,
+    pub runs: u64,
+    /// δ in the first objective's unit.
+    pub delta: f64,
+    pub h2: f64,
+}
+
+impl Outcome {
+    /// The mean and 95% interval of `metric` for candidate `c`.
+    pub fn estimate(&self, c: usize, metric: &str) -> Option<Estimate> {
+        let m = self.metrics.iter().position(|x| x == metric)?;
+        Some(Estimate::of(&self.values[c][m]))
+    }
+
+    /// Whether every decision was made within the budget.
+    pub fn resolved(&self) -> bool {
+        self.open.is_empty()
+    }
+}
+
+/// Runs `(candidate, replication)` pairs; one row of metric values per pair, in order.
+pub type Batch<'a> = dyn FnMut(&[(usize, usize)]) -> Vec<Vec<f64>> + 'a;
+
+/// The most replications one candidate gets.
+pub const MAX_REPLICATIONS: usize = 10_000;
+
+/// Runs the search over `k` candidates. `batch` runs the given `(candidate, replication)` pairs
+/// and returns, for each, the value of every metric of [`metrics`] (NaN when absent), in the
+/// order asked.
+pub fn search(
+    k: usize,
+    objectives: &[Objective],
+    constraints: &[Expectation],
+    settings: &Settings,
+    batch: &mut Batch<'_>,
+) -> Outcome {
+    let metrics = metrics(objectives, constraints);
+    let cidx: Vec<usize> = constraints
+        .iter()
+        .map(|e| metrics.iter().position(|m| *m == e.metric).expect("listed"))
+        .collect();
+    let n0 = settings.n0.max(2);
+    let mut values = vec![vec![Vec::new(); metrics.len()]; k];
+    let mut runs = 0u64;
+    let mut run = |asked: Vec<(usize, usize)>, values: &mut Vec<Vec<Vec<f64>>>| {
+        let got = batch(&asked);
+        for ((c, _), row) in asked.iter().zip(got) {
+            for (m, x) in row.into_iter().enumerate() {
+                values[*c][m].push(x);
+            }
+        }
+        asked.len() as u64
+    };
+    let first: Vec<(usize, usize)> = (0..k).flat_map(|c| (0..n0).map(move |r| (c, r))).collect();
+    runs += run(first, &mut values);
+
+    let mut alive = vec![true; k];
+    let mut feas = vec![Vec::new(); k];
+    let mut r = n0;
+    let mut h2 = 0.0;
+    let mut delta = 0.0;
+    let primary = &objectives[0];
+    let signed = |values: &Vec<Vec<Vec<f64>>>| -> Vec<Vec<f64>> {
+        values
+            .iter()
+            .map(|v| v[0].iter().map(|x| primary.signed(*x)).collect())
+            .collect()
+    };
+    loop {
+        for c in 0..k {
+            feas[c] = constraints
+                .iter()
+                .zip(&cidx)
+                .map(|(e, m)| feasibility(e, &values[c][*m]))
+                .collect();
+            let unmeasured = values[c][0].iter().any(|x| x.is_nan());
+            if unmeasured || feas[c].contains(&Feasibility::Infeasible) {
+                alive[c] = false;
+            }
+        }
+        let feasible: Vec<bool> = feas
+            .iter()
+            .map(|f| f.iter().all(|x| *x == Feasibility::Feasible))
+            .collect();
+        let xs = signed(&values);
+        if r == n0 {
+            let contenders = alive.iter().filter(|a| **a).count();
+            h2 = kn::h2(settings.alpha, contenders, n0);
+            delta = match settings.indifference {
+                Indifference::Absolute(d) => d,
+                Indifference::Relative(p) => {
+                    let best = (0..k)
+                        .filter(|c| alive[*c])
+                        .map(|c| xs[c][..n0].iter().sum::<f64>() / n0 as f64)
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    let d = p * best.abs();
+                    if d.is_finite() && d > 0.0 { d } else { p }
+                }
+            };
+        }
+        alive = kn::screen(&xs, &alive, &feasible, h2, delta, n0, r);
+        let left: Vec<usize> = (0..k).filter(|c| alive[*c]).collect();
+        let decided = left.iter().all(|c| feasible[*c]);
+        if left.is_empty() || (left.len() == 1 && decided) {
+            break;
+        }
+        if runs + left.len() as u64 > settings.budget || r >= MAX_REPLICATIONS {
+            break;
+        }
+        runs += run(left.iter().map(|c| (*c, r)).collect(), &mut values);
+        r += 1;
+    }
+
+    let feasible: Vec<bool> = feas
+        .iter()
+        .map(|f| f.iter().all(|x| *x == Feasibility::Feasible))
+        .collect();
+    let mean = |c: usize, m: usize| crate::stats::mean(&values[c][m]);
+    let best =
+        (0..k)
+            .filter(|c| alive[*c] && feasible[*c])
+            .fold(None, |b: Option<usize>, c| match b {
+                Some(b) if primary.signed(mean(b, 0)) >= primary.signed(mean(c, 0)) => Some(b),
+                _ => Some(c),
+            });
+    let status: Vec<Status> = (0..k)
+        .map(|c| {
+            if Some(c) == best {
+                Status::Best
+            } else if alive[c] {
+                Status::Open
+            } else if feas[c].contains(&Feasibility::Infeasible)
+                || values[c][0].iter().any(|x| x.is_nan())
+            {
+                Status::Infeasible
+            } else {
+                Status::Eliminated
+            }
+        })
+        .collect();
+    let head = best.or_else(|| (0..k).find(|c| alive[*c]));
+    let open: Vec<(usize, usize)> = match head {
+        Some(h) => (0..k)
+            .filter(|c| *c != h && alive[*c])
+            .map(|c| (h, c))
+            .chain((Some(h) != best).then_some((h, h)))
+            .collect(),
+        None => Vec::new(),
+    };
+    let closest = (!feasible.iter().any(|f| *f))
+        .then(|| {
+            (0..k)
+                .map(|c| {
+                    let v: f64 = constraints
+                        .iter()
+                        .zip(&cidx)
+                        .map(|(e, m)| violation(e, mean(c, *m)))
+                        .sum();
+                    (c, v)
+                })
+                .fold(None, |b: Option<(usize, f64)>, (c, v)| match b {
+                    Some((_, bv)) if bv <= v => b,
+                    _ => Some((c, v)),
+                })
+                .map(|(c, _)| c)
+        })
+        .flatten();
+    let feasible_idx: Vec<usize> = (0..k).filter(|c| feasible[*c]).collect();
+    let points: Vec<Vec<f64>> = feasible_idx
+        .iter()
+        .map(|c| {
+            objectives
+                .iter()
+                .enumerate()
+                .map(|(m, o)| o.signed(mean(*c, m_of(&metrics, &o.metric, m))))
+                .collect()
+        })
+        .collect();
+    let pareto: Vec<usize> = pareto::front(&points)
+        .into_iter()
+        .map(|i| feasible_idx[i])
+        .collect();
+    // Within the indifference zone of the first objective KN may keep a candidate that another
+    // dominates on the rest: recommend the best front candidate inside that zone instead (when
+    // every decision was made).
+    let mut best = best;
+    let mut status = status;
+    if let Some(b) = best.filter(|b| open.is_empty() && !pareto.contains(b)) {
+        let zone = |c: &usize| primary.signed(mean(b, 0)) - primary.signed(mean(*c, 0)) <= delta;
+        if let Some(p) = pareto
+            .iter()
+            .copied()
+            .filter(zone)
+            .fold(None, |x: Option<usize>, c| match x {
+                Some(x) if primary.signed(mean(x, 0)) >= primary.signed(mean(c, 0)) => Some(x),
+                _ => Some(c),
+            })
+        {
+            status[b] = Status::Eliminated;
+            status[p] = Status::Best;
+            best = Some(p);
+        }
+    }
+    Outcome {
+        metrics,
+        values,
+        feasibility: feas,
+        status,
+        best,
+        closest,
+        pareto,
+        open,
+        runs,
+        delta,
+        h2,
+    }
+}
+
+fn m_of(metrics: &[String], name: &str, fallback: usize) -> usize {
+    metrics.iter().position(|m| m == name).unwrap_or(fallback)
+}
+
+/// The metrics a search measures: the objectives' then the constraints', each once.
+pub fn metrics(objectives: &[Objective], constraints: &[Expectation]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for m in objectives
+        .iter()
+        .map(|o| &o.metric)
+        .chain(constraints.iter().map(|e| &e.metric))
+    {
+        if !out.contains(m) {
+            out.push(m.clone());
+        }
+    }
+    out
+}
+
+/// The settings of one candidate as TOML to paste into the model: a `[table]` per key prefix,
+/// values as `--set` reads them (`"5ms"` quoted, `6` not).
+pub fn snippet(params: &[(String, String)]) -> String {
+    let mut tables: Vec<(String, Vec<String>)> = Vec::new();
+    for (k, v) in params {
+        let (table, key) = k.rsplit_once('.').unwrap_or(("", k));
+        let line = format!("{key} = {}", crate::load::parse_value(v));
+        match tables.iter_mut().find(|(t, _)| t == table) {
+            Some((_, lines)) => lines.push(line),
+            None => tables.push((table.to_string(), vec![line])),
+        }
+    }
+    tables.sort_by_key(|(t, _)| !t.is_empty());
+    let mut out = String::new();
+    for (t, lines) in tables {
+        if !t.is_empty() {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&format!("[{t}]\n"));
+        }
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

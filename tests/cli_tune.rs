@@ -1,0 +1,179 @@
+//! `retrystorm tune` end to end on a small model where the answers are known.
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+const MODEL: &str = r#"horizon = "20s"
+[workload]
+kind = "open"
+rate = "200/s"
+[retry]
+max_attempts = 3
+timeout = "1s"
+backoff = "exponential"
+jitter = "full"
+base = "10ms"
+[server]
+capacity = 4
+service = "exp(5ms)"
+fail = 0.3
+"#;
+
+fn model(dir: &Path) -> PathBuf {
+    let p = dir.join("t.toml");
+    std::fs::write(&p, MODEL).unwrap();
+    p
+}
+
+fn tune(m: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = Command::cargo_bin("retrystorm")
+        .unwrap()
+        .arg("tune")
+        .arg(m)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_best_by_construction_is_recommended_with_a_snippet() {
+    // Every retry is extra load: one attempt has amplification 1, the least possible.
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let (code, out, err) = tune(
+        &m,
+        &[
+            "--vary",
+            "retry.max_attempts=1,2,3,4",
+            "--minimize",
+            "amplification",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("recommended: #1 retry.max_attempts=1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("every decision made at 95% confidence"),
+        "{out}"
+    );
+    assert!(out.contains("[retry]\nmax_attempts = 1\n"), "{out}");
+}
+
+#[test]
+fn a_near_tie_is_reported_open_within_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let args = [
+        "--vary",
+        "retry.base=10ms,10100us",
+        "--minimize",
+        "completion_ms.p99",
+        "--indifference",
+        "0.001",
+        "--budget",
+        "40",
+        "--json",
+        "-",
+    ];
+    let (code, out, err) = tune(&m, &args);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["resolved"], false, "{out}");
+    assert_eq!(v["open"], serde_json::json!([[1, 2]]), "{out}");
+    assert!(v["runs"].as_u64().unwrap() <= 40);
+}
+
+#[test]
+fn an_unmeetable_constraint_exits_1_naming_the_closest() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let (code, out, err) = tune(
+        &m,
+        &[
+            "--vary",
+            "retry.max_attempts=1,2,3,4",
+            "--minimize",
+            "amplification",
+            "--constraint",
+            "failed < 1",
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("closest: #4 retry.max_attempts=4"), "{out}");
+    assert!(err.contains("no candidate meets every constraint"), "{err}");
+}
+
+#[test]
+fn bad_names_are_refused_before_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let (code, _, err) = tune(&m, &["--vary", "retry.base=1ms,2ms", "--minimize", "p99"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("did you mean `completion_ms.p99`"), "{err}");
+    let (code, _, err) = tune(
+        &m,
+        &[
+            "--vary",
+            "retry.base=1ms,2ms",
+            "--minimize",
+            "amplification",
+            "--constraint",
+            "dupes == 0",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown metric `dupes`"), "{err}");
+    let (code, _, err) = tune(&m, &["--vary", "retry.base=1ms,2ms"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("needs an objective"), "{err}");
+}
+
+#[test]
+fn results_and_pareto_chart_are_the_same_for_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let run = |jobs: &str, svg: &Path| {
+        let svg = svg.to_str().unwrap().to_string();
+        let (code, out, err) = tune(
+            &m,
+            &[
+                "--vary",
+                "retry.max_attempts=1..6:1",
+                "--vary",
+                "retry.base=5ms..200ms:5ms",
+                "--candidates",
+                "8",
+                "--minimize",
+                "amplification",
+                "--maximize",
+                "goodput_per_s",
+                "--budget",
+                "80",
+                "--jobs",
+                jobs,
+                "--json",
+                "-",
+                "--svg",
+                &svg,
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let (a, b) = (dir.path().join("a.svg"), dir.path().join("b.svg"));
+    let one = run("1", &a);
+    assert_eq!(one, run("2", &b));
+    let v: serde_json::Value = serde_json::from_str(&one).unwrap();
+    assert_eq!(v["sampling"], "latin-hypercube");
+    assert!(!v["pareto"].as_array().unwrap().is_empty());
+    let svg = std::fs::read_to_string(&a).unwrap();
+    assert_eq!(svg, std::fs::read_to_string(&b).unwrap());
+    assert!(svg.contains("Pareto front"), "{svg:.200}");
+}

@@ -56,6 +56,17 @@ fn validate_retry(p: &str, r: &Retry) -> Result<(), Invalid> {
         ));
     }
     validate_backoff(p, &r.backoff())?;
+    if let Some(b) = r.throttling_base
+        && (b.0 == 0 || b > r.cap)
+    {
+        return Err(invalid(
+            &format!("{p}.throttling_base"),
+            format!(
+                "must be a positive duration <= {p}.cap ({}), got {b}",
+                r.cap
+            ),
+        ));
+    }
     probability(&format!("{p}.restart_probability"), r.restart_probability)?;
     for (i, c) in r.retry_on.iter().enumerate() {
         if matches!(c, Class::Success | Class::ClientError | Class::Overloaded) {

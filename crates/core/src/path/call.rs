@@ -15,6 +15,8 @@ use crate::time::{Duration, Time};
 
 pub(super) const NO_KEY: u16 = u16::MAX;
 const NO_BACKOFF: u64 = u64::MAX;
+/// botocore `ExponentialBackoff._RETRY_AFTER_MAX_ADDITIONAL` (5 s), smithy's `delayFromErrorType + 5_000`.
+const AWS_RETRY_AFTER_MAX_ADDITIONAL: Duration = Duration::from_secs(5);
 pub(super) const NO_WORKER: u32 = u32::MAX;
 const INNER: u32 = 1 << 31;
 
@@ -720,7 +722,8 @@ impl PathSim<'_> {
         let denied = !past_deadline
             && !hs.budgets.is_empty()
             && hs.budgets[pidx(hs.budget_shared, client)]
-                .try_retry(now, false)
+                // A hedge follows no failure: the quota's plain retry cost.
+                .try_retry(now, Class::Success)
                 .is_none();
         if past_deadline || denied {
             hs.n.budget_denied += u64::from(denied);
@@ -746,9 +749,15 @@ impl PathSim<'_> {
             (l.attempts, l.prev_backoff)
         };
         let retry = &self.spec.hops[h].retry;
-        let (max_attempts, backoff, policy, deadline, restart) = (
+        let mut backoff = retry.backoff();
+        if class == Class::Throttled
+            && let Some(b) = retry.throttling_base
+        {
+            // The AWS SDKs back off from a larger base after a throttling error.
+            backoff.base = b;
+        }
+        let (max_attempts, policy, deadline, restart) = (
             retry.max_attempts,
-            retry.backoff(),
             retry.retry_after,
             retry.deadline,
             retry.restart_probability,
@@ -773,10 +782,16 @@ impl PathSim<'_> {
             prev,
             &mut self.stream(id, Purpose::Backoff, index),
         );
-        let honour = retry_after.filter(|_| policy == RetryAfterPolicy::Honour);
+        let honour = retry_after.filter(|_| policy != RetryAfterPolicy::Ignore);
         if let Some(ra) = honour {
-            // The server's Retry-After replaces the backoff (gRPC pushback, urllib3), up to a cap.
-            delay = ra.min(self.hops[h].retry_after_cap);
+            delay = if policy == RetryAfterPolicy::Aws {
+                // botocore `ExponentialBackoff.delay_amount` (2026) and smithy's
+                // `StandardRetryStrategy`: the hint, kept within [t, t + 5 s].
+                ra.min(delay + AWS_RETRY_AFTER_MAX_ADDITIONAL).max(delay)
+            } else {
+                // The server's Retry-After replaces the backoff (gRPC pushback, urllib3), up to a cap.
+                ra.min(self.hops[h].retry_after_cap)
+            };
         }
         if let Some(deadline) = deadline
             && now + delay >= start + deadline
@@ -786,7 +801,7 @@ impl PathSim<'_> {
         let hs = &mut self.hops[h];
         if !hs.budgets.is_empty() {
             let k = pidx(hs.budget_shared, client);
-            match hs.budgets[k].try_retry(now, class == Class::Timeout) {
+            match hs.budgets[k].try_retry(now, class) {
                 Some(cost) => self.lp_mut_k::<I>(c).retry_cost = cost,
                 None => {
                     self.hops[h].n.budget_denied += 1;

@@ -10,7 +10,10 @@
 //!   `defaultRetryQuota.ts`): a quota of `INITIAL_RETRY_TOKENS = 500`; a retry costs
 //!   `RETRY_COST = 5`, or `TIMEOUT_RETRY_COST = 10` after a timeout; no retry when the quota
 //!   cannot pay; a success refunds what its retry cost, or `NO_RETRY_INCREMENT = 1` when it needed
-//!   no retry, never above the initial quota.
+//!   no retry, never above the initial quota. `version` picks who pays what ([`AwsVersion`]):
+//!   botocore's long-standing rule, the JS SDK's (smithy-typescript `StandardRetryStrategy`,
+//!   10 for every transient error), or the 2026 rule (botocore `RetryQuotaChecker._RETRY_COST_V2
+//!   = 14`, `_THROTTLING_RETRY_COST = 5`, behind `AWS_NEW_RETRIES_2026`).
 //! - **Finagle `RetryBudget`** (`com.twitter.finagle.service.RetryBudget`): every request deposits
 //!   1000 into a leaky bucket (a [`WindowedAdder`] over `ttl`), a retry withdraws
 //!   `1000 / percentCanRetry` and is allowed only when the balance covers it; the balance has a
@@ -56,6 +59,23 @@ pub enum BudgetKind {
     Ratio,
 }
 
+/// Which published AWS quota rule decides a retry's cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AwsVersion {
+    /// botocore `RetryQuotaChecker` before 2026: `timeout_cost` after a timeout (botocore's
+    /// `ConnectTimeoutError`, `ReadTimeoutError`), `retry_cost` otherwise.
+    Classic,
+    /// smithy-typescript (aws-sdk-js-v3) `StandardRetryStrategy.getCapacityCost`: `timeout_cost`
+    /// for every "TRANSIENT" error (timeouts, connection errors, 500/502/503/504), `retry_cost`
+    /// otherwise (throttling).
+    Js,
+    /// botocore behind `AWS_NEW_RETRIES_2026` (and smithy's `SMITHY_NEW_RETRIES_2026`):
+    /// `throttling_cost` after a throttling error, `retry_cost_v2` otherwise (timeouts included).
+    #[serde(rename = "2026")]
+    V2026,
+}
+
 /// The `[budget]` section. Only the fields of the chosen `kind` are used.
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -75,6 +95,12 @@ pub struct BudgetConfig {
     pub timeout_cost: u32,
     /// aws: what a success without retries gives back.
     pub no_retry_increment: u32,
+    /// aws: which published cost rule applies.
+    pub version: AwsVersion,
+    /// aws, version "2026": what a retry after a throttling error (429) costs.
+    pub throttling_cost: u32,
+    /// aws, version "2026": what any other retry costs (botocore `_RETRY_COST_V2`).
+    pub retry_cost_v2: u32,
     /// finagle: how long deposits and withdrawals count, 1 s to 60 s.
     pub ttl: Duration,
     /// finagle: retries per second allowed whatever the request rate.
@@ -107,6 +133,9 @@ impl Default for BudgetConfig {
             retry_cost: 5,
             timeout_cost: 10,
             no_retry_increment: 1,
+            version: AwsVersion::Classic,
+            throttling_cost: 5,
+            retry_cost_v2: 14,
             ttl: Duration::from_secs(10),
             min_retries_per_sec: 10,
             percent_can_retry: 0.2,
@@ -153,13 +182,15 @@ impl BudgetConfig {
                 if self.quota == 0 {
                     return Err(invalid("budget.quota", "must be at least 1".into()));
                 }
-                if self.retry_cost == 0 || self.timeout_cost == 0 {
+                let costs = [
+                    ("budget.retry_cost", self.retry_cost),
+                    ("budget.timeout_cost", self.timeout_cost),
+                    ("budget.throttling_cost", self.throttling_cost),
+                    ("budget.retry_cost_v2", self.retry_cost_v2),
+                ];
+                if let Some((path, _)) = costs.iter().find(|(_, c)| *c == 0) {
                     return Err(invalid(
-                        if self.retry_cost == 0 {
-                            "budget.retry_cost"
-                        } else {
-                            "budget.timeout_cost"
-                        },
+                        path,
                         "must be at least 1 (a free retry is no budget)".into(),
                     ));
                 }
@@ -283,6 +314,9 @@ pub struct AwsQuota {
     retry_cost: u32,
     timeout_cost: u32,
     no_retry_increment: u32,
+    version: AwsVersion,
+    throttling_cost: u32,
+    retry_cost_v2: u32,
 }
 
 impl AwsQuota {
@@ -293,15 +327,29 @@ impl AwsQuota {
             retry_cost: c.retry_cost,
             timeout_cost: c.timeout_cost,
             no_retry_increment: c.no_retry_increment,
+            version: c.version,
+            throttling_cost: c.throttling_cost,
+            retry_cost_v2: c.retry_cost_v2,
         }
     }
-    /// Takes the cost of one retry, or refuses it when the quota cannot pay.
-    pub fn acquire(&mut self, after_timeout: bool) -> Option<u32> {
-        let cost = if after_timeout {
-            self.timeout_cost
-        } else {
-            self.retry_cost
-        };
+    /// What a retry after an attempt that ended in `class` costs under this version's rule.
+    pub fn cost(&self, class: Class) -> u32 {
+        match self.version {
+            AwsVersion::Classic if class == Class::Timeout => self.timeout_cost,
+            AwsVersion::Classic => self.retry_cost,
+            AwsVersion::Js => match class {
+                Class::Timeout | Class::Connection | Class::Unavailable | Class::ServerError => {
+                    self.timeout_cost
+                }
+                _ => self.retry_cost,
+            },
+            AwsVersion::V2026 if class == Class::Throttled => self.throttling_cost,
+            AwsVersion::V2026 => self.retry_cost_v2,
+        }
+    }
+    /// Takes the cost of a retry after `class`, or refuses it when the quota cannot pay.
+    pub fn acquire(&mut self, class: Class) -> Option<u32> {
+        let cost = self.cost(class);
         (self.available >= cost).then(|| {
             self.available -= cost;
             cost
@@ -582,14 +630,14 @@ impl Budget {
         }
     }
 
-    /// The retry policy wants to retry (or hedge): may it? `Some(cost)` takes the retry's cost
-    /// (non-zero only for the AWS quota); `None` refuses.
+    /// The retry policy wants to retry (or hedge) after an attempt that ended in `class`: may it?
+    /// `Some(cost)` takes the retry's cost (non-zero only for the AWS quota); `None` refuses.
     #[inline]
-    pub fn try_retry(&mut self, now: Time, after_timeout: bool) -> Option<u32> {
+    pub fn try_retry(&mut self, now: Time, class: Class) -> Option<u32> {
         match self {
             Budget::Unlimited | Budget::Adaptive(_) => Some(0),
             Budget::Grpc(g) => g.allows().then_some(0),
-            Budget::Aws(q) => q.acquire(after_timeout),
+            Budget::Aws(q) => q.acquire(class),
             Budget::Finagle(f) => f.try_withdraw(now).then_some(0),
             Budget::Ratio(r) => r.try_withdraw().then_some(0),
             Budget::TokenBucket(b) => b.try_withdraw().then_some(0),
@@ -637,12 +685,16 @@ mod tests {
         }
         f.on_outcome(Time::ZERO, Class::ServerError, true, 0);
         assert_eq!(
-            f.try_retry(Time::ZERO, false),
+            f.try_retry(Time::ZERO, Class::ServerError),
             Some(0),
             "1 / 10 is not above 10%"
         );
         f.on_outcome(Time::ZERO, Class::ServerError, true, 0);
-        assert_eq!(f.try_retry(Time::ZERO, false), None, "2 / 10 is");
+        assert_eq!(
+            f.try_retry(Time::ZERO, Class::ServerError),
+            None,
+            "2 / 10 is"
+        );
     }
 
     #[test]
@@ -675,8 +727,8 @@ mod tests {
     #[test]
     fn aws_quota_costs_and_refunds() {
         let mut q = AwsQuota::new(&BudgetConfig::default());
-        assert_eq!(q.acquire(false), Some(5));
-        assert_eq!(q.acquire(true), Some(10));
+        assert_eq!(q.acquire(Class::Unavailable), Some(5));
+        assert_eq!(q.acquire(Class::Timeout), Some(10));
         assert_eq!(q.available(), 485);
         q.release(10);
         assert_eq!(q.available(), 495);
@@ -690,16 +742,20 @@ mod tests {
         assert_eq!(q.available(), 500);
         // 100 retries drain it; the 101st is refused.
         for _ in 0..100 {
-            assert!(q.acquire(false).is_some());
+            assert!(q.acquire(Class::Unavailable).is_some());
         }
-        assert_eq!(q.acquire(false), None);
+        assert_eq!(q.acquire(Class::Unavailable), None);
         q.release(0);
         q.release(0);
         q.release(0);
         q.release(0);
-        assert_eq!(q.acquire(true), None, "4 tokens cannot pay a timeout retry");
+        assert_eq!(
+            q.acquire(Class::Timeout),
+            None,
+            "4 tokens cannot pay a timeout retry"
+        );
         q.release(0);
-        assert_eq!(q.acquire(false), Some(5));
+        assert_eq!(q.acquire(Class::Unavailable), Some(5));
     }
 
     #[test]

@@ -10,6 +10,11 @@
 //! - `decorrelated`: `min(cap, U(base, 3 * previous))`, `previous` starting at `base` and then the
 //!   last delay drawn (its own sequence, independent of `n` and `multiplier`).
 //!
+//! - `backoff = "envoy"`: Envoy's `JitteredExponentialBackOffStrategy::nextBackOffMs`
+//!   (`source/common/common/backoff_strategy.cc`): `random() % next_interval` in whole
+//!   milliseconds, `next_interval` starting at `base` and doubling while below `cap / 2`, then
+//!   `cap`: a window of `min(base * 2^n, cap)`, `jitter` and `multiplier` not used.
+//!
 //! `first_exponent = 1` reproduces the blog's simulator, which counts retries from 1 (its first
 //! window is `2 * base`).
 
@@ -27,6 +32,9 @@ pub enum BackoffKind {
     Constant,
     /// `base * multiplier^n`, capped.
     Exponential,
+    /// Envoy's fully jittered exponential backoff: whole milliseconds in `[0, min(base * 2^n,
+    /// cap))`.
+    Envoy,
 }
 
 /// How randomness spreads the delay.
@@ -56,6 +64,18 @@ impl Backoff {
         match self.kind {
             BackoffKind::Immediate => Duration::ZERO,
             BackoffKind::Constant => self.base.min(self.cap),
+            BackoffKind::Envoy => {
+                // `next_interval_ < doubling_limit_ ? next_interval_ * 2 : max_interval_`.
+                let mut w = self.base.0;
+                for _ in 0..n.min(64) {
+                    w = if w < self.cap.0 / 2 {
+                        w * 2
+                    } else {
+                        self.cap.0
+                    };
+                }
+                Duration(w.min(self.cap.0))
+            }
             BackoffKind::Exponential => {
                 let e = n.saturating_add(self.first_exponent).min(1024) as i32;
                 let d = self.base.0 as f64 * self.multiplier.powi(e);
@@ -73,6 +93,10 @@ impl Backoff {
     pub fn delay(&self, n: u32, previous: Option<Duration>, s: &mut Stream) -> Duration {
         if self.kind == BackoffKind::Immediate {
             return Duration::ZERO;
+        }
+        if self.kind == BackoffKind::Envoy {
+            let ms = self.window(n).0 / 1_000_000;
+            return Duration::from_millis(s.range_u64(0, ms.saturating_sub(1)));
         }
         match self.jitter {
             Jitter::None => self.window(n),
@@ -140,6 +164,24 @@ mod tests {
             let hi = prev.unwrap_or(b.base).0 * 3;
             assert!(d >= b.base && d.0 <= hi.min(b.cap.0), "{d:?}");
             prev = Some(d);
+        }
+    }
+
+    #[test]
+    fn envoy_doubles_from_base_to_max_interval() {
+        // Envoy's defaults: base_interval 25 ms, max_interval 10 x base.
+        let b = Backoff {
+            kind: BackoffKind::Envoy,
+            base: Duration::from_millis(25),
+            cap: Duration::from_millis(250),
+            ..policy(Jitter::Full)
+        };
+        let w: Vec<u64> = (0..6).map(|n| b.window(n).0 / 1_000_000).collect();
+        assert_eq!(w, [25, 50, 100, 200, 250, 250]);
+        let mut s = Stream::new(4, 1, Purpose::Backoff, 0);
+        for n in 0..6 {
+            let d = b.delay(n, None, &mut s);
+            assert!(d.0 % 1_000_000 == 0 && d < b.window(n), "{d:?}");
         }
     }
 

@@ -6,7 +6,9 @@ use retrystorm_core::load::load;
 use retrystorm_core::model::{Model, RetryAfterPolicy};
 use retrystorm_core::path::run;
 use retrystorm_core::policy::Class;
-use retrystorm_core::policy::budget::{AwsQuota, AwsVersion, BudgetConfig, BudgetKind};
+use retrystorm_core::policy::budget::{
+    AwsQuota, AwsVersion, BudgetConfig, BudgetKind, EnvoyBudget,
+};
 use retrystorm_core::time::Duration;
 
 fn one(text: &str) -> Model {
@@ -204,4 +206,85 @@ fn aws_retry_after_is_kept_within_five_seconds_of_the_backoff() {
     let s = run(&one(&text("aws-standard")), 3).summary;
     assert_eq!(s.retry_after_waits, 0);
     assert!(s.completion_ms.max < 1100.0, "{}", s.completion_ms.max);
+}
+
+// ---- Envoy ----------------------------------------------------------------------------------
+
+fn envoy(percent: Option<f64>, min: Option<u32>) -> EnvoyBudget {
+    EnvoyBudget::new(&BudgetConfig {
+        kind: BudgetKind::Envoy,
+        budget_percent: percent,
+        min_retry_concurrency: min,
+        ..BudgetConfig::default()
+    })
+}
+
+#[test]
+fn envoy_budget_allows_the_larger_of_its_floor_and_its_share() {
+    // resource_manager_impl.h RetryBudgetImpl::max(): max(budget_percent / 100 * active,
+    // min_retry_concurrency), defaults 20 and 3 once either is set.
+    let mut e = envoy(Some(20.0), None);
+    for _ in 0..100 {
+        e.sent();
+    }
+    assert_eq!(e.max(), 20);
+    let granted = (0..30).filter(|_| e.try_start()).count();
+    assert_eq!(granted, 20, "20 % of 100 active");
+    // An attempt made by a retry ends: its slot is free, but 20 % of 99 active is 19.
+    e.ended(true);
+    assert_eq!(e.retries_in_progress(), 19);
+    assert!(!e.try_start());
+    e.sent();
+    assert!(e.try_start(), "100 active again");
+    // Few requests in flight: the floor of 3 (the product truncates: 20 % of 14 = 2.8 -> 2).
+    let mut f = envoy(None, Some(3));
+    for _ in 0..14 {
+        f.sent();
+    }
+    assert_eq!(f.max(), 3);
+    assert_eq!((0..10).filter(|_| f.try_start()).count(), 3);
+    // Neither key: the max_retries circuit breaker (circuit_breaker.proto default 3).
+    let mut g = envoy(None, None);
+    for _ in 0..1000 {
+        g.sent();
+    }
+    assert_eq!(g.max(), 3);
+}
+
+#[test]
+fn envoy_budget_bounds_concurrent_retries_in_a_run() {
+    // 1000 intents at once against a server that always fails, one shared proxy budget of
+    // max_retries = 3 and immediate retries: never more than 3 retries in progress, so at most 3
+    // of the first 1000 failures are retried at that instant, and every later retry waits for
+    // one to end. Without the budget every intent retries twice (2000 retries).
+    let text = |budget: &str| {
+        format!(
+            r#"
+            [workload]
+            clients = 1000
+            [retry]
+            max_attempts = 3
+            backoff = "immediate"
+            [server]
+            fail = "always"
+            [network]
+            latency = "1ms"
+            [budget]
+            scope = "shared"
+            {budget}
+        "#
+        )
+    };
+    let none = run(&one(&text("kind = \"none\"")), 1).summary;
+    assert_eq!(none.retries, 2000);
+    let e = run(&one(&text("kind = \"envoy\"")), 1).summary;
+    assert!(e.retries < 100 && e.retries >= 3, "{}", e.retries);
+    assert_eq!(
+        e.retries + e.budget_denied,
+        1000 + e.retries / 2 + e.retries % 2
+    );
+    let pct = run(&one(&text("kind = \"envoy\"\nbudget_percent = 50.0")), 1).summary;
+    assert!(pct.retries > e.retries, "{} vs {}", pct.retries, e.retries);
+    let err = refused(&text("kind = \"envoy\"\nbudget_percent = 150.0"));
+    assert!(err.contains("budget.budget_percent"), "{err}");
 }

@@ -472,6 +472,11 @@ impl PathSim<'_> {
     fn send_k<const I: bool>(&mut self, now: Time, c: CallRef) {
         let h = self.hop_k::<I>(c);
         if self.lp_k::<I>(c).attempts > 0 && self.cancelled_k::<I>(c) {
+            let (client, cost) = (self.client_k::<I>(c), self.lp_k::<I>(c).retry_cost);
+            let hs = &mut self.hops[h];
+            if !hs.budgets.is_empty() {
+                hs.budgets[pidx(hs.budget_shared, client)].unsent(false, cost > 0);
+            }
             self.hops[h].n.cancelled += 1;
             self.lp_mut_k::<I>(c).awaiting = false;
             return self.settle_k::<I>(now, c, Settled::Failure, Class::Timeout);
@@ -616,6 +621,11 @@ impl PathSim<'_> {
             let k = pidx(hs.breaker_shared, client);
             if !hs.breakers[k].try_acquire(now) {
                 hs.n.breaker_rejected += 1;
+                if !hs.budgets.is_empty() {
+                    let retry = attempt > 0 && self.lp_k::<I>(c).retry_cost > 0;
+                    let hs = &mut self.hops[h];
+                    hs.budgets[pidx(hs.budget_shared, client)].unsent(true, retry);
+                }
                 return false;
             }
         }

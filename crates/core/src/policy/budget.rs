@@ -53,6 +53,9 @@ pub enum BudgetKind {
     /// failed attempts so far exceed `max_failure_rate` times the calls so far (no window, no
     /// open or half-open state).
     FailureRatio,
+    /// Envoy's cluster retry budget (`circuit_breakers.thresholds.retry_budget`) or, without
+    /// `budget_percent` and `min_retry_concurrency`, its `max_retries` circuit breaker.
+    Envoy,
     /// Finagle's arithmetic without its time window (the `[[layer]]` tables' `kind = "ratio"`):
     /// each call deposits `percent_can_retry` retries, each retry withdraws one, and the balance
     /// starts at `min_retries`. So retries <= `min_retries + percent_can_retry * calls`.
@@ -119,6 +122,14 @@ pub struct BudgetConfig {
     pub fill_per_call: f64,
     /// failure-ratio: the failed attempts per call above which no retry is sent.
     pub max_failure_rate: f64,
+    /// envoy: retries in progress allowed, in percent of the active requests (Envoy's default
+    /// 20 when only `min_retry_concurrency` is given).
+    pub budget_percent: Option<f64>,
+    /// envoy: retries in progress always allowed (Envoy's default 3 when only `budget_percent`
+    /// is given).
+    pub min_retry_concurrency: Option<u32>,
+    /// envoy: the `max_retries` circuit breaker, used when neither of the above is set.
+    pub max_retries: u32,
 }
 
 impl Default for BudgetConfig {
@@ -146,6 +157,10 @@ impl Default for BudgetConfig {
             bucket_size: 5.0,
             fill_per_call: 0.1,
             max_failure_rate: 0.1,
+            budget_percent: None,
+            min_retry_concurrency: None,
+            // Envoy `circuit_breaker.proto`: max_retries defaults to 3.
+            max_retries: 3,
         }
     }
 }
@@ -247,6 +262,16 @@ impl BudgetConfig {
                             "must be a finite number >= 0, got {}",
                             self.percent_can_retry
                         ),
+                    ));
+                }
+            }
+            BudgetKind::Envoy => {
+                if let Some(p) = self.budget_percent
+                    && !(p.is_finite() && (0.0..=100.0).contains(&p))
+                {
+                    return Err(invalid(
+                        "budget.budget_percent",
+                        format!("Envoy's budget_percent is a percentage in [0, 100], got {p}"),
                     ));
                 }
             }
@@ -529,6 +554,65 @@ impl FailureRatio {
     }
 }
 
+/// Envoy's retry limit (`source/common/upstream/resource_manager_impl.h`, `RetryBudgetImpl`;
+/// `source/common/router/retry_state_impl.cc`): a retry may start while the retries in
+/// progress are fewer than `max(min_retry_concurrency, budget_percent / 100 * active)` (the
+/// product truncated to an integer, as the C++ cast does), where `active` counts requests in
+/// flight to the cluster. Without a budget it is the `max_retries` circuit breaker. A retry is in
+/// progress from the decision (`retries().inc()`) until its attempt's outcome is judged
+/// (`resetRetry()` at the next `shouldRetry`) or the request ends.
+#[derive(Clone, Debug)]
+pub struct EnvoyBudget {
+    /// Percent, and the floor; `None` = the `max_retries` breaker.
+    budget: Option<(f64, u64)>,
+    max_retries: u64,
+    in_flight: u64,
+    retries: u64,
+}
+
+impl EnvoyBudget {
+    pub fn new(c: &BudgetConfig) -> Self {
+        let budget = (c.budget_percent.is_some() || c.min_retry_concurrency.is_some()).then(|| {
+            (
+                c.budget_percent.unwrap_or(20.0),
+                u64::from(c.min_retry_concurrency.unwrap_or(3)),
+            )
+        });
+        EnvoyBudget {
+            budget,
+            max_retries: u64::from(c.max_retries),
+            in_flight: 0,
+            retries: 0,
+        }
+    }
+    /// `RetryBudgetImpl::max()`.
+    pub fn max(&self) -> u64 {
+        match self.budget {
+            Some((pct, min)) => ((pct / 100.0 * self.in_flight as f64) as u64).max(min),
+            None => self.max_retries,
+        }
+    }
+    /// `canCreate()` then `inc()`.
+    pub fn try_start(&mut self) -> bool {
+        let ok = self.retries < self.max();
+        self.retries += u64::from(ok);
+        ok
+    }
+    pub fn sent(&mut self) {
+        self.in_flight += 1;
+    }
+    /// An attempt's outcome is known; `was_retry` releases the retry it held.
+    pub fn ended(&mut self, was_retry: bool) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        if was_retry {
+            self.retries = self.retries.saturating_sub(1);
+        }
+    }
+    pub fn retries_in_progress(&self) -> u64 {
+        self.retries
+    }
+}
+
 /// One budget instance, of the configured kind.
 #[derive(Clone, Debug)]
 pub enum Budget {
@@ -540,6 +624,7 @@ pub enum Budget {
     Aws(AwsQuota),
     Finagle(FinagleBudget),
     Adaptive(AdaptiveThrottle),
+    Envoy(EnvoyBudget),
 }
 
 impl Budget {
@@ -561,6 +646,7 @@ impl Budget {
             BudgetKind::Ratio => {
                 Budget::Ratio(RatioBudget::new(c.percent_can_retry, c.min_retries))
             }
+            BudgetKind::Envoy => Budget::Envoy(EnvoyBudget::new(c)),
         }
     }
 
@@ -594,7 +680,25 @@ impl Budget {
                 }
                 true
             }
+            Budget::Envoy(e) => {
+                e.sent();
+                true
+            }
             _ => true,
+        }
+    }
+
+    /// An attempt `on_send` admitted was not sent after all (a breaker rejected it, or the call
+    /// above was cancelled before a retry went out): Envoy's counts give it back. `retry` says
+    /// whether it held a retry.
+    #[inline]
+    pub fn unsent(&mut self, counted: bool, retry: bool) {
+        if let Budget::Envoy(e) = self {
+            if counted {
+                e.ended(retry);
+            } else if retry {
+                e.retries = e.retries.saturating_sub(1);
+            }
         }
     }
 
@@ -626,6 +730,8 @@ impl Budget {
                     f.failures += 1.0;
                 }
             }
+            // `cost` is 1 when a retry made this attempt (what `try_retry` returned).
+            Budget::Envoy(e) => e.ended(cost > 0),
             Budget::Unlimited | Budget::Finagle(_) | Budget::Ratio(_) | Budget::TokenBucket(_) => {}
         }
     }
@@ -642,6 +748,7 @@ impl Budget {
             Budget::Ratio(r) => r.try_withdraw().then_some(0),
             Budget::TokenBucket(b) => b.try_withdraw().then_some(0),
             Budget::FailureRatio(f) => f.allows().then_some(0),
+            Budget::Envoy(e) => e.try_start().then_some(1),
         }
     }
 }

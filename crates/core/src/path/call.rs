@@ -14,7 +14,7 @@ use crate::rng::{Purpose, Stream, mix64};
 use crate::time::{Duration, Time};
 
 pub(super) const NO_KEY: u16 = u16::MAX;
-const NO_BACKOFF: u64 = u64::MAX;
+const NO_BACKOFF: u64 = crate::backoff::NO_STATE;
 /// botocore `ExponentialBackoff._RETRY_AFTER_MAX_ADDITIONAL` (5 s), smithy's `delayFromErrorType + 5_000`.
 const AWS_RETRY_AFTER_MAX_ADDITIONAL: Duration = Duration::from_secs(5);
 pub(super) const NO_WORKER: u32 = u32::MAX;
@@ -785,9 +785,8 @@ impl PathSim<'_> {
             self.start_k::<I>(c),
             self.client_k::<I>(c),
         );
-        let prev = (prev != NO_BACKOFF).then_some(Duration(prev));
         let index = self.index_k::<I>(c, retries_made as u16);
-        let mut delay = backoff.delay(
+        let (mut delay, carry) = backoff.next_delay(
             retries_made,
             prev,
             &mut self.stream(id, Purpose::Backoff, index),
@@ -824,7 +823,7 @@ impl PathSim<'_> {
             restart > 0.0 && self.stream(id, Purpose::Restart, index).bernoulli(restart);
         let persist = self.model.idempotency.persist_key;
         let l = self.lp_mut_k::<I>(c);
-        l.prev_backoff = delay.0.min(NO_BACKOFF - 1);
+        l.prev_backoff = carry.unwrap_or(delay.0.min(NO_BACKOFF - 1));
         if restarted && !persist {
             l.key_gen = l.key_gen.wrapping_add(1) % NO_KEY;
         }

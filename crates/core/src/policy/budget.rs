@@ -63,7 +63,7 @@ pub enum BudgetKind {
 }
 
 /// Which published AWS quota rule decides a retry's cost.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum AwsVersion {
     /// botocore `RetryQuotaChecker` before 2026: `timeout_cost` after a timeout (botocore's

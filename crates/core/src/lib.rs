@@ -69,6 +69,7 @@ pub mod metrics;
 pub mod model;
 pub mod path;
 pub mod policy;
+pub mod preset;
 pub mod queue;
 pub mod rng;
 pub mod schema;

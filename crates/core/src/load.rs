@@ -378,6 +378,8 @@ pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, Loa
             }
             doc.error(doc.find(&raw), field, message)
         };
+        // `retry.mode`: the SDK's settings under the user's own keys.
+        crate::preset::expand_model(&mut merged).map_err(|(p, m)| locate(&p, m))?;
         let kept = merged.clone();
         let model: Model = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|e| {
             let path = e.path().to_string();

@@ -167,6 +167,9 @@ pub struct Retry {
     pub backoff: BackoffKind,
     pub jitter: Jitter,
     pub base: Duration,
+    /// The base after a throttling error (429) instead of `base`; none = `base`. The AWS SDKs
+    /// back off from a larger base when throttled (smithy `THROTTLING_RETRY_DELAY_BASE`).
+    pub throttling_base: Option<Duration>,
     pub cap: Duration,
     pub multiplier: f64,
     /// Exponent of the first retry's window: 0 as in the article, 1 as in the AWS blog's simulator.
@@ -194,6 +197,9 @@ pub enum RetryAfterPolicy {
     Honour,
     /// Back off as if the header were absent.
     Ignore,
+    /// The AWS SDKs' `x-amz-retry-after` rule: wait the hint, but at least the backoff delay `t`
+    /// and at most `t + 5 s` (botocore `ExponentialBackoff`, 2026; smithy `StandardRetryStrategy`).
+    Aws,
 }
 
 impl Default for Retry {
@@ -205,6 +211,7 @@ impl Default for Retry {
             backoff: BackoffKind::Exponential,
             jitter: Jitter::Full,
             base: Duration::from_millis(100),
+            throttling_base: None,
             cap: Duration::from_secs(20),
             multiplier: 2.0,
             first_exponent: 0,

@@ -31,6 +31,15 @@ fn validate_backoff(prefix: &str, b: &Backoff) -> Result<(), Invalid> {
             format!("must be >= {prefix}.base ({}), got {}", b.base, b.cap),
         ));
     }
+    if b.kind == BackoffKind::Envoy && b.base < Duration::from_millis(1) {
+        return Err(invalid(
+            &format!("{prefix}.base"),
+            format!(
+                "Envoy's base_interval is whole milliseconds, at least 1ms; got {}",
+                b.base
+            ),
+        ));
+    }
     if b.jitter == Jitter::Decorrelated && b.base.0 == 0 && b.kind != BackoffKind::Immediate {
         return Err(invalid(
             &format!("{prefix}.base"),
@@ -56,6 +65,17 @@ fn validate_retry(p: &str, r: &Retry) -> Result<(), Invalid> {
         ));
     }
     validate_backoff(p, &r.backoff())?;
+    if let Some(b) = r.throttling_base
+        && (b.0 == 0 || b > r.cap)
+    {
+        return Err(invalid(
+            &format!("{p}.throttling_base"),
+            format!(
+                "must be a positive duration <= {p}.cap ({}), got {b}",
+                r.cap
+            ),
+        ));
+    }
     probability(&format!("{p}.restart_probability"), r.restart_probability)?;
     for (i, c) in r.retry_on.iter().enumerate() {
         if matches!(c, Class::Success | Class::ClientError | Class::Overloaded) {
@@ -208,6 +228,14 @@ impl Model {
         self.budget.validate()?;
         self.breaker.validate()?;
         self.hedge.validate(self.retry.max_attempts)?;
+        if self.hedge.delay.is_some()
+            && self.budget.kind == crate::policy::budget::BudgetKind::Envoy
+        {
+            return Err(invalid(
+                "budget.kind",
+                "Envoy's retry budget with [hedge] is not modelled (Envoy counts hedged requests apart); use budget.kind = \"grpc\" or no hedging",
+            ));
+        }
         self.recovery.validate()?;
         self.validate_layers()?;
         self.validate_tiers()?;
@@ -460,6 +488,13 @@ impl Model {
             t.budget.validate().map_err(prefixed)?;
             t.breaker.validate().map_err(prefixed)?;
             t.hedge.validate(t.retry.max_attempts).map_err(prefixed)?;
+            if t.hedge.delay.is_some() && t.budget.kind == crate::policy::budget::BudgetKind::Envoy
+            {
+                return Err(prefixed(invalid(
+                    "budget.kind",
+                    "Envoy's retry budget with hedge is not modelled; use budget.kind = \"grpc\" or no hedging",
+                )));
+            }
             t.server.rate_limit.validate().map_err(|e| Invalid {
                 path: format!("{p}.server.{}", e.path.trim_start_matches("server.")),
                 message: e.message,

@@ -14,7 +14,9 @@ use crate::rng::{Purpose, Stream, mix64};
 use crate::time::{Duration, Time};
 
 pub(super) const NO_KEY: u16 = u16::MAX;
-const NO_BACKOFF: u64 = u64::MAX;
+const NO_BACKOFF: u64 = crate::backoff::NO_STATE;
+/// botocore `ExponentialBackoff._RETRY_AFTER_MAX_ADDITIONAL` (5 s), smithy's `delayFromErrorType + 5_000`.
+const AWS_RETRY_AFTER_MAX_ADDITIONAL: Duration = Duration::from_secs(5);
 pub(super) const NO_WORKER: u32 = u32::MAX;
 const INNER: u32 = 1 << 31;
 
@@ -470,6 +472,11 @@ impl PathSim<'_> {
     fn send_k<const I: bool>(&mut self, now: Time, c: CallRef) {
         let h = self.hop_k::<I>(c);
         if self.lp_k::<I>(c).attempts > 0 && self.cancelled_k::<I>(c) {
+            let (client, cost) = (self.client_k::<I>(c), self.lp_k::<I>(c).retry_cost);
+            let hs = &mut self.hops[h];
+            if !hs.budgets.is_empty() {
+                hs.budgets[pidx(hs.budget_shared, client)].unsent(false, cost > 0);
+            }
             self.hops[h].n.cancelled += 1;
             self.lp_mut_k::<I>(c).awaiting = false;
             return self.settle_k::<I>(now, c, Settled::Failure, Class::Timeout);
@@ -614,6 +621,11 @@ impl PathSim<'_> {
             let k = pidx(hs.breaker_shared, client);
             if !hs.breakers[k].try_acquire(now) {
                 hs.n.breaker_rejected += 1;
+                if !hs.budgets.is_empty() {
+                    let retry = attempt > 0 && self.lp_k::<I>(c).retry_cost > 0;
+                    let hs = &mut self.hops[h];
+                    hs.budgets[pidx(hs.budget_shared, client)].unsent(true, retry);
+                }
                 return false;
             }
         }
@@ -720,7 +732,8 @@ impl PathSim<'_> {
         let denied = !past_deadline
             && !hs.budgets.is_empty()
             && hs.budgets[pidx(hs.budget_shared, client)]
-                .try_retry(now, false)
+                // A hedge follows no failure: the quota's plain retry cost.
+                .try_retry(now, Class::Success)
                 .is_none();
         if past_deadline || denied {
             hs.n.budget_denied += u64::from(denied);
@@ -746,9 +759,15 @@ impl PathSim<'_> {
             (l.attempts, l.prev_backoff)
         };
         let retry = &self.spec.hops[h].retry;
-        let (max_attempts, backoff, policy, deadline, restart) = (
+        let mut backoff = retry.backoff();
+        if class == Class::Throttled
+            && let Some(b) = retry.throttling_base
+        {
+            // The AWS SDKs back off from a larger base after a throttling error.
+            backoff.base = b;
+        }
+        let (max_attempts, policy, deadline, restart) = (
             retry.max_attempts,
-            retry.backoff(),
             retry.retry_after,
             retry.deadline,
             retry.restart_probability,
@@ -766,17 +785,22 @@ impl PathSim<'_> {
             self.start_k::<I>(c),
             self.client_k::<I>(c),
         );
-        let prev = (prev != NO_BACKOFF).then_some(Duration(prev));
         let index = self.index_k::<I>(c, retries_made as u16);
-        let mut delay = backoff.delay(
+        let (mut delay, carry) = backoff.next_delay(
             retries_made,
             prev,
             &mut self.stream(id, Purpose::Backoff, index),
         );
-        let honour = retry_after.filter(|_| policy == RetryAfterPolicy::Honour);
+        let honour = retry_after.filter(|_| policy != RetryAfterPolicy::Ignore);
         if let Some(ra) = honour {
-            // The server's Retry-After replaces the backoff (gRPC pushback, urllib3), up to a cap.
-            delay = ra.min(self.hops[h].retry_after_cap);
+            delay = if policy == RetryAfterPolicy::Aws {
+                // botocore `ExponentialBackoff.delay_amount` (2026) and smithy's
+                // `StandardRetryStrategy`: the hint, kept within [t, t + 5 s].
+                ra.min(delay + AWS_RETRY_AFTER_MAX_ADDITIONAL).max(delay)
+            } else {
+                // The server's Retry-After replaces the backoff (gRPC pushback, urllib3), up to a cap.
+                ra.min(self.hops[h].retry_after_cap)
+            };
         }
         if let Some(deadline) = deadline
             && now + delay >= start + deadline
@@ -786,7 +810,7 @@ impl PathSim<'_> {
         let hs = &mut self.hops[h];
         if !hs.budgets.is_empty() {
             let k = pidx(hs.budget_shared, client);
-            match hs.budgets[k].try_retry(now, class == Class::Timeout) {
+            match hs.budgets[k].try_retry(now, class) {
                 Some(cost) => self.lp_mut_k::<I>(c).retry_cost = cost,
                 None => {
                     self.hops[h].n.budget_denied += 1;
@@ -799,7 +823,7 @@ impl PathSim<'_> {
             restart > 0.0 && self.stream(id, Purpose::Restart, index).bernoulli(restart);
         let persist = self.model.idempotency.persist_key;
         let l = self.lp_mut_k::<I>(c);
-        l.prev_backoff = delay.0.min(NO_BACKOFF - 1);
+        l.prev_backoff = carry.unwrap_or(delay.0.min(NO_BACKOFF - 1));
         if restarted && !persist {
             l.key_gen = l.key_gen.wrapping_add(1) % NO_KEY;
         }

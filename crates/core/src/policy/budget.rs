@@ -10,7 +10,10 @@
 //!   `defaultRetryQuota.ts`): a quota of `INITIAL_RETRY_TOKENS = 500`; a retry costs
 //!   `RETRY_COST = 5`, or `TIMEOUT_RETRY_COST = 10` after a timeout; no retry when the quota
 //!   cannot pay; a success refunds what its retry cost, or `NO_RETRY_INCREMENT = 1` when it needed
-//!   no retry, never above the initial quota.
+//!   no retry, never above the initial quota. `version` picks who pays what ([`AwsVersion`]):
+//!   botocore's long-standing rule, the JS SDK's (smithy-typescript `StandardRetryStrategy`,
+//!   10 for every transient error), or the 2026 rule (botocore `RetryQuotaChecker._RETRY_COST_V2
+//!   = 14`, `_THROTTLING_RETRY_COST = 5`, behind `AWS_NEW_RETRIES_2026`).
 //! - **Finagle `RetryBudget`** (`com.twitter.finagle.service.RetryBudget`): every request deposits
 //!   1000 into a leaky bucket (a [`WindowedAdder`] over `ttl`), a retry withdraws
 //!   `1000 / percentCanRetry` and is allowed only when the balance covers it; the balance has a
@@ -50,10 +53,30 @@ pub enum BudgetKind {
     /// failed attempts so far exceed `max_failure_rate` times the calls so far (no window, no
     /// open or half-open state).
     FailureRatio,
+    /// Envoy's cluster retry budget (`circuit_breakers.thresholds.retry_budget`) or, without
+    /// `budget_percent` and `min_retry_concurrency`, its `max_retries` circuit breaker.
+    Envoy,
     /// Finagle's arithmetic without its time window (the `[[layer]]` tables' `kind = "ratio"`):
     /// each call deposits `percent_can_retry` retries, each retry withdraws one, and the balance
     /// starts at `min_retries`. So retries <= `min_retries + percent_can_retry * calls`.
     Ratio,
+}
+
+/// Which published AWS quota rule decides a retry's cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AwsVersion {
+    /// botocore `RetryQuotaChecker` before 2026: `timeout_cost` after a timeout (botocore's
+    /// `ConnectTimeoutError`, `ReadTimeoutError`), `retry_cost` otherwise.
+    Classic,
+    /// smithy-typescript (aws-sdk-js-v3) `StandardRetryStrategy.getCapacityCost`: `timeout_cost`
+    /// for every "TRANSIENT" error (timeouts, connection errors, 500/502/503/504), `retry_cost`
+    /// otherwise (throttling).
+    Js,
+    /// botocore behind `AWS_NEW_RETRIES_2026` (and smithy's `SMITHY_NEW_RETRIES_2026`):
+    /// `throttling_cost` after a throttling error, `retry_cost_v2` otherwise (timeouts included).
+    #[serde(rename = "2026")]
+    V2026,
 }
 
 /// The `[budget]` section. Only the fields of the chosen `kind` are used.
@@ -75,6 +98,12 @@ pub struct BudgetConfig {
     pub timeout_cost: u32,
     /// aws: what a success without retries gives back.
     pub no_retry_increment: u32,
+    /// aws: which published cost rule applies.
+    pub version: AwsVersion,
+    /// aws, version "2026": what a retry after a throttling error (429) costs.
+    pub throttling_cost: u32,
+    /// aws, version "2026": what any other retry costs (botocore `_RETRY_COST_V2`).
+    pub retry_cost_v2: u32,
     /// finagle: how long deposits and withdrawals count, 1 s to 60 s.
     pub ttl: Duration,
     /// finagle: retries per second allowed whatever the request rate.
@@ -93,6 +122,14 @@ pub struct BudgetConfig {
     pub fill_per_call: f64,
     /// failure-ratio: the failed attempts per call above which no retry is sent.
     pub max_failure_rate: f64,
+    /// envoy: retries in progress allowed, in percent of the active requests (Envoy's default
+    /// 20 when only `min_retry_concurrency` is given).
+    pub budget_percent: Option<f64>,
+    /// envoy: retries in progress always allowed (Envoy's default 3 when only `budget_percent`
+    /// is given).
+    pub min_retry_concurrency: Option<u32>,
+    /// envoy: the `max_retries` circuit breaker, used when neither of the above is set.
+    pub max_retries: u32,
 }
 
 impl Default for BudgetConfig {
@@ -107,6 +144,9 @@ impl Default for BudgetConfig {
             retry_cost: 5,
             timeout_cost: 10,
             no_retry_increment: 1,
+            version: AwsVersion::Classic,
+            throttling_cost: 5,
+            retry_cost_v2: 14,
             ttl: Duration::from_secs(10),
             min_retries_per_sec: 10,
             percent_can_retry: 0.2,
@@ -117,6 +157,10 @@ impl Default for BudgetConfig {
             bucket_size: 5.0,
             fill_per_call: 0.1,
             max_failure_rate: 0.1,
+            budget_percent: None,
+            min_retry_concurrency: None,
+            // Envoy `circuit_breaker.proto`: max_retries defaults to 3.
+            max_retries: 3,
         }
     }
 }
@@ -153,13 +197,15 @@ impl BudgetConfig {
                 if self.quota == 0 {
                     return Err(invalid("budget.quota", "must be at least 1".into()));
                 }
-                if self.retry_cost == 0 || self.timeout_cost == 0 {
+                let costs = [
+                    ("budget.retry_cost", self.retry_cost),
+                    ("budget.timeout_cost", self.timeout_cost),
+                    ("budget.throttling_cost", self.throttling_cost),
+                    ("budget.retry_cost_v2", self.retry_cost_v2),
+                ];
+                if let Some((path, _)) = costs.iter().find(|(_, c)| *c == 0) {
                     return Err(invalid(
-                        if self.retry_cost == 0 {
-                            "budget.retry_cost"
-                        } else {
-                            "budget.timeout_cost"
-                        },
+                        path,
                         "must be at least 1 (a free retry is no budget)".into(),
                     ));
                 }
@@ -216,6 +262,16 @@ impl BudgetConfig {
                             "must be a finite number >= 0, got {}",
                             self.percent_can_retry
                         ),
+                    ));
+                }
+            }
+            BudgetKind::Envoy => {
+                if let Some(p) = self.budget_percent
+                    && !(p.is_finite() && (0.0..=100.0).contains(&p))
+                {
+                    return Err(invalid(
+                        "budget.budget_percent",
+                        format!("Envoy's budget_percent is a percentage in [0, 100], got {p}"),
                     ));
                 }
             }
@@ -283,6 +339,9 @@ pub struct AwsQuota {
     retry_cost: u32,
     timeout_cost: u32,
     no_retry_increment: u32,
+    version: AwsVersion,
+    throttling_cost: u32,
+    retry_cost_v2: u32,
 }
 
 impl AwsQuota {
@@ -293,15 +352,29 @@ impl AwsQuota {
             retry_cost: c.retry_cost,
             timeout_cost: c.timeout_cost,
             no_retry_increment: c.no_retry_increment,
+            version: c.version,
+            throttling_cost: c.throttling_cost,
+            retry_cost_v2: c.retry_cost_v2,
         }
     }
-    /// Takes the cost of one retry, or refuses it when the quota cannot pay.
-    pub fn acquire(&mut self, after_timeout: bool) -> Option<u32> {
-        let cost = if after_timeout {
-            self.timeout_cost
-        } else {
-            self.retry_cost
-        };
+    /// What a retry after an attempt that ended in `class` costs under this version's rule.
+    pub fn cost(&self, class: Class) -> u32 {
+        match self.version {
+            AwsVersion::Classic if class == Class::Timeout => self.timeout_cost,
+            AwsVersion::Classic => self.retry_cost,
+            AwsVersion::Js => match class {
+                Class::Timeout | Class::Connection | Class::Unavailable | Class::ServerError => {
+                    self.timeout_cost
+                }
+                _ => self.retry_cost,
+            },
+            AwsVersion::V2026 if class == Class::Throttled => self.throttling_cost,
+            AwsVersion::V2026 => self.retry_cost_v2,
+        }
+    }
+    /// Takes the cost of a retry after `class`, or refuses it when the quota cannot pay.
+    pub fn acquire(&mut self, class: Class) -> Option<u32> {
+        let cost = self.cost(class);
         (self.available >= cost).then(|| {
             self.available -= cost;
             cost
@@ -481,6 +554,65 @@ impl FailureRatio {
     }
 }
 
+/// Envoy's retry limit (`source/common/upstream/resource_manager_impl.h`, `RetryBudgetImpl`;
+/// `source/common/router/retry_state_impl.cc`): a retry may start while the retries in
+/// progress are fewer than `max(min_retry_concurrency, budget_percent / 100 * active)` (the
+/// product truncated to an integer, as the C++ cast does), where `active` counts requests in
+/// flight to the cluster. Without a budget it is the `max_retries` circuit breaker. A retry is in
+/// progress from the decision (`retries().inc()`) until its attempt's outcome is judged
+/// (`resetRetry()` at the next `shouldRetry`) or the request ends.
+#[derive(Clone, Debug)]
+pub struct EnvoyBudget {
+    /// Percent, and the floor; `None` = the `max_retries` breaker.
+    budget: Option<(f64, u64)>,
+    max_retries: u64,
+    in_flight: u64,
+    retries: u64,
+}
+
+impl EnvoyBudget {
+    pub fn new(c: &BudgetConfig) -> Self {
+        let budget = (c.budget_percent.is_some() || c.min_retry_concurrency.is_some()).then(|| {
+            (
+                c.budget_percent.unwrap_or(20.0),
+                u64::from(c.min_retry_concurrency.unwrap_or(3)),
+            )
+        });
+        EnvoyBudget {
+            budget,
+            max_retries: u64::from(c.max_retries),
+            in_flight: 0,
+            retries: 0,
+        }
+    }
+    /// `RetryBudgetImpl::max()`.
+    pub fn max(&self) -> u64 {
+        match self.budget {
+            Some((pct, min)) => ((pct / 100.0 * self.in_flight as f64) as u64).max(min),
+            None => self.max_retries,
+        }
+    }
+    /// `canCreate()` then `inc()`.
+    pub fn try_start(&mut self) -> bool {
+        let ok = self.retries < self.max();
+        self.retries += u64::from(ok);
+        ok
+    }
+    pub fn sent(&mut self) {
+        self.in_flight += 1;
+    }
+    /// An attempt's outcome is known; `was_retry` releases the retry it held.
+    pub fn ended(&mut self, was_retry: bool) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        if was_retry {
+            self.retries = self.retries.saturating_sub(1);
+        }
+    }
+    pub fn retries_in_progress(&self) -> u64 {
+        self.retries
+    }
+}
+
 /// One budget instance, of the configured kind.
 #[derive(Clone, Debug)]
 pub enum Budget {
@@ -492,6 +624,7 @@ pub enum Budget {
     Aws(AwsQuota),
     Finagle(FinagleBudget),
     Adaptive(AdaptiveThrottle),
+    Envoy(EnvoyBudget),
 }
 
 impl Budget {
@@ -513,6 +646,7 @@ impl Budget {
             BudgetKind::Ratio => {
                 Budget::Ratio(RatioBudget::new(c.percent_can_retry, c.min_retries))
             }
+            BudgetKind::Envoy => Budget::Envoy(EnvoyBudget::new(c)),
         }
     }
 
@@ -546,7 +680,25 @@ impl Budget {
                 }
                 true
             }
+            Budget::Envoy(e) => {
+                e.sent();
+                true
+            }
             _ => true,
+        }
+    }
+
+    /// An attempt `on_send` admitted was not sent after all (a breaker rejected it, or the call
+    /// above was cancelled before a retry went out): Envoy's counts give it back. `retry` says
+    /// whether it held a retry.
+    #[inline]
+    pub fn unsent(&mut self, counted: bool, retry: bool) {
+        if let Budget::Envoy(e) = self {
+            if counted {
+                e.ended(retry);
+            } else if retry {
+                e.retries = e.retries.saturating_sub(1);
+            }
         }
     }
 
@@ -578,22 +730,25 @@ impl Budget {
                     f.failures += 1.0;
                 }
             }
+            // `cost` is 1 when a retry made this attempt (what `try_retry` returned).
+            Budget::Envoy(e) => e.ended(cost > 0),
             Budget::Unlimited | Budget::Finagle(_) | Budget::Ratio(_) | Budget::TokenBucket(_) => {}
         }
     }
 
-    /// The retry policy wants to retry (or hedge): may it? `Some(cost)` takes the retry's cost
-    /// (non-zero only for the AWS quota); `None` refuses.
+    /// The retry policy wants to retry (or hedge) after an attempt that ended in `class`: may it?
+    /// `Some(cost)` takes the retry's cost (non-zero only for the AWS quota); `None` refuses.
     #[inline]
-    pub fn try_retry(&mut self, now: Time, after_timeout: bool) -> Option<u32> {
+    pub fn try_retry(&mut self, now: Time, class: Class) -> Option<u32> {
         match self {
             Budget::Unlimited | Budget::Adaptive(_) => Some(0),
             Budget::Grpc(g) => g.allows().then_some(0),
-            Budget::Aws(q) => q.acquire(after_timeout),
+            Budget::Aws(q) => q.acquire(class),
             Budget::Finagle(f) => f.try_withdraw(now).then_some(0),
             Budget::Ratio(r) => r.try_withdraw().then_some(0),
             Budget::TokenBucket(b) => b.try_withdraw().then_some(0),
             Budget::FailureRatio(f) => f.allows().then_some(0),
+            Budget::Envoy(e) => e.try_start().then_some(1),
         }
     }
 }
@@ -637,12 +792,16 @@ mod tests {
         }
         f.on_outcome(Time::ZERO, Class::ServerError, true, 0);
         assert_eq!(
-            f.try_retry(Time::ZERO, false),
+            f.try_retry(Time::ZERO, Class::ServerError),
             Some(0),
             "1 / 10 is not above 10%"
         );
         f.on_outcome(Time::ZERO, Class::ServerError, true, 0);
-        assert_eq!(f.try_retry(Time::ZERO, false), None, "2 / 10 is");
+        assert_eq!(
+            f.try_retry(Time::ZERO, Class::ServerError),
+            None,
+            "2 / 10 is"
+        );
     }
 
     #[test]
@@ -675,8 +834,8 @@ mod tests {
     #[test]
     fn aws_quota_costs_and_refunds() {
         let mut q = AwsQuota::new(&BudgetConfig::default());
-        assert_eq!(q.acquire(false), Some(5));
-        assert_eq!(q.acquire(true), Some(10));
+        assert_eq!(q.acquire(Class::Unavailable), Some(5));
+        assert_eq!(q.acquire(Class::Timeout), Some(10));
         assert_eq!(q.available(), 485);
         q.release(10);
         assert_eq!(q.available(), 495);
@@ -690,16 +849,20 @@ mod tests {
         assert_eq!(q.available(), 500);
         // 100 retries drain it; the 101st is refused.
         for _ in 0..100 {
-            assert!(q.acquire(false).is_some());
+            assert!(q.acquire(Class::Unavailable).is_some());
         }
-        assert_eq!(q.acquire(false), None);
+        assert_eq!(q.acquire(Class::Unavailable), None);
         q.release(0);
         q.release(0);
         q.release(0);
         q.release(0);
-        assert_eq!(q.acquire(true), None, "4 tokens cannot pay a timeout retry");
+        assert_eq!(
+            q.acquire(Class::Timeout),
+            None,
+            "4 tokens cannot pay a timeout retry"
+        );
         q.release(0);
-        assert_eq!(q.acquire(false), Some(5));
+        assert_eq!(q.acquire(Class::Unavailable), Some(5));
     }
 
     #[test]

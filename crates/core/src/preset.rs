@@ -1,0 +1,228 @@
+//! `retry.mode`: the retry settings of a named SDK mode, as published, filled in under what the
+//! user wrote (a key written beside `mode` wins). The loader expands a mode before deserializing,
+//! for the top-level `[retry]`/`[budget]` and for each `[[tier]]`'s `retry`/`budget`.
+//!
+//! Sources (each constant checked there; `docs/policies.md`, "SDK retry modes"):
+//! - `aws-legacy`: botocore `data/_retry.json` (`__default__`: `max_attempts = 5`, delay
+//!   `base = "rand"`, `growth_factor = 2`) and `retryhandler.delay_exponential`
+//!   (`rand * 2^(attempts - 1)` seconds, no cap; 1 h stands in for none). No quota.
+//! - `aws-standard`: botocore `retries/standard.py` (`DEFAULT_MAX_ATTEMPTS = 3`,
+//!   `ExponentialBackoff`: `rand * min(2^(attempt - 1), 20)` s), `retries/quota.py`
+//!   (`INITIAL_CAPACITY = 500`), `RetryQuotaChecker` (`_RETRY_COST = 5`,
+//!   `_TIMEOUT_RETRY_REQUEST = 10`, `_NO_RETRY_INCREMENT = 1`). No `Retry-After`.
+//! - `aws-standard-2026` (botocore behind `AWS_NEW_RETRIES_2026`, 1.43.3): backoff
+//!   `rand * min(scale * 2^(attempt - 1), 20)` s with `non_throttling_base_scale = 0.05` and
+//!   `throttling_base_scale = 1`, `x-amz-retry-after` kept within `[t, t + 5 s]`, quota
+//!   `_RETRY_COST_V2 = 14`, `_THROTTLING_RETRY_COST = 5`. `-dynamodb`: `_SERVICE_MAX_ATTEMPTS` 4
+//!   and scale 0.025.
+//! - `aws-js-standard` (smithy-typescript `util-retry`, used by aws-sdk-js-v3): `constants.ts`
+//!   (`DEFAULT_RETRY_DELAY_BASE = 100`, `THROTTLING_RETRY_DELAY_BASE = 500`,
+//!   `MAXIMUM_RETRY_DELAY = 20000` ms, `RETRY_COST = 5`, `TIMEOUT_RETRY_COST = 10` for every
+//!   transient error), `DefaultRetryBackoffStrategy` (`rand * min(x * 2^i, 20000)`),
+//!   `StandardRetryStrategy` (the retry-after hint within `[t, t + 5000 ms]`).
+//!   `aws-js-standard-2026`: `retries-2026-config.ts` (50 ms, 1000 ms, cost 14, throttling 5).
+//!
+//! Classes: these SDKs retry timeouts, connection errors, 500/502/503/504 and throttling errors
+//! (429 here); never a 409.
+
+use crate::load::merge;
+use toml::{Table, Value};
+
+/// The mode names, in the order a "did you mean" lists them.
+pub const MODES: [&str; 6] = [
+    "aws-legacy",
+    "aws-standard",
+    "aws-standard-2026",
+    "aws-standard-2026-dynamodb",
+    "aws-js-standard",
+    "aws-js-standard-2026",
+];
+
+const AWS_CLASSES: &str = r#"retry_on = ["timeout", "connection", "503", "429", "5xx"]"#;
+
+/// The preset tables of `mode` (`retry`, `budget`, `limiter`), or `None` for an unknown name.
+pub fn preset(mode: &str) -> Option<Table> {
+    let standard = r#"
+        [retry]
+        max_attempts = 3
+        backoff = "exponential"
+        jitter = "full"
+        base = "1s"
+        cap = "20s"
+        multiplier = 2.0
+        first_exponent = 0
+        retry_after = "ignore"
+        [budget]
+        kind = "aws"
+        version = "classic"
+        quota = 500
+        retry_cost = 5
+        timeout_cost = 10
+        no_retry_increment = 1
+    "#;
+    let text = match mode {
+        "aws-legacy" => r#"
+            [retry]
+            max_attempts = 5
+            backoff = "exponential"
+            jitter = "full"
+            base = "1s"
+            cap = "1h"
+            multiplier = 2.0
+            first_exponent = 0
+            retry_after = "ignore"
+            [budget]
+            kind = "none"
+        "#
+        .to_string(),
+        "aws-standard" => standard.to_string(),
+        "aws-standard-2026" | "aws-standard-2026-dynamodb" => {
+            let dynamo = mode.ends_with("dynamodb");
+            format!(
+                r#"{standard}
+                [retry]
+                max_attempts = {}
+                base = "{}"
+                throttling_base = "1s"
+                retry_after = "aws"
+                [budget]
+                version = "2026"
+                retry_cost_v2 = 14
+                throttling_cost = 5
+                "#,
+                if dynamo { 4 } else { 3 },
+                if dynamo { "25ms" } else { "50ms" },
+            )
+        }
+        "aws-js-standard" | "aws-js-standard-2026" => {
+            let new = mode.ends_with("2026");
+            format!(
+                r#"{standard}
+                [retry]
+                base = "{}"
+                throttling_base = "{}"
+                retry_after = "aws"
+                [budget]
+                version = "{}"
+                retry_cost_v2 = 14
+                throttling_cost = 5
+                "#,
+                if new { "50ms" } else { "100ms" },
+                if new { "1s" } else { "500ms" },
+                if new { "2026" } else { "js" },
+            )
+        }
+        _ => return None,
+    };
+    // Sections repeat in the texts above (standard, then its changes): merge them in order.
+    let mut out = Table::new();
+    let mut section = String::new();
+    let mut body = String::new();
+    let flush = |section: &str, body: &str, out: &mut Table| {
+        if section.is_empty() {
+            return;
+        }
+        let t: Table = body.parse().expect("a preset is valid TOML");
+        let mut one = Table::new();
+        one.insert(section.to_string(), Value::Table(t));
+        merge(out, one);
+    };
+    for line in text.lines().map(str::trim) {
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            flush(&section, &body, &mut out);
+            section = name.to_string();
+            body.clear();
+            if name == "retry" {
+                body.push_str(AWS_CLASSES);
+                body.push('\n');
+            }
+        } else {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    flush(&section, &body, &mut out);
+    Some(out)
+}
+
+/// Expands `retry.mode` in `scope` (the top level or one `[[tier]]` table): the preset's
+/// sections go under the user's. Returns the path and message of a bad mode.
+pub fn expand(scope: &mut Table, prefix: &str) -> Result<(), (String, String)> {
+    let Some(Value::Table(retry)) = scope.get_mut("retry") else {
+        return Ok(());
+    };
+    let Some(mode) = retry.remove("mode") else {
+        return Ok(());
+    };
+    let path = format!("{prefix}retry.mode");
+    let name = mode.as_str().ok_or_else(|| {
+        (
+            path.clone(),
+            format!("expected a mode name, one of: {}", MODES.join(", ")),
+        )
+    })?;
+    let preset = preset(name).ok_or_else(|| {
+        let hint = crate::load::closest(name, &MODES)
+            .map(|m| format!(" (did you mean `{m}`?)"))
+            .unwrap_or_default();
+        (
+            path.clone(),
+            format!(
+                "unknown retry mode `{name}`{hint}; allowed: {}",
+                MODES.join(", ")
+            ),
+        )
+    })?;
+    for (section, mut fill) in preset {
+        match scope.remove(&section) {
+            Some(Value::Table(user)) => {
+                if let Value::Table(f) = &mut fill {
+                    merge(f, user);
+                }
+            }
+            // Not a table: keep it, so that serde reports the user's own mistake.
+            Some(other) => fill = other,
+            None => {}
+        }
+        scope.insert(section, fill);
+    }
+    Ok(())
+}
+
+/// Expands every `retry.mode` of a model table (the top level and each `[[tier]]`).
+pub fn expand_model(model: &mut Table) -> Result<(), (String, String)> {
+    expand(model, "")?;
+    if let Some(Value::Array(tiers)) = model.get_mut("tier") {
+        for (i, t) in tiers.iter_mut().enumerate() {
+            if let Value::Table(t) = t {
+                expand(t, &format!("tier[{i}]."))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_has_a_preset_and_the_user_wins() {
+        for m in MODES {
+            assert!(preset(m).is_some(), "{m}");
+        }
+        let mut t: Table = "[retry]\nmode = \"aws-standard-2026\"\nmax_attempts = 7\n"
+            .parse()
+            .unwrap();
+        expand_model(&mut t).unwrap();
+        let r = t["retry"].as_table().unwrap();
+        assert_eq!(r["max_attempts"].as_integer(), Some(7));
+        assert_eq!(r["base"].as_str(), Some("50ms"));
+        assert!(r.get("mode").is_none());
+        assert_eq!(t["budget"]["version"].as_str(), Some("2026"));
+        let mut bad: Table = "[retry]\nmode = \"aws-standart\"\n".parse().unwrap();
+        let (path, msg) = expand_model(&mut bad).unwrap_err();
+        assert_eq!(path, "retry.mode");
+        assert!(msg.contains("did you mean `aws-standard`"), "{msg}");
+    }
+}

@@ -36,6 +36,10 @@ fn features() -> Vec<(&'static str, Vec<&'static str>)> {
             vec![r#"server.outages=[{from="200ms", to="600ms"}]"#],
         ),
         (
+            "hang",
+            vec![r#"server.outages=[{from="200ms", to="600ms", answer="hang"}]"#],
+        ),
+        (
             "loss",
             vec!["network.request_loss=0.1", "network.response_loss=0.1"],
         ),
@@ -157,7 +161,7 @@ fn every_pair_of_features_composes() {
             }
         }
     }
-    assert_eq!(ran, 3 * 55);
+    assert_eq!(ran, 3 * 66);
 }
 
 #[test]
@@ -298,6 +302,14 @@ fn probes(m: &Model) -> Vec<(&'static str, Vec<String>)> {
             ],
         ),
         ("hedge", vec!["hedge.delay=5ms".into()]),
+        (
+            "outage-hang",
+            vec![r#"server.outages=[{from="0s", to="500ms", answer="hang"}]"#.into()],
+        ),
+        (
+            "outage-retry-after",
+            vec![r#"server.outages=[{from="0s", to="500ms", retry_after="1s"}]"#.into()],
+        ),
         (
             "tier",
             vec![r#"tier=[{name="proxy", retry={max_attempts=2}}]"#.into()],

@@ -147,3 +147,46 @@ fn bad_outages_are_refused_with_the_field() {
         assert!(e.contains(field), "{set}: {e}");
     }
 }
+
+/// gRFC A6, "Pushback": a hedged call waits out a Retry-After before its next copy.
+#[test]
+fn hedging_honours_retry_after() {
+    let down = [
+        r#"server.outages=[{from="0s", to="1s", retry_after="2s"}]"#,
+        "hedge.delay=100ms",
+    ];
+    let s = run(&model(DOWN, &down).unwrap());
+    // The first copy's 503 holds the second until 2 s, which succeeds.
+    assert_eq!(
+        (s.succeeded, s.attempts, s.retry_after_waits),
+        (100, 200, 100)
+    );
+    assert_eq!(s.completion_ms.p50, 2001.0); // 1 ms of service
+    // Ignoring it, the non-fatal 503s send every copy at once into the outage.
+    let ignore = [down[0], down[1], "retry.retry_after=ignore"];
+    let i = run(&model(DOWN, &ignore).unwrap());
+    assert_eq!((i.failed, i.attempts, i.retry_after_waits), (100, 300, 0));
+    // A cap shortens the hold: back at 500 ms, still in the outage, then held again (capped).
+    let capped = [down[0], down[1], "retry.retry_after_cap=500ms"];
+    let c = run(&model(DOWN, &capped).unwrap());
+    assert_eq!((c.succeeded, c.attempts), (100, 3 * 100));
+    assert_eq!(c.completion_ms.p50, 1001.0);
+}
+
+/// "Overloaded; don't retry" stops further copies but lets the copies already out answer.
+#[test]
+fn a_dont_retry_answer_stops_hedging_without_cancelling() {
+    let sets = [
+        "workload.clients=2",
+        "server.capacity=1",
+        "server.queue=0",
+        "server.service=50ms",
+        "server.shed_answer=overloaded",
+        "hedge.delay=10ms",
+    ];
+    let s = run(&model(DOWN, &sets).unwrap());
+    // The first client's copy 1 is shed at 10 ms, yet its copy 0 completes at 50 ms; the
+    // second client's only copy was shed and it sends no more.
+    assert_eq!((s.succeeded, s.failed, s.attempts), (1, 1, 3));
+    assert_eq!(s.overloaded, 2);
+}

@@ -301,6 +301,19 @@ fn probes(m: &Model) -> Vec<(&'static str, Vec<String>)> {
                 "breaker.failure_rate_threshold=1".into(),
             ],
         ),
+        (
+            "breaker-timers",
+            vec![
+                "breaker.enabled=true".into(),
+                "breaker.scope=shared".into(),
+                "breaker.minimum_calls=2".into(),
+                "breaker.window_size=2".into(),
+                "breaker.failure_rate_threshold=1".into(),
+                "breaker.wait_in_open=50ms".into(),
+                "breaker.automatic_transition=true".into(),
+                "breaker.max_wait_in_half_open=20ms".into(),
+            ],
+        ),
         ("hedge", vec!["hedge.delay=5ms".into()]),
         (
             "outage-hang",

@@ -190,3 +190,38 @@ fn a_dont_retry_answer_stops_hedging_without_cancelling() {
     assert_eq!((s.succeeded, s.failed, s.attempts), (1, 1, 3));
     assert_eq!(s.overloaded, 2);
 }
+
+/// resilience4j's two timers on a whole run: with the half-open limit a breaker whose probes
+/// hang opens again instead of waiting for them forever.
+#[test]
+fn breaker_timers_act_on_a_run() {
+    let breaker = [
+        r#"server.outages=[{from="0s", to="30s", answer="hang"}]"#,
+        "retry.timeout=2s",
+        "retry.max_attempts=1",
+        "breaker.enabled=true",
+        "breaker.scope=shared",
+        "breaker.minimum_calls=1",
+        "breaker.window_size=1",
+        "breaker.wait_in_open=1s",
+        "workload.kind=open",
+        "workload.rate=20/s",
+        "workload.intents=1000",
+    ];
+    let plain = run(&model(DOWN, &breaker).unwrap());
+    let limited = [&breaker[..], &["breaker.max_wait_in_half_open=500ms"]].concat();
+    let l = run(&model(DOWN, &limited).unwrap());
+    // Each half-open probe hangs until its 2 s timeout; the limit reopens it after 500 ms.
+    assert!(
+        l.breaker_opened > plain.breaker_opened,
+        "{} vs {}",
+        l.breaker_opened,
+        plain.breaker_opened
+    );
+    let e = model(
+        DOWN,
+        &["breaker.enabled=true", "breaker.max_wait_in_half_open=0s"],
+    )
+    .unwrap_err();
+    assert!(e.contains("breaker.max_wait_in_half_open"), "{e}");
+}

@@ -184,6 +184,10 @@ pub struct Layered {
     pub orphaned_share: f64,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// What one tier of the request path did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TierSummary {
@@ -196,6 +200,9 @@ pub struct TierSummary {
     pub served: u64,
     /// Refused at once: full queue, concurrency limit, outage or `fail = "always"`.
     pub rejected: u64,
+    /// Arrivals a hanging outage held without an answer (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hung: u64,
     /// Dropped before service because their caller had stopped waiting.
     pub dropped_expired: u64,
     /// Attempts to this tier whose caller timed out.

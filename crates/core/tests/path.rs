@@ -36,6 +36,10 @@ fn features() -> Vec<(&'static str, Vec<&'static str>)> {
             vec![r#"server.outages=[{from="200ms", to="600ms"}]"#],
         ),
         (
+            "hang",
+            vec![r#"server.outages=[{from="200ms", to="600ms", answer="hang"}]"#],
+        ),
+        (
             "loss",
             vec!["network.request_loss=0.1", "network.response_loss=0.1"],
         ),
@@ -157,7 +161,7 @@ fn every_pair_of_features_composes() {
             }
         }
     }
-    assert_eq!(ran, 3 * 55);
+    assert_eq!(ran, 3 * 66);
 }
 
 #[test]
@@ -297,7 +301,28 @@ fn probes(m: &Model) -> Vec<(&'static str, Vec<String>)> {
                 "breaker.failure_rate_threshold=1".into(),
             ],
         ),
+        (
+            "breaker-timers",
+            vec![
+                "breaker.enabled=true".into(),
+                "breaker.scope=shared".into(),
+                "breaker.minimum_calls=2".into(),
+                "breaker.window_size=2".into(),
+                "breaker.failure_rate_threshold=1".into(),
+                "breaker.wait_in_open=50ms".into(),
+                "breaker.automatic_transition=true".into(),
+                "breaker.max_wait_in_half_open=20ms".into(),
+            ],
+        ),
         ("hedge", vec!["hedge.delay=5ms".into()]),
+        (
+            "outage-hang",
+            vec![r#"server.outages=[{from="0s", to="500ms", answer="hang"}]"#.into()],
+        ),
+        (
+            "outage-retry-after",
+            vec![r#"server.outages=[{from="0s", to="500ms", retry_after="1s"}]"#.into()],
+        ),
         (
             "tier",
             vec![r#"tier=[{name="proxy", retry={max_attempts=2}}]"#.into()],
@@ -307,11 +332,18 @@ fn probes(m: &Model) -> Vec<(&'static str, Vec<String>)> {
 
 /// Where a section is accepted and cannot change the numbers for a reason of the model's own
 /// physics (not because the engine ignores it).
-const INERT: [(&str, &str, &str); 1] = [(
-    "occ-contention",
-    "breaker",
-    "a write conflict (409) is not a server failure (resilience4j records it as a success), and the record fails nothing else",
-)];
+const INERT: [(&str, &str, &str); 2] = [
+    (
+        "occ-contention",
+        "breaker",
+        "a write conflict (409) is not a server failure (resilience4j records it as a success), and the record fails nothing else",
+    ),
+    (
+        "occ-contention",
+        "breaker-timers",
+        "as for breaker: a breaker that never opens has no timers to run",
+    ),
+];
 
 #[test]
 fn every_section_acts_on_every_shipped_model_or_is_refused() {

@@ -79,16 +79,16 @@ pub(crate) fn recovered_at(s: &Summary) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use retrystorm_core::model::{CapacityDrop, Rate, RatePoint, Window};
+    use retrystorm_core::model::{CapacityDrop, Outage, Rate, RatePoint};
     use retrystorm_core::time::Duration;
 
     #[test]
     fn windows_of_a_model() {
         let mut m = Model::default();
-        m.server.outages.push(Window {
-            from: Duration::from_secs(1),
-            to: Duration::from_secs(2),
-        });
+        m.server.outages.push(Outage::window(
+            Duration::from_secs(1),
+            Duration::from_secs(2),
+        ));
         m.server.capacity_drops.push(CapacityDrop {
             from: Duration::from_secs(3),
             to: Duration::from_secs(4),

@@ -412,8 +412,8 @@ pub struct Server {
     pub discipline: Discipline,
     pub service: Dist,
     pub fail: FailMode,
-    /// Windows in which every arriving request fails at once.
-    pub outages: Vec<Window>,
+    /// Windows in which every arriving request fails at once (503) or hangs (no answer).
+    pub outages: Vec<Outage>,
     /// Deadline propagation: drop a queued request whose client has already timed out.
     pub drop_expired: bool,
     /// Probability that the handler crashes part-way (see `crash_point`, `idempotency.commit`).
@@ -437,6 +437,55 @@ pub struct Server {
     /// AWS blog's contention model, `docs/layered.md`): an attempt reads the version, then writes
     /// if it is unchanged, else gets a 409. Last tier only.
     pub contention: bool,
+}
+
+/// A window `[from, to)` in which the server answers no arrival with service: `{ from, to }`
+/// answers 503 at once (as before), `answer = "hang"` never answers (issue 18). Only arrivals in
+/// the window are affected: requests already queued or in service when it starts are served.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Outage {
+    pub from: Duration,
+    pub to: Duration,
+    /// What an arrival in the window gets.
+    #[serde(default, skip_serializing_if = "OutageAnswer::is_default")]
+    pub answer: OutageAnswer,
+    /// `Retry-After` on the window's 503s (issue 15: outages sent none); absent = none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<Duration>,
+}
+
+impl Outage {
+    /// A fail-fast 503 window with no Retry-After (the `{ from, to }` form).
+    pub fn window(from: Duration, to: Duration) -> Self {
+        Outage {
+            from,
+            to,
+            answer: OutageAnswer::Unavailable,
+            retry_after: None,
+        }
+    }
+}
+
+/// What an arrival inside an outage window gets.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub enum OutageAnswer {
+    /// 503 Service Unavailable at once, no work done (fail fast).
+    #[default]
+    #[serde(rename = "503")]
+    Unavailable,
+    /// No answer at all and no work done: the caller sees only its own timeout (a black-holed
+    /// connection, a process stopped in GC or on a dead disk).
+    #[serde(rename = "hang")]
+    Hang,
+}
+
+impl OutageAnswer {
+    fn is_default(&self) -> bool {
+        *self == OutageAnswer::Unavailable
+    }
 }
 
 /// What a shedding server answers.
@@ -671,7 +720,10 @@ impl Model {
         let faults = s
             .outages
             .iter()
-            .copied()
+            .map(|o| Window {
+                from: o.from,
+                to: o.to,
+            })
             .chain(s.capacity_drops.iter().map(|d| Window {
                 from: d.from,
                 to: d.to,

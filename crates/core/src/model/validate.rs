@@ -122,6 +122,27 @@ fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
                 format!("must be after `from` ({})", o.from),
             ));
         }
+        if o.answer == OutageAnswer::Hang && o.retry_after.is_some() {
+            return Err(invalid(
+                &at(&format!("outages[{i}].retry_after")),
+                "has no effect: a hanging outage sends no answer to carry it (use answer = \"503\")",
+            ));
+        }
+        if o.retry_after == Some(Duration::ZERO) {
+            return Err(invalid(
+                &at(&format!("outages[{i}].retry_after")),
+                "must be a positive duration (omit it for a 503 without Retry-After)",
+            ));
+        }
+        if let Some(later) = s.outages[i + 1..]
+            .iter()
+            .position(|e| e.from < o.to && o.from < e.to && e.answer != o.answer)
+        {
+            return Err(invalid(
+                &at(&format!("outages[{}]", i + 1 + later)),
+                "a hanging outage must not overlap a 503 outage (which answer would win?)",
+            ));
+        }
     }
     if s.concurrency_limit.0 == Some(0) {
         return Err(invalid(

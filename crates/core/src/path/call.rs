@@ -17,6 +17,10 @@ pub(super) const NO_KEY: u16 = u16::MAX;
 const NO_BACKOFF: u64 = crate::backoff::NO_STATE;
 /// botocore `ExponentialBackoff._RETRY_AFTER_MAX_ADDITIONAL` (5 s), smithy's `delayFromErrorType + 5_000`.
 const AWS_RETRY_AFTER_MAX_ADDITIONAL: Duration = Duration::from_secs(5);
+/// Hedging never backs off, so a hedged call keeps the server's pushback in `prev_backoff`
+/// instead (gRFC A6, "Pushback"): the time in ns before which no further copy goes out,
+/// [`NO_BACKOFF`] for none, or this value once an answer said "don't retry".
+const HEDGE_STOPPED: u64 = u64::MAX - 1;
 pub(super) const NO_WORKER: u32 = u32::MAX;
 const INNER: u32 = 1 << 31;
 
@@ -53,7 +57,8 @@ pub(super) enum Settled {
 /// The state every retry loop has.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Loop {
-    /// The last backoff delay drawn (decorrelated jitter), [`NO_BACKOFF`] before the first.
+    /// The last backoff delay drawn (decorrelated jitter), [`NO_BACKOFF`] before the first;
+    /// with hedging, the pushback hold ([`HEDGE_STOPPED`]).
     prev_backoff: u64,
     /// Hedging: copies awaiting an answer.
     pending: Pending,
@@ -666,7 +671,7 @@ impl PathSim<'_> {
             hs.breakers[k].on_result(now, class.is_server_failure());
         }
         if hs.hedge_delay.is_some() {
-            return self.hedge_sees_k::<I>(now, c, attempt, class, retryable);
+            return self.hedge_sees_k::<I>(now, c, attempt, class, retryable, retry_after);
         }
         self.lp_mut_k::<I>(c).awaiting = false;
         if class == Class::Success {
@@ -680,6 +685,10 @@ impl PathSim<'_> {
 
     /// Hedging: one copy answered. A success or a fatal answer commits the call and cancels the
     /// other copies (the server may still run them); a non-fatal one sends the next copy now.
+    /// Server pushback (gRFC A6, "Pushback" and its summary's cases 4 and 5): a Retry-After the
+    /// client honours holds the next copy until it has passed (later copies follow at
+    /// `hedgingDelay` from there); "overloaded; don't retry" sends no more copies but lets those
+    /// already out answer.
     fn hedge_sees_k<const I: bool>(
         &mut self,
         now: Time,
@@ -687,13 +696,37 @@ impl PathSim<'_> {
         attempt: u16,
         class: Class,
         retryable: bool,
+        retry_after: Option<Duration>,
     ) {
         let h = self.hop_k::<I>(c);
         let client = self.client_k::<I>(c);
         let max_attempts = self.hops[h].max_attempts;
+        let honour = self.spec.hops[h].retry.retry_after == RetryAfterPolicy::Honour;
+        let pushback = retry_after
+            .filter(|_| honour && retryable)
+            .map(|ra| ra.min(self.hops[h].retry_after_cap));
         let l = self.lp_mut_k::<I>(c);
         l.pending.remove(attempt);
-        if class == Class::Success || !retryable {
+        if class == Class::Overloaded {
+            l.prev_backoff = HEDGE_STOPPED;
+        } else if let Some(wait) = pushback
+            && l.prev_backoff != HEDGE_STOPPED
+            && u32::from(l.attempts) < max_attempts
+        {
+            let until = now + wait;
+            l.prev_backoff = until.0.min(HEDGE_STOPPED - 1);
+            let (epoch, next) = (l.epoch, l.attempts);
+            self.hops[h].n.retry_after_waits += 1;
+            let ev = Event::Hedge {
+                call: c,
+                epoch,
+                attempt: next,
+            };
+            return self.queue.push(until, ev);
+        }
+        let l = self.lp_mut_k::<I>(c);
+        let stopped = l.prev_backoff == HEDGE_STOPPED;
+        if class == Class::Success || (!retryable && class != Class::Overloaded) {
             let cancelled = l.pending.0.count_ones();
             l.pending.clear();
             l.awaiting = false;
@@ -711,7 +744,7 @@ impl PathSim<'_> {
             };
             return self.settle_k::<I>(now, c, how, class);
         }
-        if u32::from(l.attempts) < max_attempts {
+        if u32::from(l.attempts) < max_attempts && !stopped {
             self.hedge_k::<I>(now, c);
         } else if l.pending.is_empty() {
             l.awaiting = false;
@@ -721,6 +754,11 @@ impl PathSim<'_> {
 
     /// Hedging: send the next copy, if the deadline and the retry budget allow it.
     fn hedge_k<const I: bool>(&mut self, now: Time, c: CallRef) {
+        let hold = self.lp_k::<I>(c).prev_backoff;
+        if hold != NO_BACKOFF && now.0 < hold {
+            // Held by pushback: the Hedge event at the hold's end sends it (or, stopped, none).
+            return;
+        }
         let h = self.hop_k::<I>(c);
         let client = self.client_k::<I>(c);
         let start = self.start_k::<I>(c);

@@ -35,6 +35,7 @@ impl PathSim<'_> {
                 retries: n.retry_arrivals,
                 served: n.served,
                 rejected: n.rejected,
+                hung: n.hung,
                 dropped_expired: n.dropped_expired,
                 timeouts: self.hops[t].n.timeouts,
                 orphaned: n.orphaned,

@@ -10,7 +10,9 @@
 use super::call::{CallRef, NO_KEY};
 use super::{Event, PathSim, pidx, to_retry_after_ms};
 use crate::metrics::{Buckets, Levels};
-use crate::model::{CommitMode, CrashPoint, Discipline, FailMode, Server, ShedAnswer};
+use crate::model::{
+    CommitMode, CrashPoint, Discipline, FailMode, Outage, OutageAnswer, Server, ShedAnswer,
+};
 use crate::policy::Class;
 use crate::policy::ratelimit::{RetryAfter, TokenBucket, whole_seconds};
 use crate::rng::Purpose;
@@ -90,6 +92,8 @@ pub(super) struct TierCounters {
     pub(super) orphaned: u64,
     pub(super) served: u64,
     pub(super) rejected: u64,
+    /// Arrivals held without an answer by a hanging outage.
+    pub(super) hung: u64,
     pub(super) dropped_expired: u64,
     pub(super) rate_limited: u64,
     pub(super) overloaded: u64,
@@ -155,10 +159,12 @@ impl TierState {
     }
 }
 
-fn in_outage(s: &Server, now: Time) -> bool {
+/// The outage window `now` falls in, if any (the first listed wins).
+#[inline]
+fn outage_at(s: &Server, now: Time) -> Option<&Outage> {
     s.outages
         .iter()
-        .any(|o| now >= Time::ZERO + o.from && now < Time::ZERO + o.to)
+        .find(|o| now >= Time::ZERO + o.from && now < Time::ZERO + o.to)
 }
 
 impl PathSim<'_> {
@@ -231,9 +237,20 @@ impl PathSim<'_> {
         ts.n.orphaned += u64::from(orphan);
         ts.n.last_arrival = now;
         ts.buckets.arrival(now, retry);
-        if s.fail == FailMode::Always || in_outage(s, now) {
+        if s.fail == FailMode::Always {
             ts.n.rejected += 1;
             return self.respond_k::<I>(now, t, req, Outcome::Unavailable, None);
+        }
+        if let Some(o) = outage_at(s, now) {
+            if o.answer == OutageAnswer::Hang {
+                // Held without work and never answered: only the caller's timeout ends the
+                // attempt, and the request is gone from the path (like a silent loss).
+                ts.n.hung += 1;
+                return self.release_k::<I>(req.call);
+            }
+            ts.n.rejected += 1;
+            let ra = o.retry_after;
+            return self.respond_k::<I>(now, t, req, Outcome::Unavailable, ra);
         }
         if !ts.limiters.is_empty() {
             let k = pidx(ts.limiter_shared, self.client_k::<I>(req.call));

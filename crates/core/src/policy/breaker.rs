@@ -9,16 +9,26 @@
 //!   `failure_rate_threshold` the breaker opens.
 //! - **Open**: every call is rejected (`CallNotPermittedException`) until `wait_in_open` has
 //!   passed; the next call then moves it to half-open (resilience4j's default,
-//!   `automaticTransitionFromOpenToHalfOpenEnabled = false`).
+//!   `automaticTransitionFromOpenToHalfOpenEnabled = false`). With `automatic_transition` it is
+//!   half-open as soon as the wait has passed, call or not, so an outcome arriving then counts for
+//!   half-open instead of being ignored.
 //! - **Half-open**: `permitted_in_half_open` calls are permitted, the rest rejected. When that many
 //!   outcomes have been recorded the failure rate over them decides: at or above the threshold,
-//!   open again; below, close (with an empty window).
+//!   open again; below, close (with an empty window). With `max_wait_in_half_open`
+//!   (`maxWaitDurationInHalfOpenState`, default 0 = no limit) a half-open state that has not
+//!   decided by then opens again (`transitionToStateAfterWaitDuration`'s default, OPEN).
 //!
 //! As in resilience4j, an outcome is recorded in whatever state the breaker is in when it arrives
 //! (a call permitted while closed that ends while half-open counts for half-open; one that ends
 //! while open is ignored). Slow-call thresholds, forced and disabled states are not modelled.
 //! Defaults are resilience4j's: threshold 50 %, count-based window of 100, minimum 100 calls,
-//! 60 s open, 10 calls in half-open.
+//! 60 s open, 10 calls in half-open, no half-open limit, no automatic transition
+//! (resilience4j-circuitbreaker `CircuitBreakerConfig.java`: `DEFAULT_FAILURE_RATE_THRESHOLD = 50`,
+//! `DEFAULT_SLIDING_WINDOW_SIZE = 100`, `DEFAULT_MINIMUM_NUMBER_OF_CALLS = 100`,
+//! `DEFAULT_WAIT_DURATION_IN_OPEN_STATE = 60`, `DEFAULT_PERMITTED_CALLS_IN_HALF_OPEN_STATE = 10`,
+//! `DEFAULT_WAIT_DURATION_IN_HALF_OPEN_STATE = 0`, the builder's
+//! `automaticTransitionFromOpenToHalfOpenEnabled = false`). States change lazily, at the next
+//! call or outcome, at the time they would have changed.
 
 use super::Scope;
 use crate::invalid::Invalid;
@@ -50,6 +60,12 @@ pub struct BreakerConfig {
     pub minimum_calls: u32,
     pub wait_in_open: Duration,
     pub permitted_in_half_open: u32,
+    /// Half-open that long without a decision opens again; absent = no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_wait_in_half_open: Option<Duration>,
+    /// Open becomes half-open when `wait_in_open` has passed, without waiting for a call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub automatic_transition: bool,
 }
 
 impl Default for BreakerConfig {
@@ -64,6 +80,8 @@ impl Default for BreakerConfig {
             minimum_calls: 100,
             wait_in_open: Duration::from_secs(60),
             permitted_in_half_open: 10,
+            max_wait_in_half_open: None,
+            automatic_transition: false,
         }
     }
 }
@@ -103,6 +121,12 @@ impl BreakerConfig {
         if self.wait_in_open.0 == 0 {
             return bad("breaker.wait_in_open", "must be a positive duration".into());
         }
+        if self.max_wait_in_half_open == Some(Duration::ZERO) {
+            return bad(
+                "breaker.max_wait_in_half_open",
+                "must be a positive duration (omit it for no limit)".into(),
+            );
+        }
         Ok(())
     }
 }
@@ -111,7 +135,7 @@ impl BreakerConfig {
 pub enum State {
     Closed,
     Open { since: Time },
-    HalfOpen,
+    HalfOpen { since: Time },
 }
 
 /// Calls and failures over a sliding window.
@@ -214,6 +238,8 @@ pub struct Breaker {
     minimum_calls: u32,
     wait: Duration,
     permitted: u32,
+    max_half_open: Option<Duration>,
+    automatic: bool,
     state: State,
     window: Window,
     /// Half-open: permits left, and outcomes recorded.
@@ -235,6 +261,8 @@ impl Breaker {
             minimum_calls,
             wait: c.wait_in_open,
             permitted: c.permitted_in_half_open,
+            max_half_open: c.max_wait_in_half_open,
+            automatic: c.automatic_transition,
             state: State::Closed,
             window: Window::new(c.window_type, c.window_size),
             permits_left: 0,
@@ -248,23 +276,51 @@ impl Breaker {
         self.state
     }
 
+    fn half_open(&mut self, since: Time) {
+        self.state = State::HalfOpen { since };
+        self.permits_left = self.permitted;
+        self.half_calls = 0;
+        self.half_failures = 0;
+    }
+
+    /// The changes that happen on a timer in resilience4j, applied when they are due: open to
+    /// half-open (automatic transition) and half-open back to open (the half-open limit).
+    #[inline]
+    fn catch_up(&mut self, now: Time) {
+        loop {
+            match self.state {
+                State::Open { since } if self.automatic && now >= since + self.wait => {
+                    self.half_open(since + self.wait)
+                }
+                State::HalfOpen { since }
+                    if self.max_half_open.is_some_and(|m| now >= since + m) =>
+                {
+                    let at = since + self.max_half_open.unwrap_or(Duration::ZERO);
+                    self.open(at);
+                }
+                _ => return,
+            }
+        }
+    }
+
     /// `tryAcquirePermission`: may a call go out now?
     #[inline]
     pub fn try_acquire(&mut self, now: Time) -> bool {
+        if self.automatic || self.max_half_open.is_some() {
+            self.catch_up(now);
+        }
         match self.state {
             State::Closed => true,
             State::Open { since } => {
                 if now >= since + self.wait {
-                    self.state = State::HalfOpen;
-                    self.permits_left = self.permitted - 1;
-                    self.half_calls = 0;
-                    self.half_failures = 0;
+                    self.half_open(now);
+                    self.permits_left -= 1;
                     true
                 } else {
                     false
                 }
             }
-            State::HalfOpen => {
+            State::HalfOpen { .. } => {
                 if self.permits_left > 0 {
                     self.permits_left -= 1;
                     true
@@ -278,7 +334,7 @@ impl Breaker {
     /// `releasePermission`: a permitted call was cancelled before it ended (a hedged copy that
     /// lost the race); in half-open its permit is given back.
     pub fn release(&mut self) {
-        if self.state == State::HalfOpen {
+        if matches!(self.state, State::HalfOpen { .. }) {
             self.permits_left = (self.permits_left + 1).min(self.permitted);
         }
     }
@@ -295,6 +351,9 @@ impl Breaker {
     /// Records a call's outcome (`failure` = it counts as a failure).
     #[inline]
     pub fn on_result(&mut self, now: Time, failure: bool) {
+        if self.automatic || self.max_half_open.is_some() {
+            self.catch_up(now);
+        }
         match self.state {
             State::Closed => {
                 self.window.record(now, failure);
@@ -304,7 +363,7 @@ impl Breaker {
                 }
             }
             State::Open { .. } => {}
-            State::HalfOpen => {
+            State::HalfOpen { .. } => {
                 self.half_calls += 1;
                 self.half_failures += u32::from(failure);
                 if self.half_calls >= self.permitted {
@@ -354,7 +413,7 @@ mod tests {
         assert!(!b.try_acquire(ms(900)));
         // After the wait: half-open with 2 permits.
         assert!(b.try_acquire(ms(1005)));
-        assert_eq!(b.state(), State::HalfOpen);
+        assert_eq!(b.state(), State::HalfOpen { since: ms(1005) });
         assert!(b.try_acquire(ms(1006)));
         assert!(!b.try_acquire(ms(1007)));
         b.on_result(ms(1010), false);
@@ -416,5 +475,44 @@ mod tests {
         b.on_result(ms(2600), true);
         b.on_result(ms(2700), true);
         assert!(matches!(b.state(), State::Open { .. }));
+    }
+
+    /// A scripted sequence through every transition the two timers add.
+    #[test]
+    fn automatic_transition_and_half_open_limit() {
+        let mut b = Breaker::new(&BreakerConfig {
+            automatic_transition: true,
+            max_wait_in_half_open: Some(Duration::from_millis(500)),
+            ..small()
+        });
+        for i in 0..5 {
+            b.on_result(ms(i), true);
+        }
+        assert_eq!(b.state(), State::Open { since: ms(4) });
+        // A call permitted before the breaker opened ends after the wait: with the automatic
+        // transition the breaker is half-open since 1004 ms, and the outcome counts there.
+        b.on_result(ms(1100), false);
+        assert_eq!(b.state(), State::HalfOpen { since: ms(1004) });
+        assert_eq!((b.half_calls, b.permits_left), (1, 2));
+        // No second outcome within 500 ms: open again at 1504 ms, half-open at 2504 ms.
+        assert!(!b.try_acquire(ms(1600)));
+        assert_eq!(b.state(), State::Open { since: ms(1504) });
+        assert_eq!(b.opened, 2);
+        // Both timers run in one catch-up: by 3100 ms it was half-open (2504), then open (3004).
+        assert!(!b.try_acquire(ms(3100)));
+        assert_eq!(b.state(), State::Open { since: ms(3004) });
+        assert!(b.try_acquire(ms(4004)));
+        assert!(b.try_acquire(ms(4005)));
+        b.on_result(ms(4010), false);
+        b.on_result(ms(4011), false);
+        assert_eq!(b.state(), State::Closed);
+        assert_eq!(b.opened, 3);
+        // Without the options the same outcome at 1100 ms is ignored (open, no call yet).
+        let mut plain = Breaker::new(&small());
+        for i in 0..5 {
+            plain.on_result(ms(i), true);
+        }
+        plain.on_result(ms(1100), false);
+        assert_eq!(plain.state(), State::Open { since: ms(4) });
     }
 }

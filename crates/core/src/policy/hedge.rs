@@ -9,6 +9,11 @@
 //! budget stops hedges as it stops retries) and to the total deadline (`retry.deadline`). When every
 //! copy has failed the call fails. gRPC treats `maxAttempts` above 5 as 5 by default; this model
 //! allows up to 64 copies.
+//!
+//! Server pushback (gRFC A6, "Pushback", `grpc/proposal` A6-client-retries.md): a Retry-After the
+//! client honours holds the next copy until it has passed, and later copies resume `hedgingDelay`
+//! after it; "don't retry" (here "overloaded") sends no more copies while those out may still
+//! answer. The hold lives in the call's loop state (`path::call`).
 
 use crate::invalid::Invalid;
 use crate::time::Duration;

@@ -814,3 +814,27 @@ fn seeds_keep_the_grouped_view_and_the_recovery_column() {
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("\nrecovery ms: "), "{stdout}");
 }
+
+/// The one-seed HTML summary shows recovery (the model has an outage) and false failures, as
+/// the text table does.
+#[test]
+fn html_one_seed_summary_has_recovery_and_false_failures() {
+    let d = tempfile::tempdir().unwrap();
+    let html = d.path().join("r.html");
+    let (code, _, stderr) = out(rs()
+        .args(["report", OUTAGE, "--set", "horizon=20s", "-o"])
+        .arg(&html));
+    assert_eq!(code, 0, "{stderr}");
+    let h = std::fs::read_to_string(&html).unwrap();
+    let table = &h[h.find("id=\"summary-table\"").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert!(table.contains("<th>false failures</th>"), "{table}");
+    assert!(table.contains("<th>recovery ms</th>"), "{table}");
+    let (_, text, _) = out(rs().args(["compare", OUTAGE, "--set", "horizon=20s"]));
+    // Some variant never recovers or recovers: the cell says which, as the text table does.
+    assert_eq!(
+        table.contains(">never<"),
+        text.contains(" never "),
+        "{text}\n{table}"
+    );
+}

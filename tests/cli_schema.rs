@@ -1,5 +1,5 @@
 //! `retrystorm schema` (issue 13): the JSON Schema of the model file accepts every shipped
-//! model and the README's starter, and flags what the loader refuses (an unknown key, a
+//! model and `init`'s starter, and flags what the loader refuses (an unknown key, a
 //! duration without a unit, a variant that sets `seed`).
 
 use assert_cmd::Command;
@@ -43,6 +43,13 @@ fn every_shipped_model_validates() {
         }
     }
     assert!(n >= 10, "only {n} models found");
+    let starter = Command::cargo_bin("retrystorm")
+        .unwrap()
+        .args(["init", "starter", "-o", "-"])
+        .output()
+        .unwrap();
+    let errs = errors(&v, &String::from_utf8(starter.stdout).unwrap());
+    assert!(errs.is_empty(), "init starter: {errs:#?}");
     // The custom forms: a table distribution, limits, fail modes, aliases, Retry-After.
     let forms = r#"
         [network]

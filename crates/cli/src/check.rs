@@ -165,38 +165,12 @@ pub fn render(results: &[Checked], quiet: bool) -> String {
     out
 }
 
-fn xml(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => {}
-            c => o.push(c),
-        }
-    }
-    o
-}
-
-/// JUnit XML: one `<testsuite>` for the model, one `<testcase>` per expectation and variant.
-/// No timestamps or durations, so the file is deterministic.
+/// JUnit XML via `quick-junit` (it replaced a hand-written writer and its escaping): one
+/// `<testsuite>` for the model, one `<testcase>` per expectation and variant, with the model
+/// file as `file`. No timestamps or durations, so the file is deterministic.
 pub fn junit(model: &str, results: &[Checked]) -> String {
-    let failures = results.iter().filter(|c| !c.outcome.passed).count();
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"retrystorm check\" tests=\"{}\" failures=\"{failures}\" errors=\"0\">",
-        results.len()
-    );
-    let _ = writeln!(
-        out,
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\">",
-        xml(model),
-        results.len()
-    );
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut suite = TestSuite::new(model);
     for c in results {
         let e = &c.expectation;
         let o = &c.outcome;
@@ -207,41 +181,41 @@ pub fn junit(model: &str, results: &[Checked]) -> String {
             e.value_text,
             over_label(e.over)
         );
-        let _ = write!(
-            out,
-            "    <testcase classname=\"{}.{}\" name=\"{}\" file=\"{}\"",
-            xml(model),
-            xml(&o.variant),
-            xml(&name),
-            xml(e
-                .source
-                .rsplit_once(':')
-                .map_or(e.source.as_str(), |(f, _)| f))
-        );
-        if o.passed {
-            let _ = writeln!(
-                out,
-                ">\n      <system-out>{}</system-out>\n    </testcase>",
-                xml(&o.seen(e.over))
-            );
+        let status = if o.passed {
+            TestCaseStatus::success()
         } else {
+            let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
             let mut body = format!("{}: seen {}\n", e, o.seen(e.over));
             if let Some(cmd) = &c.reproduce {
                 let _ = writeln!(body, "reproduce: {cmd}");
             }
-            let _ = writeln!(
-                out,
-                ">\n      <failure message=\"{}\" type=\"expectation\">{}</failure>\n    </testcase>",
-                xml(&format!(
-                    "{e} failed for variant {}: {}",
-                    o.variant,
-                    o.seen(e.over)
-                )),
-                xml(&body)
-            );
+            st.set_message(format!(
+                "{e} failed for variant {}: {}",
+                o.variant,
+                o.seen(e.over)
+            ))
+            .set_type("expectation")
+            .set_description(body);
+            st
+        };
+        let mut case = TestCase::new(name, status);
+        case.set_classname(format!("{model}.{}", o.variant));
+        let file = e
+            .source
+            .rsplit_once(':')
+            .map_or(e.source.as_str(), |(f, _)| f);
+        case.extra.insert("file".into(), file.into());
+        if o.passed {
+            case.set_system_out(o.seen(e.over));
         }
+        suite.add_test_case(case);
     }
-    out.push_str("  </testsuite>\n</testsuites>\n");
+    let mut report = Report::new("retrystorm check");
+    report.add_test_suite(suite);
+    let mut out = report.to_string().expect("JUnit XML of strings");
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
     out
 }
 

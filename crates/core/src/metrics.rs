@@ -223,6 +223,26 @@ impl Completions {
         self.hist.len()
     }
 
+    /// The times recorded here and not in `part` (a subset of them): the failures are every
+    /// completion without the successes. Exact per histogram bucket; the maximum is that of the
+    /// remaining buckets, never above this one's.
+    pub fn without(&self, part: &Completions) -> Completions {
+        let mut hist = self.hist.clone();
+        if hist.subtract(&part.hist).is_err() {
+            return Completions::default();
+        }
+        let max = if hist.is_empty() {
+            0
+        } else {
+            hist.max().min(self.max)
+        };
+        Completions {
+            hist,
+            sum: self.sum.saturating_sub(part.sum),
+            max,
+        }
+    }
+
     /// The values at ascending quantiles `qs` (each in (0, 1]), in milliseconds, in one pass
     /// over the recorded buckets: exactly `Histogram::value_at_quantile` for each (the highest
     /// value equivalent to the bucket where the count reaches `max(1, ceil(q * n))`), never above

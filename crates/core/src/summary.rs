@@ -282,6 +282,13 @@ pub struct VariantResult {
     pub series: Series,
     /// Completion-time CDF points `(ms, fraction)`, for charts.
     pub completion_cdf: Vec<(f64, f64)>,
+    /// The same for the intents that succeeded, and for those that failed, each a CDF of its
+    /// own (0..=1), for the split CDF chart. Not written to JSON (the JSON stays as it was);
+    /// empty in a report read back from JSON, where the chart draws `completion_cdf`.
+    #[serde(default, skip_serializing)]
+    pub success_cdf: Vec<(f64, f64)>,
+    #[serde(default, skip_serializing)]
+    pub failure_cdf: Vec<(f64, f64)>,
 }
 
 /// The whole output of `run` or `compare`: what `--json` writes.

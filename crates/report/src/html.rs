@@ -132,15 +132,22 @@ fn summary_rows(r: &RunReport) -> (Vec<String>, Vec<Vec<String>>) {
         "duplicated",
         "lost",
         "phantom",
+        "false failures",
     ]
     .map(String::from)
     .to_vec();
+    // As the text table: a recovery column only when the model has a trigger (issue 18).
+    let recovery = r.variants.iter().any(|v| v.summary.recovered.is_some());
+    let mut headers = headers;
+    if recovery {
+        headers.push("recovery ms".into());
+    }
     let rows = r
         .variants
         .iter()
         .map(|v| {
             let s = &v.summary;
-            vec![
+            let mut row = vec![
                 v.name.clone(),
                 short(s.intents as f64),
                 short(s.attempts as f64),
@@ -155,7 +162,16 @@ fn summary_rows(r: &RunReport) -> (Vec<String>, Vec<Vec<String>>) {
                 short(s.duplicated as f64),
                 short(s.lost as f64),
                 short(s.phantom as f64),
-            ]
+                short(s.false_failures as f64),
+            ];
+            if recovery {
+                row.push(match (s.recovered, s.recovery_ms) {
+                    (Some(true), Some(ms)) => short(ms),
+                    (Some(false), _) => "never".into(),
+                    _ => "-".into(),
+                });
+            }
+            row
         })
         .collect();
     (headers, rows)

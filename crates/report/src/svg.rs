@@ -958,12 +958,19 @@ where
         bold(20),
     ))
     .map_err(chart_err(CHART))?;
-    // The core reports one CDF of every settled intent; successes and failures together.
+    // Split when the run carries per-outcome CDFs (every fresh run; a report read back from
+    // JSON has only the joint one): successes solid, failures dashed, each a CDF of its own.
+    let split = report
+        .variants
+        .iter()
+        .any(|v| !v.success_cdf.is_empty() || !v.failure_cdf.is_empty());
+    let caption = if split {
+        "solid: intents that succeeded, dashed: intents that failed (each its own CDF); ● p50, ▲ p99"
+    } else {
+        "settled intents, successes and failures together; ● p50, ▲ p99 of each variant"
+    };
     let mut chart = ChartBuilder::on(&rest)
-        .caption(
-            "settled intents, successes and failures together; ● p50, ▲ p99 of each variant",
-            font(14),
-        )
+        .caption(caption, font(14))
         .margin(16)
         .margin_top(6)
         .margin_right(44)
@@ -973,6 +980,11 @@ where
         .map_err(chart_err(CHART))?;
     let x_fmt = |x: &f64| fmt::tick(*x);
     let y_fmt = |y: &f64| format!("{}%", fmt::trim(y * 100.0));
+    let y_desc = if split {
+        "share of the variant's successes / failures completed"
+    } else {
+        "share of settled intents completed"
+    };
     chart
         .configure_mesh()
         .x_labels(12)
@@ -982,7 +994,7 @@ where
         .label_style(font(13))
         .axis_desc_style(font(14))
         .x_desc(x_desc)
-        .y_desc("share of settled intents completed")
+        .y_desc(y_desc)
         .bold_line_style(GRID_BOLD)
         .light_line_style(GRID)
         .max_light_lines(1)
@@ -991,51 +1003,83 @@ where
     let n = report.variants.len();
     for (i, v) in report.variants.iter().enumerate() {
         let color = variant(i);
-        let pts: Vec<(f64, f64)> = v
-            .completion_cdf
-            .iter()
-            .copied()
-            .filter(|(x, y)| x.is_finite() && y.is_finite() && (!log || *x > 0.0))
-            .collect();
-        let c = &v.summary.completion_ms;
-        let label = if pts.is_empty() {
-            format!("{} (no settled intents)", v.name)
-        } else {
-            format!(
-                "{}: p50 {} ms, p99 {} ms",
-                v.name,
-                fmt::ms(c.p50),
-                fmt::ms(c.p99)
-            )
-        };
         let w = stroke(i, n);
-        let has = !pts.is_empty();
-        chart
-            .draw_series(LineSeries::new(pts, color.stroke_width(w)))
-            .map_err(chart_err(CHART))?
-            .label(label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
-            });
-        if has {
-            let ok = |x: f64| x.is_finite() && (!log || x > 0.0);
-            if ok(c.p50) {
-                chart
-                    .draw_series(std::iter::once(Circle::new(
-                        (c.p50, 0.5),
-                        5,
-                        color.filled(),
-                    )))
-                    .map_err(chart_err(CHART))?;
+        let curves: Vec<(&[(f64, f64)], String, bool)> = if split {
+            let s = &v.summary;
+            vec![
+                (
+                    &v.success_cdf[..],
+                    format!("{} succeeded ({})", v.name, fmt::int(s.succeeded)),
+                    false,
+                ),
+                (
+                    &v.failure_cdf[..],
+                    format!("{} failed ({})", v.name, fmt::int(s.failed)),
+                    true,
+                ),
+            ]
+        } else {
+            vec![(&v.completion_cdf[..], v.name.clone(), false)]
+        };
+        for (cdf, name, dashed) in curves {
+            let pts: Vec<(f64, f64)> = cdf
+                .iter()
+                .copied()
+                .filter(|(x, y)| x.is_finite() && y.is_finite() && (!log || *x > 0.0))
+                .collect();
+            if split && pts.is_empty() {
+                continue;
             }
-            if ok(c.p99) {
+            let (p50, p99) = if split {
+                (quantile(cdf, 0.5), quantile(cdf, 0.99))
+            } else {
+                (v.summary.completion_ms.p50, v.summary.completion_ms.p99)
+            };
+            let label = if pts.is_empty() {
+                format!("{name} (no settled intents)")
+            } else {
+                format!("{name}: p50 {} ms, p99 {} ms", fmt::ms(p50), fmt::ms(p99))
+            };
+            let has = !pts.is_empty();
+            let anno = if dashed {
                 chart
-                    .draw_series(std::iter::once(TriangleMarker::new(
-                        (c.p99, 0.99),
-                        6,
-                        color.filled(),
-                    )))
-                    .map_err(chart_err(CHART))?;
+                    .draw_series(DashedLineSeries::new(pts, 9, 5, color.stroke_width(w)))
+                    .map_err(chart_err(CHART))?
+            } else {
+                chart
+                    .draw_series(LineSeries::new(pts, color.stroke_width(w)))
+                    .map_err(chart_err(CHART))?
+            };
+            anno.label(label).legend(move |(x, y)| {
+                if dashed {
+                    PathElement::new(vec![(x, y), (x + 8, y)], color.stroke_width(3))
+                } else {
+                    PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
+                }
+            });
+            if has {
+                let ok = |x: f64| x.is_finite() && (!log || x > 0.0);
+                let fill = |c: RGBColor| {
+                    if dashed {
+                        c.stroke_width(2)
+                    } else {
+                        c.filled()
+                    }
+                };
+                if ok(p50) {
+                    chart
+                        .draw_series(std::iter::once(Circle::new((p50, 0.5), 5, fill(color))))
+                        .map_err(chart_err(CHART))?;
+                }
+                if ok(p99) {
+                    chart
+                        .draw_series(std::iter::once(TriangleMarker::new(
+                            (p99, 0.99),
+                            6,
+                            fill(color),
+                        )))
+                        .map_err(chart_err(CHART))?;
+                }
             }
         }
     }
@@ -1049,6 +1093,14 @@ where
         .draw()
         .map_err(chart_err(CHART))?;
     Ok(())
+}
+
+/// The smallest x whose CDF share reaches `q` (the points are the 200 quantiles of
+/// [`retrystorm_core::metrics::Completions::cdf`], so this is that quantile); NaN when empty.
+fn quantile(cdf: &[(f64, f64)], q: f64) -> f64 {
+    cdf.iter()
+        .find(|(_, y)| *y >= q - 1e-9)
+        .map_or(f64::NAN, |p| p.0)
 }
 
 /// The request path, tier by tier: one panel per tier (top first; the last is `[server]`), the

@@ -153,6 +153,8 @@ impl PathSim<'_> {
             summary,
             series,
             completion_cdf: self.completions.cdf(),
+            success_cdf: self.successes.cdf(),
+            failure_cdf: self.completions.without(&self.successes).cdf(),
         }
     }
 

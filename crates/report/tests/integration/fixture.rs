@@ -97,7 +97,7 @@ pub fn variant(name: &str, buckets: usize, storm: u32) -> VariantResult {
         .into();
     s.peak_retries = retries.iter().copied().max().unwrap_or(0).into();
     s.last_arrival_ms = buckets as f64 * 10.0;
-    let cdf = (1..=50)
+    let cdf: Vec<(f64, f64)> = (1..=50)
         .map(|k| {
             (
                 0.5 * 1.2f64.powi(k) * (1.0 + f64::from(storm)),
@@ -120,6 +120,9 @@ pub fn variant(name: &str, buckets: usize, storm: u32) -> VariantResult {
             succeeded,
             tiers: Vec::new(),
         },
+        // As a report read back from JSON: no per-outcome CDFs (`split` adds them).
+        success_cdf: Vec::new(),
+        failure_cdf: Vec::new(),
         completion_cdf: cdf,
     }
 }
@@ -152,4 +155,19 @@ pub fn small() -> RunReport {
         seed: 7,
         variants: vec![variant("only", 200, 0)],
     }
+}
+
+/// `r` as a fresh run has it: per-outcome CDFs (successes faster, failures slower) beside
+/// the joint one, as `cdf(i)` points at quantiles i/200.
+pub fn split(mut r: RunReport) -> RunReport {
+    for v in &mut r.variants {
+        let q = |scale: f64| -> Vec<(f64, f64)> {
+            (1..=200)
+                .map(|i| (scale * f64::from(i), f64::from(i) / 200.0))
+                .collect()
+        };
+        v.success_cdf = q(1.0);
+        v.failure_cdf = q(4.0);
+    }
+    r
 }

@@ -214,3 +214,18 @@ fn cdf_marks_p50_and_p99() {
     );
     assert!(svg.contains("successes and failures together"));
 }
+
+#[test]
+fn cdf_splits_successes_from_failures() {
+    let report = fixture::split(fixture::small());
+    let svg = cdf_chart(&report).unwrap();
+    looks_like_svg(&svg);
+    let s = &report.variants[0].summary;
+    assert_eq!((s.succeeded, s.failed), (9800, 200));
+    // Success points are i ms at i/200: p50 = 100 ms, p99 = 198 ms; failures 4x that.
+    assert!(svg.contains("only succeeded (9,800): p50 100 ms, p99 198 ms"));
+    assert!(svg.contains("only failed (200): p50 400 ms, p99 792 ms"));
+    assert!(svg.contains("dashed: intents that failed"));
+    assert!(svg.contains("stroke-dasharray") || svg.matches("<polyline").count() > 2);
+    assert!(!svg.contains("successes and failures together"));
+}

@@ -48,11 +48,33 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print a JSON Schema of the model file, for editors (taplo, Even Better TOML).
     Schema(SchemaArgs),
+    /// Print (or write, -o) the model sections a real client's retry configuration stands for,
+    /// each key commented with the field it came from: a gRPC service config or an AWS config
+    /// file. Exit 2 naming any field that cannot be mapped.
+    Import(ImportArgs),
 }
 
 #[derive(Args, Debug)]
 pub struct SchemaArgs {
     /// Write it here instead of stdout (e.g. retrystorm.schema.json).
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The kind of file: grpc (service config JSON) or aws (shared config file).
+    #[arg(value_parser = ["grpc", "aws"])]
+    pub source: String,
+    /// The configuration file.
+    pub file: PathBuf,
+    /// grpc: the method whose methodConfig to import (SERVICE/METHOD), when there are several.
+    #[arg(long, value_name = "SERVICE/METHOD")]
+    pub method: Option<String>,
+    /// aws: the profile to import (default: default).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Where to write the sections (default: stdout).
     #[arg(long, short = 'o', value_name = "PATH")]
     pub out: Option<PathBuf>,
 }

@@ -10,6 +10,7 @@ mod check;
 mod commands;
 mod explain;
 mod html;
+mod import;
 mod init;
 mod output;
 mod progress;
@@ -64,6 +65,7 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Init(a) => init::init(a),
         Command::Completions(a) => init::completions(a),
         Command::Schema(a) => schema::schema(a),
+        Command::Import(a) => import::import(a),
     }
 }
 

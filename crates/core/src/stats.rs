@@ -123,10 +123,7 @@ pub fn wilson(count: u32, n: u32) -> (f64, f64) {
     }
     let (k, n) = (f64::from(count.min(n)), f64::from(n));
     let p = k / n;
-    let z = {
-        use statrs::distribution::{ContinuousCDF, Normal};
-        Normal::standard().inverse_cdf(0.975)
-    };
+    let z = Z975;
     let z2 = z * z;
     let denom = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denom;

@@ -1,0 +1,590 @@
+//! gRPC service config JSON (gRFC A6 "gRPC Retry Design"; grpc/grpc-proto
+//! `grpc/service_config/service_config.proto`): `methodConfig[].retryPolicy` to `[retry]`,
+//! `hedgingPolicy` to `[hedge]`, `retryThrottling` to `[budget] kind = "grpc"`.
+//!
+//! Backoff as gRFC A6 and grpc-go (`stream.go`, `retryThrottling`/`shouldRetry`): the n-th retry
+//! waits `random(0, min(initialBackoff * backoffMultiplier^(n-1), maxBackoff))`, i.e. exponential
+//! backoff with full jitter from `base = initialBackoff`. `maxAttempts` above 5 is treated as 5
+//! by every gRPC library (A6, "Maximum Number of Retries"), so the import caps it and says so.
+//! `timeout` is the whole call's deadline (A6: "the timeout applies to the overall RPC"), so it
+//! is `retry.deadline`; `perAttemptRecvTimeout` (A6 addendum) is `retry.timeout`.
+
+use super::{Emit, decimal_seconds, duration, float, quoted, refuse};
+use crate::CliError;
+use retrystorm_core::time::Duration;
+use serde_json::{Map, Value};
+
+/// gRPC's own cap on `maxAttempts` (retries and hedges alike).
+const GRPC_MAX_ATTEMPTS: u64 = 5;
+
+/// gRPC status code (name, number) to the answer class it stands for here.
+const CODES: [(&str, u64, &str); 6] = [
+    ("UNAVAILABLE", 14, "503"),
+    ("RESOURCE_EXHAUSTED", 8, "429"),
+    ("DEADLINE_EXCEEDED", 4, "timeout"),
+    ("INTERNAL", 13, "5xx"),
+    ("UNKNOWN", 2, "5xx"),
+    ("ABORTED", 10, "409"),
+];
+
+/// Codes a gRPC server sends that have no class in the model (a client error, a success, ...).
+const UNMAPPED: [(&str, u64); 11] = [
+    ("OK", 0),
+    ("CANCELLED", 1),
+    ("INVALID_ARGUMENT", 3),
+    ("NOT_FOUND", 5),
+    ("ALREADY_EXISTS", 6),
+    ("PERMISSION_DENIED", 7),
+    ("FAILED_PRECONDITION", 9),
+    ("OUT_OF_RANGE", 11),
+    ("UNIMPLEMENTED", 12),
+    ("DATA_LOSS", 15),
+    ("UNAUTHENTICATED", 16),
+];
+
+/// Checks that `obj` has only `allowed` keys.
+fn only(file: &str, at: &str, obj: &Map<String, Value>, allowed: &[&str]) -> Result<(), CliError> {
+    for k in obj.keys() {
+        if !allowed.contains(&k.as_str()) {
+            let field = if at.is_empty() {
+                k.clone()
+            } else {
+                format!("{at}.{k}")
+            };
+            return Err(refuse(
+                file,
+                &field,
+                format!(
+                    "not supported by the import (it has no meaning in the model); supported here: {}",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn object<'a>(file: &str, at: &str, v: &'a Value) -> Result<&'a Map<String, Value>, CliError> {
+    v.as_object()
+        .ok_or_else(|| refuse(file, at, "expected a JSON object"))
+}
+
+/// A proto3 JSON `google.protobuf.Duration`: decimal seconds with an `s` suffix, `"0.1s"`.
+fn proto_duration(file: &str, at: &str, v: &Value) -> Result<Duration, CliError> {
+    v.as_str()
+        .and_then(|s| s.strip_suffix('s'))
+        .and_then(decimal_seconds)
+        .ok_or_else(|| {
+            refuse(
+                file,
+                at,
+                format!("expected a proto JSON duration like \"0.1s\", got {v}"),
+            )
+        })
+}
+
+fn positive_duration(file: &str, at: &str, v: &Value) -> Result<Duration, CliError> {
+    let d = proto_duration(file, at, v)?;
+    if d == Duration::ZERO {
+        return Err(refuse(file, at, "must be greater than 0 (gRFC A6)"));
+    }
+    Ok(d)
+}
+
+/// A status code (name in any case, or number) to its class.
+fn class_of(file: &str, at: &str, v: &Value) -> Result<&'static str, CliError> {
+    let name = match v {
+        Value::String(s) => s.to_ascii_uppercase(),
+        Value::Number(n) => n
+            .as_u64()
+            .and_then(|n| {
+                CODES
+                    .iter()
+                    .map(|c| (c.0, c.1))
+                    .chain(UNMAPPED)
+                    .find(|c| c.1 == n)
+            })
+            .map(|c| c.0.to_string())
+            .unwrap_or_else(|| n.to_string()),
+        _ => String::new(),
+    };
+    if let Some(c) = CODES.iter().find(|c| c.0 == name) {
+        return Ok(c.2);
+    }
+    let mapped: Vec<String> = CODES.iter().map(|c| format!("{} ({})", c.0, c.2)).collect();
+    let why = if UNMAPPED.iter().any(|c| c.0 == name) {
+        "has no answer class in the model"
+    } else {
+        "is not a gRPC status code"
+    };
+    Err(refuse(
+        file,
+        at,
+        format!("{v} {why}; supported: {}", mapped.join(", ")),
+    ))
+}
+
+/// The status code list at `at` as classes (duplicates folded, first-seen order).
+fn classes(file: &str, at: &str, v: &Value) -> Result<Vec<&'static str>, CliError> {
+    let list = v
+        .as_array()
+        .ok_or_else(|| refuse(file, at, "expected a list of status codes"))?;
+    let mut out: Vec<&'static str> = Vec::new();
+    for (i, c) in list.iter().enumerate() {
+        let class = class_of(file, &format!("{at}[{i}]"), c)?;
+        if !out.contains(&class) {
+            out.push(class);
+        }
+    }
+    Ok(out)
+}
+
+fn attempts(file: &str, at: &str, v: &Value, e: &mut Emit, section: &str) -> Result<(), CliError> {
+    let n = v.as_u64().filter(|n| *n >= 2).ok_or_else(|| {
+        refuse(
+            file,
+            at,
+            format!("must be an integer >= 2 (gRFC A6), got {v}"),
+        )
+    })?;
+    let (used, note) = if n > GRPC_MAX_ATTEMPTS {
+        (
+            GRPC_MAX_ATTEMPTS,
+            format!("{at} = {n}, capped at {GRPC_MAX_ATTEMPTS} as gRPC does"),
+        )
+    } else {
+        (
+            n,
+            format!("{at} = {n} (gRPC caps it at {GRPC_MAX_ATTEMPTS})"),
+        )
+    };
+    e.set(section, "max_attempts", used.to_string(), note);
+    Ok(())
+}
+
+fn list(classes: &[&str]) -> String {
+    let q: Vec<String> = classes.iter().map(|c| quoted(c)).collect();
+    format!("[{}]", q.join(", "))
+}
+
+/// `service/method` (or `service/` for a whole service, `/` for the default) of a name entry.
+fn name_of(n: &Value) -> String {
+    let s = n.get("service").and_then(Value::as_str).unwrap_or("");
+    let m = n.get("method").and_then(Value::as_str).unwrap_or("");
+    format!("{s}/{m}")
+}
+
+/// Imports `text` (a service config), picking `method` among several `methodConfig` entries.
+pub fn import(file: &str, text: &str, method: Option<&str>) -> Result<Emit, CliError> {
+    let root: Value =
+        serde_json::from_str(text).map_err(|e| refuse(file, "", format!("not valid JSON: {e}")))?;
+    let root = object(file, "", &root)?;
+    only(file, "", root, &["methodConfig", "retryThrottling"])?;
+    let mut e = Emit::default();
+    e.note(format!(
+        "Imported by `retrystorm import grpc {file}`: a gRPC service config (gRFC A6)."
+    ));
+
+    let configs: &[Value] = match root.get("methodConfig") {
+        None => &[],
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err(refuse(file, "methodConfig", "expected a list")),
+    };
+    let names: Vec<(usize, Vec<String>)> = configs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let ns = c
+                .get("name")
+                .and_then(Value::as_array)
+                .map_or(Vec::new(), |a| a.iter().map(name_of).collect());
+            (i, ns)
+        })
+        .collect();
+    let chosen = match (configs.len(), method) {
+        (0, None) => None,
+        (0, Some(m)) => {
+            return Err(refuse(
+                file,
+                "methodConfig",
+                format!("--method {m}: the file has no methodConfig"),
+            ));
+        }
+        (1, None) => Some(0),
+        (_, m) => {
+            let all: Vec<String> = names.iter().flat_map(|(_, n)| n.clone()).collect();
+            let Some(m) = m else {
+                return Err(refuse(
+                    file,
+                    "methodConfig",
+                    format!(
+                        "{} entries; pick one with --method SERVICE/METHOD: {}",
+                        configs.len(),
+                        all.join(", ")
+                    ),
+                ));
+            };
+            // gRPC's own lookup order: the exact method, then the service, then the default.
+            let service = m.split_once('/').map_or(m, |(s, _)| s);
+            let wanted = [m.to_string(), format!("{service}/"), "/".to_string()];
+            let hit = wanted
+                .iter()
+                .find_map(|w| names.iter().find(|(_, n)| n.contains(w)).map(|(i, _)| *i));
+            match hit {
+                Some(i) => Some(i),
+                None => {
+                    return Err(refuse(
+                        file,
+                        "methodConfig",
+                        format!(
+                            "--method {m} matches no name; the names are: {}",
+                            all.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+    };
+    if let Some(i) = chosen {
+        let at = format!("methodConfig[{i}]");
+        let mc = object(file, &at, &configs[i])?;
+        only(
+            file,
+            &at,
+            mc,
+            &[
+                "name",
+                "timeout",
+                "retryPolicy",
+                "hedgingPolicy",
+                "waitForReady",
+            ],
+        )?;
+        if let Some(n) = names[i].1.first() {
+            e.note(format!("{at} applies to {}.", names[i].1.join(", ")));
+            let _ = n;
+        }
+        if let Some(w) = mc.get("waitForReady") {
+            if w != &Value::Bool(false) {
+                return Err(refuse(
+                    file,
+                    &format!("{at}.waitForReady"),
+                    "only false is supported: the model has no connection state to wait for",
+                ));
+            }
+        }
+        if mc.contains_key("retryPolicy") && mc.contains_key("hedgingPolicy") {
+            return Err(refuse(
+                file,
+                &at,
+                "retryPolicy and hedgingPolicy are mutually exclusive (gRFC A6)",
+            ));
+        }
+        if let Some(t) = mc.get("timeout") {
+            let d = positive_duration(file, &format!("{at}.timeout"), t)?;
+            e.set(
+                "retry",
+                "deadline",
+                duration(d),
+                format!("{at}.timeout = {t} (the whole call, every attempt)"),
+            );
+        }
+        if let Some(rp) = mc.get("retryPolicy") {
+            retry_policy(file, &format!("{at}.retryPolicy"), rp, &mut e)?;
+        }
+        if let Some(hp) = mc.get("hedgingPolicy") {
+            hedging_policy(file, &format!("{at}.hedgingPolicy"), hp, &mut e)?;
+        }
+    }
+    if let Some(t) = root.get("retryThrottling") {
+        let t = object(file, "retryThrottling", t)?;
+        only(file, "retryThrottling", t, &["maxTokens", "tokenRatio"])?;
+        let (Some(max), Some(ratio)) = (t.get("maxTokens"), t.get("tokenRatio")) else {
+            return Err(refuse(
+                file,
+                "retryThrottling",
+                "needs maxTokens and tokenRatio (gRFC A6)",
+            ));
+        };
+        let max_f = max
+            .as_f64()
+            .filter(|m| *m > 0.0 && *m <= 1000.0 && m.fract() == 0.0)
+            .ok_or_else(|| {
+                refuse(
+                    file,
+                    "retryThrottling.maxTokens",
+                    format!("must be an integer in (0, 1000] (gRFC A6), got {max}"),
+                )
+            })?;
+        let ratio_f = ratio.as_f64().filter(|r| *r > 0.0).ok_or_else(|| {
+            refuse(
+                file,
+                "retryThrottling.tokenRatio",
+                format!("must be > 0 (gRFC A6), got {ratio}"),
+            )
+        })?;
+        e.set(
+            "budget",
+            "kind",
+            quoted("grpc"),
+            "retryThrottling: gRPC retry throttling",
+        );
+        e.set(
+            "budget",
+            "max_tokens",
+            float(max_f),
+            format!("retryThrottling.maxTokens = {max}"),
+        );
+        e.set(
+            "budget",
+            "token_ratio",
+            float(ratio_f),
+            format!("retryThrottling.tokenRatio = {ratio} (gRPC keeps 3 decimals)"),
+        );
+        e.set(
+            "budget",
+            "scope",
+            quoted("client"),
+            "gRPC keeps one token count per client channel (per server name)",
+        );
+    }
+    if e.sections.is_empty() {
+        return Err(refuse(
+            file,
+            "",
+            "no retryPolicy, hedgingPolicy, timeout or retryThrottling to import",
+        ));
+    }
+    Ok(e)
+}
+
+fn retry_policy(file: &str, at: &str, rp: &Value, e: &mut Emit) -> Result<(), CliError> {
+    let rp = object(file, at, rp)?;
+    only(
+        file,
+        at,
+        rp,
+        &[
+            "maxAttempts",
+            "initialBackoff",
+            "maxBackoff",
+            "backoffMultiplier",
+            "retryableStatusCodes",
+            "perAttemptRecvTimeout",
+        ],
+    )?;
+    let need = |k: &str| {
+        rp.get(k)
+            .ok_or_else(|| refuse(file, &format!("{at}.{k}"), "required by gRFC A6"))
+    };
+    attempts(
+        file,
+        &format!("{at}.maxAttempts"),
+        need("maxAttempts")?,
+        e,
+        "retry",
+    )?;
+    let base = positive_duration(
+        file,
+        &format!("{at}.initialBackoff"),
+        need("initialBackoff")?,
+    )?;
+    let cap = positive_duration(file, &format!("{at}.maxBackoff"), need("maxBackoff")?)?;
+    let mult_v = need("backoffMultiplier")?;
+    let mult = mult_v.as_f64().filter(|m| *m > 0.0).ok_or_else(|| {
+        refuse(
+            file,
+            &format!("{at}.backoffMultiplier"),
+            format!("must be > 0, got {mult_v}"),
+        )
+    })?;
+    if mult < 1.0 {
+        return Err(refuse(
+            file,
+            &format!("{at}.backoffMultiplier"),
+            format!(
+                "{mult} < 1 (a shrinking backoff) is not supported; retry.multiplier must be >= 1"
+            ),
+        ));
+    }
+    if cap < base {
+        return Err(refuse(
+            file,
+            &format!("{at}.maxBackoff"),
+            "is below initialBackoff; retry.cap must be >= retry.base",
+        ));
+    }
+    let codes = classes(
+        file,
+        &format!("{at}.retryableStatusCodes"),
+        need("retryableStatusCodes")?,
+    )?;
+    if codes.is_empty() {
+        return Err(refuse(
+            file,
+            &format!("{at}.retryableStatusCodes"),
+            "must not be empty (gRFC A6)",
+        ));
+    }
+    e.set(
+        "retry",
+        "backoff",
+        quoted("exponential"),
+        "gRFC A6: initialBackoff * backoffMultiplier^(n-1)",
+    );
+    e.set(
+        "retry",
+        "jitter",
+        quoted("full"),
+        "gRFC A6: the delay is random(0, that)",
+    );
+    e.set(
+        "retry",
+        "base",
+        duration(base),
+        format!("{at}.initialBackoff = {}", rp["initialBackoff"]),
+    );
+    e.set(
+        "retry",
+        "cap",
+        duration(cap),
+        format!("{at}.maxBackoff = {}", rp["maxBackoff"]),
+    );
+    e.set(
+        "retry",
+        "multiplier",
+        float(mult),
+        format!("{at}.backoffMultiplier = {mult_v}"),
+    );
+    e.set(
+        "retry",
+        "first_exponent",
+        "0".into(),
+        "the first retry's window is initialBackoff",
+    );
+    e.set(
+        "retry",
+        "retry_on",
+        list(&codes),
+        format!("{at}.retryableStatusCodes (docs/import.md has the table)"),
+    );
+    e.set(
+        "retry",
+        "retry_after",
+        quoted("honour"),
+        "gRFC A6: grpc-retry-pushback-ms replaces the backoff",
+    );
+    if let Some(t) = rp.get("perAttemptRecvTimeout") {
+        let d = positive_duration(file, &format!("{at}.perAttemptRecvTimeout"), t)?;
+        e.set(
+            "retry",
+            "timeout",
+            duration(d),
+            format!("{at}.perAttemptRecvTimeout = {t}"),
+        );
+    }
+    Ok(())
+}
+
+fn hedging_policy(file: &str, at: &str, hp: &Value, e: &mut Emit) -> Result<(), CliError> {
+    let hp = object(file, at, hp)?;
+    only(
+        file,
+        at,
+        hp,
+        &["maxAttempts", "hedgingDelay", "nonFatalStatusCodes"],
+    )?;
+    let max = hp
+        .get("maxAttempts")
+        .ok_or_else(|| refuse(file, &format!("{at}.maxAttempts"), "required by gRFC A6"))?;
+    attempts(file, &format!("{at}.maxAttempts"), max, e, "retry")?;
+    // A6: hedgingDelay defaults to 0s, every copy at once; the model needs a positive delay.
+    let delay = match hp.get("hedgingDelay") {
+        Some(d) => positive_duration(file, &format!("{at}.hedgingDelay"), d)?,
+        None => {
+            return Err(refuse(
+                file,
+                &format!("{at}.hedgingDelay"),
+                "absent means 0s (every copy at once), which the model does not support; give a positive delay",
+            ));
+        }
+    };
+    e.set(
+        "hedge",
+        "delay",
+        duration(delay),
+        format!("{at}.hedgingDelay = {}", hp["hedgingDelay"]),
+    );
+    let codes = match hp.get("nonFatalStatusCodes") {
+        Some(v) => classes(file, &format!("{at}.nonFatalStatusCodes"), v)?,
+        None => Vec::new(),
+    };
+    e.set(
+        "retry",
+        "retry_on",
+        list(&codes),
+        format!("{at}.nonFatalStatusCodes: a non-fatal failure sends the next copy at once"),
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A6: &str = r#"{
+      "methodConfig": [{
+        "name": [{"service": "helloworld.Greeter", "method": "SayHello"}],
+        "timeout": "10s",
+        "retryPolicy": {
+          "maxAttempts": 7, "initialBackoff": "0.1s", "maxBackoff": "1s",
+          "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", 8]
+        }
+      }],
+      "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}
+    }"#;
+
+    #[test]
+    fn a6_example_maps_to_retry_and_budget() {
+        let toml = import("sc.json", A6, None).unwrap().render();
+        assert!(toml.contains("max_attempts = 5"), "{toml}");
+        assert!(toml.contains("capped at 5"), "{toml}");
+        assert!(toml.contains("base = \"100ms\""), "{toml}");
+        assert!(toml.contains("cap = \"1s\""), "{toml}");
+        assert!(toml.contains("deadline = \"10s\""), "{toml}");
+        assert!(toml.contains("retry_on = [\"503\", \"429\"]"), "{toml}");
+        assert!(toml.contains("kind = \"grpc\""), "{toml}");
+        let s = retrystorm_core::load::load("x.toml", &toml, &[]).unwrap();
+        assert_eq!(s.base.retry.max_attempts, 5);
+        assert_eq!(s.base.budget.max_tokens, 10.0);
+    }
+
+    #[test]
+    fn unknown_fields_and_codes_are_named() {
+        let e = import("sc.json", r#"{"loadBalancingPolicy": "round_robin"}"#, None).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("sc.json: loadBalancingPolicy: not supported"),
+            "{e}"
+        );
+        let bad = A6.replace("\"UNAVAILABLE\"", "\"NOT_FOUND\"");
+        let e = import("sc.json", &bad, None).unwrap_err().to_string();
+        assert!(
+            e.contains("retryableStatusCodes[0]") && e.contains("no answer class"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn several_method_configs_need_a_method() {
+        let two = r#"{"methodConfig": [
+          {"name": [{"service": "a.A"}], "timeout": "1s"},
+          {"name": [{"service": "b.B", "method": "M"}], "timeout": "2s"}]}"#;
+        let e = import("sc.json", two, None).unwrap_err().to_string();
+        assert!(e.contains("a.A/, b.B/M"), "{e}");
+        let t = import("sc.json", two, Some("b.B/M")).unwrap().render();
+        assert!(t.contains("deadline = \"2s\""), "{t}");
+        let t = import("sc.json", two, Some("a.A/Other")).unwrap().render();
+        assert!(t.contains("deadline = \"1s\""), "{t}");
+    }
+}

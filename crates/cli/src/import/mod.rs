@@ -1,0 +1,232 @@
+//! `retrystorm import SOURCE FILE`: a real client's retry configuration as the equivalent model
+//! sections, each key commented with the field it came from (`docs/import.md`).
+//!
+//! One module per source. An importer refuses (exit 2) any field it cannot map, naming the field
+//! and what is supported, so nothing is silently dropped. The result is loaded with the core's
+//! loader before it is printed: what `import` prints is a model a run accepts.
+
+mod aws;
+mod grpc;
+
+use crate::args::ImportArgs;
+use crate::{CliError, output};
+use retrystorm_core::time::Duration;
+
+/// The sources `import` reads.
+pub const SOURCES: [&str; 2] = ["grpc", "aws"];
+
+/// The largest configuration file read (real ones are a few kB).
+const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Model sections in the order they are written, each an ordered list of keys.
+#[derive(Debug, Default)]
+pub struct Emit {
+    header: Vec<String>,
+    sections: Vec<(String, Vec<Line>)>,
+}
+
+#[derive(Debug)]
+struct Line {
+    key: String,
+    value: String,
+    comment: String,
+}
+
+impl Emit {
+    /// A comment line above the sections.
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.header.push(text.into());
+    }
+
+    /// `key = value` in `[section]` (a TOML value, already formatted), commented `from`.
+    pub fn set(&mut self, section: &str, key: &str, value: String, from: impl Into<String>) {
+        let line = Line {
+            key: key.into(),
+            value,
+            comment: from.into(),
+        };
+        match self.sections.iter_mut().find(|(s, _)| s == section) {
+            Some((_, lines)) => lines.push(line),
+            None => self.sections.push((section.into(), vec![line])),
+        }
+    }
+
+    /// The TOML text: header comments, then each section with aligned comments.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for h in &self.header {
+            out.push_str(&format!("# {h}\n"));
+        }
+        for (name, lines) in &self.sections {
+            out.push_str(&format!("\n[{name}]\n"));
+            let width = lines
+                .iter()
+                .map(|l| l.key.len() + l.value.len() + 3)
+                .max()
+                .unwrap_or(0);
+            for l in lines {
+                let kv = format!("{} = {}", l.key, l.value);
+                out.push_str(&format!("{kv:<width$}  # {}\n", l.comment));
+            }
+        }
+        out
+    }
+}
+
+/// A TOML string literal.
+pub fn quoted(s: &str) -> String {
+    toml_string(s)
+}
+
+fn toml_string(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if c.is_control() => o.push_str(&format!("\\u{:04X}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// A duration as the model writes it, in the largest unit that is exact: `"100ms"`, `"2s"`.
+pub fn duration(d: Duration) -> String {
+    let ns = d.as_nanos();
+    let text = if ns == 0 {
+        "0".to_string()
+    } else if ns % 1_000_000_000 == 0 {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns % 1_000_000 == 0 {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns % 1_000 == 0 {
+        format!("{}us", ns / 1_000)
+    } else {
+        format!("{ns}ns")
+    };
+    toml_string(&text)
+}
+
+/// A number as TOML writes it (`2.0`, `1.5`).
+pub fn float(x: f64) -> String {
+    let s = format!("{x}");
+    if s.contains(['.', 'e', 'E']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+/// Decimal seconds (`"0.1"`, `"2"`, `"1.000000001"`) to a duration, exactly, in integers.
+pub fn decimal_seconds(text: &str) -> Option<Duration> {
+    let (int, frac) = text.split_once('.').unwrap_or((text, ""));
+    if int.is_empty() && frac.is_empty()
+        || frac.len() > 9
+        || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let secs: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let frac_ns: u64 = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<9}").parse().ok()?
+    };
+    let ns = secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)?;
+    Some(Duration::from_nanos(ns))
+}
+
+/// An importer's refusal: `FILE: FIELD: MESSAGE`, exit 2.
+pub fn refuse(file: &str, field: &str, message: impl std::fmt::Display) -> CliError {
+    if field.is_empty() {
+        CliError::Input(format!("{file}: {message}"))
+    } else {
+        CliError::Input(format!("{file}: {field}: {message}"))
+    }
+}
+
+/// The sections `SOURCE`'s file `path` stands for (`pick` = `--method` / `--profile`).
+pub fn sections(
+    source: &str,
+    origin: &str,
+    text: &str,
+    pick: Option<&str>,
+) -> Result<Emit, CliError> {
+    match source {
+        "grpc" => grpc::import(origin, text, pick),
+        "aws" => aws::import(origin, text, pick),
+        _ => Err(CliError::Input(format!(
+            "import {source}: unknown source; supported: {}",
+            SOURCES.join(", ")
+        ))),
+    }
+}
+
+/// The `import` subcommand.
+pub fn import(a: ImportArgs) -> Result<(), CliError> {
+    let pick = match (a.source.as_str(), &a.method, &a.profile) {
+        (_, Some(_), Some(_)) => {
+            return Err(CliError::Input(
+                "import: give --method (grpc) or --profile (aws), not both".into(),
+            ));
+        }
+        ("grpc", m, None) => m.clone(),
+        ("aws", None, p) => p.clone(),
+        (s, Some(_), None) => {
+            return Err(CliError::Input(format!(
+                "import {s}: --method is for grpc service configs"
+            )));
+        }
+        (s, None, Some(_)) => {
+            return Err(CliError::Input(format!(
+                "import {s}: --profile is for aws config files"
+            )));
+        }
+        (_, None, None) => None,
+    };
+    let origin = a.file.display().to_string();
+    let text = output::read_text(&a.file, "the configuration file", MAX_CONFIG_BYTES)?;
+    let emit = sections(&a.source, &origin, &text, pick.as_deref())?;
+    let body = emit.render();
+    // What import prints must be a model the loader accepts.
+    retrystorm_core::load::load(&origin, &body, &[]).map_err(|e| {
+        CliError::Input(format!(
+            "{origin}: the imported model is refused: {}",
+            e.message
+        ))
+    })?;
+    let path = a.out.clone().unwrap_or_else(|| "-".into());
+    let out = output::Out::new("--out", &path);
+    output::check(&[out], &[("the configuration file", a.file.as_path())])?;
+    output::write(output::Out::new("--out", &path), &body)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_seconds_are_exact() {
+        assert_eq!(decimal_seconds("0.1"), Some(Duration::from_millis(100)));
+        assert_eq!(decimal_seconds("2"), Some(Duration::from_secs(2)));
+        assert_eq!(decimal_seconds(".5"), Some(Duration::from_millis(500)));
+        assert_eq!(
+            decimal_seconds("1.000000001"),
+            Some(Duration::from_nanos(1_000_000_001))
+        );
+        assert_eq!(decimal_seconds("1.0000000001"), None);
+        assert_eq!(decimal_seconds("-1"), None);
+        assert_eq!(decimal_seconds(""), None);
+        assert_eq!(decimal_seconds("1e3"), None);
+    }
+
+    #[test]
+    fn durations_use_the_largest_exact_unit() {
+        assert_eq!(duration(Duration::from_millis(100)), "\"100ms\"");
+        assert_eq!(duration(Duration::from_secs(3)), "\"3s\"");
+        assert_eq!(duration(Duration::from_nanos(1500)), "\"1500ns\"");
+    }
+}

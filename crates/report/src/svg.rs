@@ -939,6 +939,9 @@ pub fn cdf_chart_with(report: &RunReport, scale: XScale) -> Result<String, Repor
     })
 }
 
+/// One CDF line: its points, its legend entry, whether it is dashed (failures).
+type CdfCurve<'a> = (&'a [(f64, f64)], String, bool);
+
 fn draw_cdf<X>(
     report: &RunReport,
     root: &DrawingArea<SVGBackend<'_>, Shift>,
@@ -1004,7 +1007,7 @@ where
     for (i, v) in report.variants.iter().enumerate() {
         let color = variant(i);
         let w = stroke(i, n);
-        let curves: Vec<(&[(f64, f64)], String, bool)> = if split {
+        let curves: Vec<CdfCurve> = if split {
             let s = &v.summary;
             vec![
                 (

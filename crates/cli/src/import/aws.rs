@@ -52,12 +52,11 @@ const UNSUPPORTED: [&str; 3] = [
     "defaults_mode",
 ];
 
-/// `(line, key, value)` of every key directly in section `name` (sub-settings skipped).
-fn section<'a>(
-    file: &str,
-    text: &'a str,
-    name: &str,
-) -> Result<Option<Vec<(usize, &'a str, &'a str)>>, CliError> {
+/// A config key as `(line, key, value)`.
+type Entry<'a> = (usize, &'a str, &'a str);
+
+/// Every key directly in section `name` (sub-settings skipped); `None` when there is no such section.
+fn section<'a>(file: &str, text: &'a str, name: &str) -> Result<Option<Vec<Entry<'a>>>, CliError> {
     let mut current: Option<String> = None;
     let mut found = false;
     let mut keys = Vec::new();

@@ -31,6 +31,17 @@ pub fn model_file_schema() -> Value {
             list.push(json!({ "const": alias, "type": "string", "description": format!("Same as {name:?}.") }));
         }
     }
+    // `retry.mode` is expanded by the loader before serde sees the table (core::preset).
+    if let Some(p) = s["$defs"]["Retry"]["properties"].as_object_mut() {
+        p.insert(
+            "mode".into(),
+            json!({
+                "type": "string",
+                "enum": retrystorm_core::preset::MODES,
+                "description": "A real client's retry mode, expanded into [retry] and [budget] (docs/policies.md); keys set beside it win."
+            }),
+        );
+    }
     s["title"] = json!("retrystorm model file");
     s["description"] = json!(
         "A retrystorm model (docs/model.md): the base scenario, optional [[variant]] overrides and [[expect]] assertions."
@@ -60,7 +71,7 @@ pub fn model_file_schema() -> Value {
             },
             "assert": { "type": "string", "description": "The compact form, e.g. \"peak_retries < 300\"." },
             "variant": { "type": "string", "description": "The variant it applies to (default: every one)." },
-            "over": { "type": "string", "enum": ["all", "mean"] }
+            "over": { "type": "string", "enum": ["all", "mean", "share"] }
         },
         "oneOf": [
             { "required": ["assert"], "not": { "anyOf": [{ "required": ["metric"] }, { "required": ["op"] }, { "required": ["value"] }] } },

@@ -52,6 +52,33 @@ pub enum Command {
     /// each key commented with the field it came from: a gRPC service config or an AWS config
     /// file. Exit 2 naming any field that cannot be mapped.
     Import(ImportArgs),
+    /// Run every published comparison (the article, queueing theory, layered retries, Brooker's
+    /// two simulators, the AWS blog's rankings) and print reference, ours, noise and verdict.
+    /// Exit 1 when a comparison differs from its reference (a finding).
+    Validate(ValidateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    /// Only the cheap experiments (the part `cargo test` runs).
+    #[arg(long)]
+    pub quick: bool,
+    /// Only the experiment with this id (herd, three-clients, mm1, brooker-collapse, ...).
+    #[arg(long, value_name = "ID")]
+    pub only: Option<String>,
+    /// Worker threads (default: every core); the numbers do not depend on it.
+    #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub jobs: Option<u32>,
+    /// Write the rows as JSON here ("-" for stdout, which replaces the text).
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write the table as GitHub-flavoured markdown here.
+    #[arg(long, value_name = "PATH")]
+    pub md: Option<PathBuf>,
+    /// Replace the suite's table in this markdown file (between its validate:begin/end lines):
+    /// `--docs docs/validation.md`.
+    #[arg(long, value_name = "PATH")]
+    pub docs: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

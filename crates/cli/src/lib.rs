@@ -17,6 +17,7 @@ mod progress;
 mod schema;
 mod sweep;
 mod tune;
+mod validate;
 
 use args::{Cli, Command};
 use std::process::ExitCode;
@@ -66,6 +67,7 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Completions(a) => init::completions(a),
         Command::Schema(a) => schema::schema(a),
         Command::Import(a) => import::import(a),
+        Command::Validate(a) => validate::validate(a),
     }
 }
 

@@ -32,7 +32,7 @@ pub use crate::csv::{
     CSV_HEADER, TIERS_CSV_HEADER, series_csv, tiers_csv, write_series_csv, write_tiers_csv,
 };
 pub use crate::json::{from_json, to_json};
-pub use crate::lines::{Line, LineChart, LinePanel, line_chart};
+pub use crate::lines::{Band, Line, LineChart, LinePanel, line_chart, line_chart_with_bands};
 pub use crate::marks::{Shade, model_windows};
 pub use crate::svg::{
     LoadOptions, MAX_COLUMNS, TIME_QUANTILE, XScale, cdf_chart, cdf_chart_with, load_chart,

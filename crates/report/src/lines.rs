@@ -50,8 +50,25 @@ fn err<E: std::fmt::Display>(e: E) -> ReportError {
     }
 }
 
+/// A shaded band behind line `line` of a panel: `(x, low, high)` in x order (a spread over
+/// seeds, say), in the line's colour.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Band {
+    pub line: usize,
+    pub points: Vec<(f64, f64, f64)>,
+}
+
 /// Draws `chart` as an SVG document: each panel 420 px high, 1000 px wide.
 pub fn line_chart(chart: &LineChart) -> Result<String, ReportError> {
+    line_chart_with_bands(chart, &[])
+}
+
+/// [`line_chart`] with bands: `bands[k]` are panel `k`'s (missing panels have none). Bands are
+/// drawn under every line, and the y axis reaches their tops.
+pub fn line_chart_with_bands(
+    chart: &LineChart,
+    bands: &[Vec<Band>],
+) -> Result<String, ReportError> {
     ensure_fonts()?;
     let panels = chart.panels.len().max(1) as u32;
     let mut buf = String::new();
@@ -83,26 +100,28 @@ pub fn line_chart(chart: &LineChart) -> Result<String, ReportError> {
             (0.0, 1.0)
         };
         let areas = root.split_evenly((chart.panels.len().max(1), 1));
-        for (panel, area) in chart.panels.iter().zip(&areas) {
+        for (k, (panel, area)) in chart.panels.iter().zip(&areas).enumerate() {
+            let own: &[Band] = bands.get(k).map_or(&[], Vec::as_slice);
             let ys = panel
                 .lines
                 .iter()
                 .flat_map(|l| &l.points)
                 .map(|p| p.1)
+                .chain(own.iter().flat_map(|b| &b.points).map(|p| p.2))
                 .filter(|y| y.is_finite() && (!panel.log_y || *y > 0.0));
             let y_hi = ys.clone().fold(f64::NEG_INFINITY, f64::max);
             let y_lo = ys.fold(f64::INFINITY, f64::min);
             if panel.log_y && y_lo.is_finite() {
                 let lo = 10f64.powf(y_lo.log10().floor());
                 let hi = 10f64.powf(y_hi.log10().ceil()).max(lo * 10.0);
-                draw_panel(chart, panel, area, x_lo..x_hi, (lo..hi).log_scale())?;
+                draw_panel(chart, panel, own, area, x_lo..x_hi, (lo..hi).log_scale())?;
             } else {
                 let hi = if y_hi.is_finite() && y_hi > 0.0 {
                     y_hi * 1.05
                 } else {
                     1.0
                 };
-                draw_panel(chart, panel, area, x_lo..x_hi, 0f64..hi)?;
+                draw_panel(chart, panel, own, area, x_lo..x_hi, 0f64..hi)?;
             }
         }
         root.present().map_err(err)?;
@@ -113,6 +132,7 @@ pub fn line_chart(chart: &LineChart) -> Result<String, ReportError> {
 fn draw_panel<Y>(
     chart: &LineChart,
     panel: &LinePanel,
+    bands: &[Band],
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     x: std::ops::Range<f64>,
     y: Y,
@@ -144,6 +164,20 @@ where
         .max_light_lines(1)
         .draw()
         .map_err(err)?;
+    for b in bands {
+        let lowest = if panel.log_y {
+            f64::MIN_POSITIVE
+        } else {
+            f64::MIN
+        };
+        let mut poly: Vec<(f64, f64)> = b.points.iter().map(|p| (p.0, p.2)).collect();
+        poly.extend(b.points.iter().rev().map(|p| (p.0, p.1.max(lowest))));
+        c.draw_series(std::iter::once(Polygon::new(
+            poly,
+            variant(b.line).mix(0.16).filled(),
+        )))
+        .map_err(err)?;
+    }
     let n = panel.lines.len();
     for (i, line) in panel.lines.iter().enumerate() {
         let color = variant(i);

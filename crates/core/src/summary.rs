@@ -136,6 +136,10 @@ pub struct Summary {
     /// Attempts a circuit breaker rejected (open, or half-open with no permit left).
     #[serde(default)]
     pub breaker_rejected: u64,
+    /// First tries refused in the caller by those two (never sent): with them, `attempts +
+    /// first_tries_refused = intents + retries` on a one-hop path. Absent from JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub first_tries_refused: u64,
     /// Times a circuit breaker opened (from closed or half-open).
     #[serde(default)]
     pub breaker_opened: u64,

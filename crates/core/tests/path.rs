@@ -397,7 +397,7 @@ fn every_intent_of_every_shipped_model_has_exactly_one_outcome() {
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     files.sort();
-    let mut pending_seen = false;
+    let (mut pending_seen, mut refused_seen) = (false, false);
     for path in files {
         let name = path.file_stem().unwrap().to_str().unwrap().to_string();
         let text = std::fs::read_to_string(&path).unwrap();
@@ -421,8 +421,27 @@ fn every_intent_of_every_shipped_model_has_exactly_one_outcome() {
                 assert_eq!(s.outcome_pending, 0, "{what}");
             }
             pending_seen |= s.outcome_pending > 0;
+            // Every send is counted: sent, or refused in the caller (issue 14, item 4).
+            if s.tiers.len() == 1 {
+                assert_eq!(
+                    s.attempts + s.first_tries_refused,
+                    s.intents + s.retries,
+                    "{what}: attempts {} + first tries refused {} against intents {} + retries {}",
+                    s.attempts,
+                    s.first_tries_refused,
+                    s.intents,
+                    s.retries
+                );
+                assert!(
+                    s.first_tries_refused <= s.breaker_rejected + s.throttled_locally,
+                    "{what}"
+                );
+            }
+            refused_seen |= s.first_tries_refused > 0;
         }
     }
-    // Some shipped model stops with work in flight (the open workloads at their horizon).
+    // Some shipped model stops with work in flight (the open workloads at their horizon), and
+    // some refuses first tries in the caller (the breaker and adaptive variants).
     assert!(pending_seen);
+    assert!(refused_seen);
 }

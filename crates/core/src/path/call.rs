@@ -617,6 +617,7 @@ impl PathSim<'_> {
             };
             if !self.hops[h].budgets[k].on_send(now, attempt == 0, u) {
                 self.hops[h].n.throttled_locally += 1;
+                self.hops[h].n.first_tries_refused += u64::from(attempt == 0);
                 return false;
             }
         }
@@ -626,6 +627,7 @@ impl PathSim<'_> {
             let k = pidx(hs.breaker_shared, client);
             if !hs.breakers[k].try_acquire(now) {
                 hs.n.breaker_rejected += 1;
+                hs.n.first_tries_refused += u64::from(attempt == 0);
                 if !hs.budgets.is_empty() {
                     let retry = attempt > 0 && self.lp_k::<I>(c).retry_cost > 0;
                     let hs = &mut self.hops[h];

@@ -120,6 +120,7 @@ impl PathSim<'_> {
             budget_denied: sum_hops(|n| n.budget_denied),
             throttled_locally: sum_hops(|n| n.throttled_locally),
             breaker_rejected: sum_hops(|n| n.breaker_rejected),
+            first_tries_refused: sum_hops(|n| n.first_tries_refused),
             breaker_opened: self
                 .hops
                 .iter()

@@ -138,6 +138,8 @@ struct HopCounters {
     cancelled: u64,
     throttled_locally: u64,
     breaker_rejected: u64,
+    /// First tries a local policy (throttling, breaker) refused: never sent, so not in `sent`.
+    first_tries_refused: u64,
     requests_lost: u64,
     responses_lost: u64,
     late_responses: u64,

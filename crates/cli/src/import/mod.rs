@@ -6,6 +6,7 @@
 //! loader before it is printed: what `import` prints is a model a run accepts.
 
 mod aws;
+mod envoy;
 mod grpc;
 
 use crate::args::ImportArgs;
@@ -13,7 +14,7 @@ use crate::{CliError, output};
 use retrystorm_core::time::Duration;
 
 /// The sources `import` reads.
-pub const SOURCES: [&str; 2] = ["grpc", "aws"];
+pub const SOURCES: [&str; 3] = ["grpc", "aws", "envoy"];
 
 /// The largest configuration file read (real ones are a few kB).
 const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
@@ -157,6 +158,12 @@ pub fn sections(
     match source {
         "grpc" => grpc::import(origin, text, pick),
         "aws" => aws::import(origin, text, pick),
+        "envoy" => match pick {
+            None => envoy::import(origin, text),
+            Some(_) => Err(CliError::Input(
+                "import envoy: --method and --profile are for grpc and aws".into(),
+            )),
+        },
         _ => Err(CliError::Input(format!(
             "import {source}: unknown source; supported: {}",
             SOURCES.join(", ")

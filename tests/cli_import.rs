@@ -234,3 +234,96 @@ fn envoy_fields_that_cannot_act_exit_2_naming_them() {
         assert!(err.contains(want), "{yaml}\nwant {want:?}\ngot {err}");
     }
 }
+
+fn run_out(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = retrystorm().args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn retry_from_loads_the_file_as_import_prints_it() {
+    // envoy-from.toml reads envoy-route.yaml at load time; envoy-route.toml holds the printed
+    // sections. Same workload, same seed: the same table but for the model's name.
+    let (c1, a, _) = run_out(&["compare", "examples/configs/envoy-from.toml"]);
+    let (c2, b, _) = run_out(&["compare", "examples/configs/envoy-route.toml"]);
+    assert_eq!((c1, c2), (Some(0), Some(0)));
+    let body = |s: &str| s.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&a), body(&b));
+    assert!(a.contains("no-budget"), "{a}");
+    retrystorm()
+        .args(["check", "examples/configs/envoy-from.toml"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn retry_from_keys_beside_it_win_and_tiers_resolve_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::create_dir(dir.path().join("conf")).unwrap();
+    std::fs::copy(
+        root.join("examples/configs/grpc-service-config.json"),
+        dir.path().join("conf/sc.json"),
+    )
+    .unwrap();
+    std::fs::copy(
+        root.join("examples/configs/aws-config"),
+        dir.path().join("conf/aws"),
+    )
+    .unwrap();
+    let model = dir.path().join("m.toml");
+    let write = |text: &str| std::fs::write(&model, text).unwrap();
+    let path = model.display().to_string();
+    let base = "[workload]\nclients = 50\n[server]\nfail = \"always\"\n";
+    // The gRPC config retries 503 up to 4 attempts: 50 x 4.
+    write(&format!("[retry]\nfrom = \"grpc:conf/sc.json\"\n{base}"));
+    let (c, out, err) = run_out(&["run", &path, "--json", "-"]);
+    assert_eq!(c, Some(0), "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let attempts =
+        |j: &serde_json::Value| j["variants"][0]["summary"]["attempts"].as_u64().unwrap();
+    assert!(attempts(&j) > 50, "{out}");
+    // A key beside `from` wins: no retries at all.
+    write(&format!(
+        "[retry]\nfrom = \"grpc:conf/sc.json\"\nmax_attempts = 1\n{base}"
+    ));
+    let (c, out, err) = run_out(&["run", &path, "--json", "-"]);
+    assert_eq!(c, Some(0), "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(attempts(&j), 50, "{out}");
+    // `from` and `mode` both: refused at the line of `from`.
+    write("[retry]\nfrom = \"aws:conf/aws\"\nmode = \"aws-standard\"\n");
+    let (c, _, err) = run_out(&["run", &path]);
+    assert_eq!(c, Some(2));
+    assert!(
+        err.contains("m.toml:2:1: retry.from: give retry.from or retry.mode"),
+        "{err}"
+    );
+    // In a tier: the error names the tier's line and the imported file's field.
+    std::fs::write(
+        dir.path().join("conf/route.yaml"),
+        "retry_policy:\n  retry_on: 5xx,envoy-ratelimited\n",
+    )
+    .unwrap();
+    write(
+        "[[tier]]\nname = \"proxy\"\nretry.from = \"envoy:conf/route.yaml\"\n[tier.server]\ncapacity = 4\n",
+    );
+    let (c, _, err) = run_out(&["run", &path]);
+    assert_eq!(c, Some(2));
+    assert!(
+        err.contains("m.toml:3:7: tier[0].retry.from: ")
+            && err.contains("route.yaml: retry_policy.retry_on: \"envoy-ratelimited\" cannot act"),
+        "{err}"
+    );
+    std::fs::write(
+        dir.path().join("conf/route.yaml"),
+        "retry_policy:\n  retry_on: 5xx\n  num_retries: 2\n",
+    )
+    .unwrap();
+    let (c, _, err) = run_out(&["run", &path]);
+    assert_eq!(c, Some(0), "{err}");
+}

@@ -90,8 +90,9 @@ pub struct SchemaArgs {
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
-    /// The kind of file: grpc (service config JSON) or aws (shared config file).
-    #[arg(value_parser = ["grpc", "aws"])]
+    /// The kind of file: grpc (service config JSON), aws (shared config file) or envoy (a route
+    /// retry_policy and cluster circuit_breakers, YAML or JSON).
+    #[arg(value_parser = ["grpc", "aws", "envoy"])]
     pub source: String,
     /// The configuration file.
     pub file: PathBuf,

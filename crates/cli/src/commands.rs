@@ -83,7 +83,8 @@ pub fn load_with(
 ) -> Result<Scenario, CliError> {
     let mut sets = overrides(args)?;
     sets.extend(extra.iter().cloned());
-    let mut s = load::load(origin, text, &sets)?;
+    let resolve = |r: &str| crate::import::resolve_from(origin, r);
+    let mut s = load::load_resolved(origin, text, &sets, &resolve)?;
     for w in &s.warnings {
         warn_once(w);
     }

@@ -41,6 +41,14 @@ pub fn model_file_schema() -> Value {
                 "description": "A real client's retry mode, expanded into [retry] and [budget] (docs/policies.md); keys set beside it win."
             }),
         );
+        p.insert(
+            "from".into(),
+            json!({
+                "type": "string",
+                "pattern": "^(envoy|grpc|aws):.+",
+                "description": "A real configuration file, \"SOURCE:FILE\" (envoy:route.yaml, grpc:service-config.json[:SERVICE/METHOD], aws:config[:PROFILE]), read relative to the model file and imported into [retry], [budget] and [hedge] (docs/import.md); keys set beside it win."
+            }),
+        );
     }
     s["title"] = json!("retrystorm model file");
     s["description"] = json!(

@@ -204,8 +204,20 @@ fn get_key<'i>(item: &'i toml_edit::Item, k: &str) -> Option<(Option<usize>, &'i
     }
 }
 
-/// Loads a model file. `origin` is how errors name it (usually its path).
+/// Loads a model file. `origin` is how errors name it (usually its path). A `retry.from`
+/// reference is refused: use [`load_resolved`] with a resolver that reads files.
 pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, LoadError> {
+    load_resolved(origin, text, sets, &crate::preset::no_files)
+}
+
+/// As [`load`], resolving `retry.from = "SOURCE:FILE"` with `resolve` (the imported sections
+/// fill in under the keys written beside `from`).
+pub fn load_resolved(
+    origin: &str,
+    text: &str,
+    sets: &[Override],
+    resolve: crate::preset::Resolver<'_>,
+) -> Result<Scenario, LoadError> {
     let doc = Doc {
         origin,
         text,
@@ -379,7 +391,7 @@ pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, Loa
             doc.error(doc.find(&raw), field, message)
         };
         // `retry.mode`: the SDK's settings under the user's own keys.
-        crate::preset::expand_model(&mut merged).map_err(|(p, m)| locate(&p, m))?;
+        crate::preset::expand_model_from(&mut merged, resolve).map_err(|(p, m)| locate(&p, m))?;
         let kept = merged.clone();
         let model: Model = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|e| {
             let path = e.path().to_string();

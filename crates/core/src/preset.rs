@@ -189,12 +189,84 @@ pub fn expand(scope: &mut Table, prefix: &str) -> Result<(), (String, String)> {
     Ok(())
 }
 
+/// Resolves a `retry.from` reference (`"envoy:route.yaml"`) to the model sections it stands for
+/// (`retry`, `budget`, `hedge`) as TOML text, or a message naming the imported file's field. The
+/// core does no I/O: the command line passes one that reads the file; [`no_files`] refuses
+/// every reference.
+pub type Resolver<'a> = &'a dyn Fn(&str) -> Result<String, String>;
+
+/// The resolver of a loader without file access: every `retry.from` is refused.
+pub fn no_files(from: &str) -> Result<String, String> {
+    Err(format!(
+        "{from:?}: this loader reads no files; `retry.from` is resolved by the retrystorm command"
+    ))
+}
+
+/// Expands `retry.from` in `scope`: the imported sections go under the user's (a key written
+/// beside `from` wins). Returns the path and message of a bad reference.
+pub fn expand_from(
+    scope: &mut Table,
+    prefix: &str,
+    resolve: Resolver<'_>,
+) -> Result<(), (String, String)> {
+    let Some(Value::Table(retry)) = scope.get_mut("retry") else {
+        return Ok(());
+    };
+    let Some(from) = retry.remove("from") else {
+        return Ok(());
+    };
+    let path = format!("{prefix}retry.from");
+    if retry.contains_key("mode") {
+        return Err((
+            path,
+            "give retry.from or retry.mode, not both: each fills in the whole retry policy".into(),
+        ));
+    }
+    let reference = from.as_str().ok_or_else(|| {
+        (
+            path.clone(),
+            "expected \"SOURCE:FILE\" (envoy:route.yaml, grpc:service-config.json[:SERVICE/METHOD], aws:config[:PROFILE])".to_string(),
+        )
+    })?;
+    let text = resolve(reference).map_err(|m| (path.clone(), m))?;
+    let imported: Table = text.parse().map_err(|e: toml::de::Error| {
+        (
+            path.clone(),
+            format!(
+                "{reference}: the imported sections are not TOML: {}",
+                e.message()
+            ),
+        )
+    })?;
+    for (section, mut fill) in imported {
+        match scope.remove(&section) {
+            Some(Value::Table(user)) => {
+                if let Value::Table(f) = &mut fill {
+                    merge(f, user);
+                }
+            }
+            Some(other) => fill = other,
+            None => {}
+        }
+        scope.insert(section, fill);
+    }
+    Ok(())
+}
+
 /// Expands every `retry.mode` of a model table (the top level and each `[[tier]]`).
 pub fn expand_model(model: &mut Table) -> Result<(), (String, String)> {
+    expand_model_from(model, &no_files)
+}
+
+/// Expands every `retry.from` and then every `retry.mode` of a model table (the top level and
+/// each `[[tier]]`).
+pub fn expand_model_from(model: &mut Table, resolve: Resolver<'_>) -> Result<(), (String, String)> {
+    expand_from(model, "", resolve)?;
     expand(model, "")?;
     if let Some(Value::Array(tiers)) = model.get_mut("tier") {
         for (i, t) in tiers.iter_mut().enumerate() {
             if let Value::Table(t) = t {
+                expand_from(t, &format!("tier[{i}]."), resolve)?;
                 expand(t, &format!("tier[{i}]."))?;
             }
         }

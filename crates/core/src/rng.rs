@@ -32,6 +32,8 @@ pub enum Purpose {
     ClientError = 17,
     /// Candidate sampling of `tune` and `sensitivity` (not a simulation draw).
     Tune = 18,
+    /// The jitter Envoy adds to a server's `Retry-After` (`retry.retry_after = "envoy"`).
+    RetryAfter = 19,
 }
 
 /// splitmix64's finaliser: a bijective 64-bit mixer.

@@ -288,3 +288,63 @@ fn envoy_budget_bounds_concurrent_retries_in_a_run() {
     let err = refused(&text("kind = \"envoy\"\nbudget_percent = 150.0"));
     assert!(err.contains("budget.budget_percent"), "{err}");
 }
+
+// ---- Envoy rate_limited_retry_back_off ---------------------------------------------------------
+
+/// Two clients, one token: the second is answered 429 with `Retry-After: hint` and retries once.
+fn envoy_reset(hint: &str, cap: &str, seed: u64) -> retrystorm_core::summary::Summary {
+    let text = format!(
+        r#"
+        horizon = "60s"
+        [workload]
+        clients = 2
+        [retry]
+        max_attempts = 2
+        backoff = "envoy"
+        base = "25ms"
+        cap = "250ms"
+        retry_after = "envoy"
+        retry_after_cap = "{cap}"
+        [server]
+        capacity = 1
+        [server.rate_limit]
+        rate = "1/h"
+        burst = 1
+        retry_after = "{hint}"
+    "#
+    );
+    run(&one(&text), seed).summary
+}
+
+#[test]
+fn envoy_reset_header_waits_between_the_hint_and_one_and_a_half_times_it() {
+    // retry_state_impl.cc `parseResetInterval` + `JitteredLowerBoundBackOffStrategy`: a 4 s
+    // header within max_interval waits 4000 + random() % 2000 ms, i.e. [4 s, 6 s).
+    let mut seen = Vec::new();
+    for seed in 1..=20 {
+        let s = envoy_reset("4s", "300s", seed);
+        assert_eq!(s.retry_after_waits, 1);
+        let t = s.completion_ms.max;
+        assert!((4000.0..6000.0).contains(&t), "seed {seed}: {t}");
+        seen.push(t);
+    }
+    // Jittered, not a constant 4 s.
+    assert!(seen.iter().any(|t| *t > 4500.0), "{seen:?}");
+    // A header above max_interval is discarded, not cut: Envoy's own backoff, < 25 ms.
+    let s = envoy_reset("4s", "3s", 1);
+    assert_eq!(s.retry_after_waits, 0);
+    assert!(s.completion_ms.max < 25.0, "{}", s.completion_ms.max);
+}
+
+#[test]
+fn envoy_reset_delay_is_envoys_integer_arithmetic() {
+    use retrystorm_core::path::envoy_reset_delay;
+    // (random() % (min_interval >> 1)) + min_interval, in ms.
+    assert_eq!(envoy_reset_delay(4000, 0), Duration::from_millis(4000));
+    assert_eq!(envoy_reset_delay(4000, 1999), Duration::from_millis(5999));
+    assert_eq!(envoy_reset_delay(4000, 2000), Duration::from_millis(4000));
+    assert_eq!(envoy_reset_delay(3, 7), Duration::from_millis(3));
+    let hedged =
+        refused("[retry]\nretry_after = \"envoy\"\nmax_attempts = 3\n[hedge]\ndelay = \"10ms\"\n");
+    assert!(hedged.contains("retry.retry_after"), "{hedged}");
+}

@@ -43,7 +43,12 @@ const UNMAPPED: [(&str, u64); 11] = [
 ];
 
 /// Checks that `obj` has only `allowed` keys.
-fn only(file: &str, at: &str, obj: &Map<String, Value>, allowed: &[&str]) -> Result<(), CliError> {
+pub(super) fn only(
+    file: &str,
+    at: &str,
+    obj: &Map<String, Value>,
+    allowed: &[&str],
+) -> Result<(), CliError> {
     for k in obj.keys() {
         if !allowed.contains(&k.as_str()) {
             let field = if at.is_empty() {
@@ -64,13 +69,17 @@ fn only(file: &str, at: &str, obj: &Map<String, Value>, allowed: &[&str]) -> Res
     Ok(())
 }
 
-fn object<'a>(file: &str, at: &str, v: &'a Value) -> Result<&'a Map<String, Value>, CliError> {
+pub(super) fn object<'a>(
+    file: &str,
+    at: &str,
+    v: &'a Value,
+) -> Result<&'a Map<String, Value>, CliError> {
     v.as_object()
         .ok_or_else(|| refuse(file, at, "expected a JSON object"))
 }
 
 /// A proto3 JSON `google.protobuf.Duration`: decimal seconds with an `s` suffix, `"0.1s"`.
-fn proto_duration(file: &str, at: &str, v: &Value) -> Result<Duration, CliError> {
+pub(super) fn proto_duration(file: &str, at: &str, v: &Value) -> Result<Duration, CliError> {
     v.as_str()
         .and_then(|s| s.strip_suffix('s'))
         .and_then(decimal_seconds)

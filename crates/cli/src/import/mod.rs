@@ -6,6 +6,7 @@
 //! loader before it is printed: what `import` prints is a model a run accepts.
 
 mod aws;
+mod envoy;
 mod grpc;
 
 use crate::args::ImportArgs;
@@ -13,7 +14,7 @@ use crate::{CliError, output};
 use retrystorm_core::time::Duration;
 
 /// The sources `import` reads.
-pub const SOURCES: [&str; 2] = ["grpc", "aws"];
+pub const SOURCES: [&str; 3] = ["grpc", "aws", "envoy"];
 
 /// The largest configuration file read (real ones are a few kB).
 const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
@@ -157,11 +158,49 @@ pub fn sections(
     match source {
         "grpc" => grpc::import(origin, text, pick),
         "aws" => aws::import(origin, text, pick),
+        "envoy" => match pick {
+            None => envoy::import(origin, text),
+            Some(_) => Err(CliError::Input(
+                "import envoy: --method and --profile are for grpc and aws".into(),
+            )),
+        },
         _ => Err(CliError::Input(format!(
             "import {source}: unknown source; supported: {}",
             SOURCES.join(", ")
         ))),
     }
+}
+
+/// Resolves a model file's `retry.from = "SOURCE:FILE[:PICK]"` (`PICK` = the gRPC method or the
+/// AWS profile): reads FILE relative to the model file `model` and returns the imported
+/// sections as TOML, or `FILE: FIELD: why` for the loader to put after the model's own line.
+pub fn resolve_from(model: &str, reference: &str) -> Result<String, String> {
+    let usage = "expected \"SOURCE:FILE\" (envoy:route.yaml, grpc:service-config.json[:SERVICE/METHOD], aws:config[:PROFILE])";
+    let (source, rest) = reference
+        .split_once(':')
+        .ok_or_else(|| format!("{reference:?}: {usage}"))?;
+    if !SOURCES.contains(&source) {
+        return Err(format!(
+            "{reference:?}: unknown source {source:?}; supported: {}",
+            SOURCES.join(", ")
+        ));
+    }
+    let (file, pick) = match (source, rest.split_once(':')) {
+        ("grpc" | "aws", Some((f, p))) if !p.is_empty() => (f, Some(p)),
+        _ => (rest, None),
+    };
+    if file.is_empty() {
+        return Err(format!("{reference:?}: {usage}"));
+    }
+    let dir = std::path::Path::new(model)
+        .parent()
+        .unwrap_or(std::path::Path::new(""));
+    let path = dir.join(file);
+    let origin = path.display().to_string();
+    let text = output::read_text(&path, "the configuration file", MAX_CONFIG_BYTES)
+        .map_err(|e| e.to_string())?;
+    let emit = sections(source, &origin, &text, pick).map_err(|e| e.to_string())?;
+    Ok(emit.render())
 }
 
 /// The `import` subcommand.

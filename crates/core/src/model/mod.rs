@@ -200,6 +200,13 @@ pub enum RetryAfterPolicy {
     /// The AWS SDKs' `x-amz-retry-after` rule: wait the hint, but at least the backoff delay `t`
     /// and at most `t + 5 s` (botocore `ExponentialBackoff`, 2026; smithy `StandardRetryStrategy`).
     Aws,
+    /// Envoy's `rate_limited_retry_back_off` with a `Retry-After` (`SECONDS`) reset header
+    /// (envoy `source/common/router/retry_state_impl.cc`, `parseResetInterval` and
+    /// `shouldRetryHeaders`; `source/common/common/backoff_strategy.cc`,
+    /// `JitteredLowerBoundBackOffStrategy`): a hint `i` of more than 1 ms and at most
+    /// `retry.retry_after_cap` (`max_interval`) waits `i + random() % (i / 2)` whole
+    /// milliseconds; a longer hint is discarded (not cut) and the exponential backoff applies.
+    Envoy,
 }
 
 impl Default for Retry {

@@ -257,6 +257,12 @@ impl Model {
                 "Envoy's retry budget with [hedge] is not modelled (Envoy counts hedged requests apart); use budget.kind = \"grpc\" or no hedging",
             ));
         }
+        if self.hedge.delay.is_some() && self.retry.retry_after == RetryAfterPolicy::Envoy {
+            return Err(invalid(
+                "retry.retry_after",
+                "\"envoy\" (rate_limited_retry_back_off) with [hedge] is not modelled; use \"honour\" or \"ignore\"",
+            ));
+        }
         self.recovery.validate()?;
         self.validate_layers()?;
         self.validate_tiers()?;
@@ -514,6 +520,12 @@ impl Model {
                 return Err(prefixed(invalid(
                     "budget.kind",
                     "Envoy's retry budget with hedge is not modelled; use budget.kind = \"grpc\" or no hedging",
+                )));
+            }
+            if t.hedge.delay.is_some() && t.retry.retry_after == RetryAfterPolicy::Envoy {
+                return Err(prefixed(invalid(
+                    "retry.retry_after",
+                    "\"envoy\" (rate_limited_retry_back_off) with hedge is not modelled; use \"honour\" or \"ignore\"",
                 )));
             }
             t.server.rate_limit.validate().map_err(|e| Invalid {

@@ -17,6 +17,12 @@ pub(super) const NO_KEY: u16 = u16::MAX;
 const NO_BACKOFF: u64 = crate::backoff::NO_STATE;
 /// botocore `ExponentialBackoff._RETRY_AFTER_MAX_ADDITIONAL` (5 s), smithy's `delayFromErrorType + 5_000`.
 const AWS_RETRY_AFTER_MAX_ADDITIONAL: Duration = Duration::from_secs(5);
+
+/// Envoy `JitteredLowerBoundBackOffStrategy::nextBackOffMs` (`backoff_strategy.cc`):
+/// `(random() % (min_interval >> 1)) + min_interval` ms, for a reset-header interval of `ms` > 1.
+pub fn envoy_reset_delay(ms: u64, draw: u64) -> Duration {
+    Duration::from_millis(draw % (ms >> 1) + ms)
+}
 /// Hedging never backs off, so a hedged call keeps the server's pushback in `prev_backoff`
 /// instead (gRFC A6, "Pushback"): the time in ns before which no further copy goes out,
 /// [`NO_BACKOFF`] for none, or this value once an answer said "don't retry".
@@ -831,9 +837,19 @@ impl PathSim<'_> {
             prev,
             &mut self.stream(id, Purpose::Backoff, index),
         );
-        let honour = retry_after.filter(|_| policy != RetryAfterPolicy::Ignore);
+        let mut honour = retry_after.filter(|_| policy != RetryAfterPolicy::Ignore);
+        if policy == RetryAfterPolicy::Envoy {
+            // Envoy's reset header: whole ms, used only when above 1 ms and within
+            // `max_interval`; a longer one is discarded and the exponential backoff stands.
+            let cap = self.hops[h].retry_after_cap;
+            honour = honour.filter(|ra| *ra <= cap && ra.as_nanos() / 1_000_000 > 1);
+        }
         if let Some(ra) = honour {
-            delay = if policy == RetryAfterPolicy::Aws {
+            delay = if policy == RetryAfterPolicy::Envoy {
+                let ms = ra.as_nanos() / 1_000_000;
+                let draw = self.stream(id, Purpose::RetryAfter, index).next_u64();
+                envoy_reset_delay(ms, draw)
+            } else if policy == RetryAfterPolicy::Aws {
                 // botocore `ExponentialBackoff.delay_amount` (2026) and smithy's
                 // `StandardRetryStrategy`: the hint, kept within [t, t + 5 s].
                 ra.min(delay + AWS_RETRY_AFTER_MAX_ADDITIONAL).max(delay)

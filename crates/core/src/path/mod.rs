@@ -24,6 +24,7 @@ mod finish;
 mod store;
 mod tier;
 mod workload;
+pub use call::envoy_reset_delay;
 
 use crate::engine::{self, BurstOrder, Engine};
 use crate::metrics::Completions;

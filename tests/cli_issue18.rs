@@ -168,3 +168,75 @@ fn a_set_that_overrides_variants_warns_once() {
     assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
     assert!(stderr.contains("the point's retry.jitter"), "{stderr}");
 }
+
+/// `explain` weighs each capacity drop against the open load offered in its window: the stack's
+/// database down to 10 connections (500 queries/s) while 2,000 requests/s arrive must warn,
+/// naming the window; a drop after the workload's last expected arrival must not.
+#[test]
+fn explain_warns_of_a_capacity_drop_below_the_offered_load() {
+    let (code, stdout, stderr) = out(rs().arg("explain").arg("models/stack.toml"));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("warning: tier 2 server: capacity_drops[0] leaves 10 workers from 60 s to 90 s, a capacity of 500 requests/s against the open workload's 2000 requests/s"),
+        "{stdout}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let base = "horizon = \"20s\"\n[workload]\nkind = \"open\"\nrate = \"100/s\"\nintents = 500\n[[tier]]\nname = \"front\"\nserver = { capacity = 4, service = \"10ms\", capacity_drops = [{ from = \"1s\", to = \"2s\", capacity = 1 }] }\n[server]\ncapacity = 10\nservice = \"10ms\"\ncapacity_drops = [{ from = \"10s\", to = \"12s\", capacity = 1 }]\n";
+    let m = write(dir.path(), "d.toml", base);
+    let (code, stdout, _) = out(rs().arg("explain").arg(&m));
+    assert_eq!(code, 0);
+    // The front tier: 1 worker at 10 ms is 100 requests/s, exactly the offered rate: no warning.
+    // The last tier's drop starts at 10 s, after the 500th arrival is expected (5 s).
+    assert!(stdout.contains("no warnings"), "{stdout}");
+    // A rate step to 300/s at 1.5 s, inside the front tier's drop, overloads it.
+    let stepped = base.replace(
+        "intents = 500\n",
+        "intents = 500\nschedule = [{ at = \"1500ms\", rate = \"300/s\" }]\n",
+    );
+    let m = write(dir.path(), "s.toml", &stepped);
+    let (code, stdout, _) = out(rs().arg("explain").arg(&m));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("warning: tier 0 front: capacity_drops[0] leaves 1 workers from 1 s to 2 s, a capacity of 100 requests/s against the open workload's 300 requests/s"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("tier 1 server: capacity_drops"),
+        "{stdout}"
+    );
+}
+
+/// `run`, `compare` and `check` print `explain`'s warnings on stderr: those every variant shares
+/// once, unnamed; one that only a variant causes once, with the variant's name; none with
+/// `--quiet`.
+#[test]
+fn run_compare_and_check_show_explains_warnings_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "w.toml",
+        "name = \"w\"\n[workload]\nkind = \"open\"\nrate = \"300/s\"\nintents = 300\n[retry]\ntimeout = \"5ms\"\n[server]\ncapacity = 2\nservice = \"10ms\"\n\n[[variant]]\nname = \"roomy\"\nserver.capacity = 100\n\n[[variant]]\nname = \"tight\"\n\n[[expect]]\nmetric = \"intents\"\nop = \"==\"\nvalue = 300\n",
+    );
+    let short = "warning: tier 0 server: the per-attempt timeout 5ms is shorter than the mean service time 10 ms";
+    let over = "warning: tight: tier 0 server: the open workload sends at least 300 requests/s against a capacity of 200 requests/s";
+    for cmd in ["compare", "check"] {
+        let (code, _, stderr) = out(rs().arg(cmd).arg(&m));
+        assert_eq!(code, 0, "{cmd}: {stderr}");
+        assert_eq!(stderr.matches(short).count(), 1, "{cmd}: {stderr}");
+        assert_eq!(stderr.matches(over).count(), 1, "{cmd}: {stderr}");
+        assert!(!stderr.contains("roomy:"), "{cmd}: {stderr}");
+        let (code, _, stderr) = out(rs().arg("--quiet").arg(cmd).arg(&m));
+        assert_eq!(code, 0, "{cmd}: {stderr}");
+        assert!(!stderr.contains("warning"), "{cmd} --quiet: {stderr}");
+    }
+    let (code, _, stderr) = out(rs().args(["run"]).arg(&m).args(["--variant", "tight"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr.matches(short).count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("warning: tier 0 server: the open workload sends at least 300"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = out(rs().args(["run"]).arg(&m).args(["--variant", "roomy"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("overloaded"), "{stderr}");
+}

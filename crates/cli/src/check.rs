@@ -279,6 +279,7 @@ pub fn check(a: CheckArgs) -> Result<(), CliError> {
     let scenario = load_model(&a.model)?;
     let file = a.model.model.display().to_string();
     let exps = expectations(&scenario, &file, &a.expects)?;
+    crate::explain::warn_models(&scenario.variants.iter().collect::<Vec<_>>());
     if let Some(path) = &a.baseline {
         return crate::baseline::check(&a, &scenario, path, &exps);
     }

@@ -296,6 +296,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     let file = a.model.model.display().to_string();
     let model = pick_variant(&scenario, a.variant.as_deref(), &file)?;
     let seed = base_seed(&a.model, &model);
+    crate::explain::warn_models(&[&model]);
     if a.model.seeds > 1 {
         let rep = replicate(
             &scenario.name,
@@ -330,6 +331,7 @@ pub fn compare(a: CompareArgs) -> Result<(), CliError> {
     check_outputs(&outputs(&a.output), &a.model)?;
     let scenario = load_model(&a.model)?;
     let models = vary(&scenario, &a.vary, &a.model)?;
+    crate::explain::warn_models(&models.iter().collect::<Vec<_>>());
     let seed = base_seed(&a.model, &scenario.base);
     if a.model.seeds > 1 {
         let rep = replicate(&scenario.name, &models, seed, a.model.seeds, a.model.jobs)?;

@@ -1,6 +1,7 @@
 //! `retrystorm explain MODEL`: the resolved model's key facts, and warnings about what a
 //! designer needs to know before running it (overloaded tiers, breakers that cannot open,
-//! timeouts shorter than the service time).
+//! timeouts shorter than the service time, capacity drops below the offered load). `run`,
+//! `compare` and `check` print the same warnings on stderr ([`warn_models`]).
 
 use crate::CliError;
 use crate::args::ExplainArgs;
@@ -8,6 +9,7 @@ use crate::commands::load_model;
 use retrystorm_core::model::{Model, Retry, Server, WorkloadKind};
 use retrystorm_core::policy::Scope;
 use retrystorm_core::policy::breaker::{BreakerConfig, WindowType};
+use retrystorm_core::time::{Duration, Time};
 
 /// One hop of the path: the retry policy and breaker of a caller, and the server it calls.
 struct Hop<'a> {
@@ -92,6 +94,25 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
                 trim(mean_ms)
             ));
         }
+        if w.kind == WorkloadKind::Open && mean_ms > 0.0 {
+            for (k, d) in h.server.capacity_drops.iter().enumerate() {
+                let Some(offered) = offered_during(m, d.from, d.to) else {
+                    continue;
+                };
+                let c = d.capacity as f64 * 1000.0 / mean_ms;
+                if offered > c {
+                    warnings.push(format!(
+                        "tier {i} {}: capacity_drops[{k}] leaves {} workers from {} s to {} s, a capacity of {} requests/s against the open workload's {} requests/s: overloaded during the drop (the queue grows, timeouts and retries follow)",
+                        h.name,
+                        d.capacity,
+                        trim(d.from.as_millis_f64() / 1000.0),
+                        trim(d.to.as_millis_f64() / 1000.0),
+                        trim(c),
+                        trim(offered),
+                    ));
+                }
+            }
+        }
         if let Some(t) = h.retry.timeout
             && mean_ms > 0.0
             && t.as_millis_f64() < mean_ms
@@ -115,6 +136,72 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
         }
     }
     (facts, warnings)
+}
+
+/// The highest rate the open workload offers in `[from, to)`, or `None` when no arrival can
+/// fall in the window (it starts at or after the horizon, or after the expected arrival of the
+/// workload's last intent). The rate is piecewise linear, so its maximum on the window is at the
+/// window's ends or at a schedule point inside it.
+fn offered_during(m: &Model, from: Duration, to: Duration) -> Option<f64> {
+    let w = &m.workload;
+    let (from, to) = (Time::ZERO + from, Time::ZERO + to.min(m.horizon));
+    if from >= to || (w.intents > 0 && expected_arrivals(m, from) >= w.intents as f64) {
+        return None;
+    }
+    let last = Time(to.0 - 1);
+    let inside = w
+        .schedule
+        .iter()
+        .map(|p| Time::ZERO + p.at)
+        .filter(|&at| from < at && at < to);
+    Some(
+        [from, last]
+            .into_iter()
+            .chain(inside)
+            .map(|t| w.rate_at(t))
+            .fold(0.0, f64::max),
+    )
+}
+
+/// The open workload's expected arrivals in `[0, t)`: the integral of its piecewise linear rate
+/// (exact for the trapezoids between schedule points; a step is taken at its point).
+fn expected_arrivals(m: &Model, t: Time) -> f64 {
+    let w = &m.workload;
+    let mut cuts: Vec<Time> = std::iter::once(Time::ZERO)
+        .chain(w.schedule.iter().map(|p| Time::ZERO + p.at))
+        .filter(|&a| a < t)
+        .collect();
+    cuts.push(t);
+    cuts.windows(2)
+        .filter(|s| s[1] > s[0])
+        .map(|s| {
+            let secs = (s[1].0 - s[0].0) as f64 / 1e9;
+            (w.rate_at(s[0]) + w.rate_at(Time(s[1].0 - 1))) / 2.0 * secs
+        })
+        .sum()
+}
+
+/// Prints the warnings of `explain` on stderr before a run (not with `--quiet`): those every
+/// model shares once, the others once per model that has them, named.
+pub fn warn_models(models: &[&Model]) {
+    if crate::progress::quiet() || models.is_empty() {
+        return;
+    }
+    let per: Vec<Vec<String>> = models.iter().map(|m| explain_model(m).1).collect();
+    let common: Vec<&String> = per[0]
+        .iter()
+        .filter(|w| per.iter().all(|p| p.contains(w)))
+        .collect();
+    let mut text = String::new();
+    for w in &common {
+        text.push_str(&format!("warning: {w}\n"));
+    }
+    for (m, ws) in models.iter().zip(&per) {
+        for w in ws.iter().filter(|w| !common.contains(w)) {
+            text.push_str(&format!("warning: {}: {w}\n", m.name));
+        }
+    }
+    eprint!("{text}");
 }
 
 /// The calls a breaker must see before it may open.

@@ -126,6 +126,28 @@ pub struct Workload {
     pub processes: u64,
 }
 
+impl Workload {
+    /// The open workload's arrival rate at `t` (requests per second): `rate` before the first
+    /// schedule point, then each point's rate (moving linearly to it when it has `ramp`).
+    pub fn rate_at(&self, t: Time) -> f64 {
+        let mut rate = self.rate.0;
+        let mut prev = (Time::ZERO, self.rate.0);
+        for p in &self.schedule {
+            let at = Time::ZERO + p.at;
+            if t < at {
+                if p.ramp && at > prev.0 {
+                    let f = (t.0 - prev.0.0) as f64 / (at.0 - prev.0.0) as f64;
+                    return prev.1 + (p.rate.0 - prev.1) * f;
+                }
+                return rate;
+            }
+            rate = p.rate.0;
+            prev = (at, p.rate.0);
+        }
+        rate
+    }
+}
+
 impl Default for Workload {
     fn default() -> Self {
         Workload {

@@ -40,26 +40,6 @@ impl PathSim<'_> {
         }
     }
 
-    /// The open workload's arrival rate at `t` (requests per second).
-    fn rate_at(&self, t: Time) -> f64 {
-        let w = &self.model.workload;
-        let mut rate = w.rate.0;
-        let mut prev = (Time::ZERO, w.rate.0);
-        for p in &w.schedule {
-            let at = Time::ZERO + p.at;
-            if t < at {
-                if p.ramp && at > prev.0 {
-                    let f = (t.0 - prev.0.0) as f64 / (at.0 - prev.0.0) as f64;
-                    return prev.1 + (p.rate.0 - prev.1) * f;
-                }
-                return rate;
-            }
-            rate = p.rate.0;
-            prev = (at, p.rate.0);
-        }
-        rate
-    }
-
     /// Non-homogeneous Poisson arrivals by thinning (Lewis and Shedler 1979).
     pub(super) fn schedule_next_arrival(&mut self, from: Time) {
         let w = &self.model.workload;
@@ -76,7 +56,7 @@ impl PathSim<'_> {
                 self.open_source = false;
                 return;
             }
-            let accept = self.rate_at(t) / self.lambda_max;
+            let accept = self.model.workload.rate_at(t) / self.lambda_max;
             if self.arrivals_stream.uniform() < accept {
                 self.queue.push(t, Event::Arrival);
                 return;

@@ -412,8 +412,8 @@ fn vary(s: &Scenario, varies: &[String], args: &ModelArgs) -> Result<Vec<Model>,
     for point in 0..grid.points() {
         let params = grid.params(point);
         let mut extra = Vec::new();
-        for (k, v) in &params {
-            extra.push(Override::parse_as("--vary", &format!("{k}={v}"))?);
+        for kv in grid.sets(point) {
+            extra.push(Override::parse_as("--vary", &kv)?);
         }
         let label = params
             .iter()

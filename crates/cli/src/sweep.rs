@@ -164,8 +164,8 @@ fn point_models(
     point: u64,
 ) -> Result<Vec<Model>, CliError> {
     let mut extra = Vec::new();
-    for (k, v) in grid.params(point) {
-        extra.push(Override::parse_as("--vary", &format!("{k}={v}"))?);
+    for kv in grid.sets(point) {
+        extra.push(Override::parse_as("--vary", &kv)?);
     }
     Ok(load_with(args, origin, text, &extra)?.variants)
 }

@@ -104,8 +104,8 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     for p in points {
         let params = grid.params(p);
         let mut extra = Vec::new();
-        for (k, v) in &params {
-            extra.push(Override::parse_as("--vary", &format!("{k}={v}"))?);
+        for kv in grid.sets(p) {
+            extra.push(Override::parse_as("--vary", &kv)?);
         }
         let models = load_with(&a.model, &origin, &text, &extra)?.variants;
         for m in models.into_iter().filter(|m| keep(&m.name)) {

@@ -70,13 +70,10 @@ impl Override {
             .split_once('=')
             .ok_or_else(|| err("expected KEY=VALUE, e.g. retry.jitter=full".into()))?;
         let key: Vec<String> = k.trim().split('.').map(|s| s.trim().to_string()).collect();
-        if key.iter().any(|s| {
-            s.is_empty()
-                || !s
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        }) {
-            return Err(err(format!("{k:?} is not a dotted key like retry.jitter")));
+        if !key.iter().all(|s| key_segment(s)) {
+            return Err(err(format!(
+                "{k:?} is not a dotted key like retry.jitter (or server.outages[0].to for an entry of an array)"
+            )));
         }
         Ok(Override {
             key,
@@ -87,6 +84,33 @@ impl Override {
 
     fn dotted(&self) -> String {
         self.key.join(".")
+    }
+}
+
+/// Whether `s` is one segment of a dotted key: a name (`retry`), or a name with the index of an
+/// array entry (`outages[0]`).
+pub fn key_segment(s: &str) -> bool {
+    let name_ok = |n: &str| {
+        !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    match s.split_once('[') {
+        None => name_ok(s),
+        Some((n, rest)) => {
+            name_ok(n)
+                && rest
+                    .strip_suffix(']')
+                    .is_some_and(|i| !i.is_empty() && i.chars().all(|c| c.is_ascii_digit()))
+        }
+    }
+}
+
+/// Splits a key segment into its name and the array index it names, if any.
+fn split_index(seg: &str) -> (&str, Option<usize>) {
+    match seg.split_once('[') {
+        Some((n, rest)) => (n, rest.trim_end_matches(']').parse().ok()),
+        None => (seg, None),
     }
 }
 
@@ -521,14 +545,18 @@ fn set_error(s: &Override, field: Option<String>, message: String) -> LoadError 
 
 fn path_overlaps(set: &[String], path: &[String]) -> bool {
     let n = set.len().min(path.len());
-    n > 0 && set[..n] == path[..n]
+    n > 0
+        && set[..n]
+            .iter()
+            .zip(&path[..n])
+            .all(|(a, b)| split_index(a).0 == split_index(b).0)
 }
 
 fn has_path(t: &Table, path: &[String]) -> bool {
     let Some((first, rest)) = path.split_first() else {
         return false;
     };
-    match t.get(first) {
+    match t.get(split_index(first).0) {
         None => false,
         Some(Value::Table(sub)) if !rest.is_empty() => {
             has_path(sub, rest) || !rest.is_empty() && sub.is_empty()
@@ -549,14 +577,51 @@ pub fn merge(base: &mut Table, over: Table) {
     }
 }
 
-/// Sets `value` at a dotted path, creating tables on the way.
+/// The array entry `seg` (`name[i]`) names in `t`: it must exist, an override cannot grow an
+/// array.
+fn entry_at<'a>(
+    t: &'a mut Table,
+    name: &str,
+    i: usize,
+    key: &[String],
+    n: usize,
+) -> Result<&'a mut Value, String> {
+    let mut shown: Vec<String> = key[..n].to_vec();
+    shown.push(name.to_string());
+    match t.get_mut(name) {
+        Some(Value::Array(a)) => {
+            let len = a.len();
+            a.get_mut(i).ok_or_else(|| {
+                format!(
+                    "`{}` has {len} entr{}; [{i}] is not one of them (an override changes an entry, it does not add one)",
+                    shown.join("."),
+                    if len == 1 { "y" } else { "ies" }
+                )
+            })
+        }
+        Some(_) => Err(format!(
+            "`{}` is not an array: cannot set entry [{i}] of it",
+            shown.join(".")
+        )),
+        None => Err(format!(
+            "`{}` is not set in the model, so it has no entry [{i}] to change; give the whole array instead",
+            shown.join(".")
+        )),
+    }
+}
+
+/// Sets `value` at a dotted path, creating tables on the way. A segment `name[i]` descends into
+/// entry `i` of an existing array (`server.outages[0].to`).
 pub fn set_path(t: &mut Table, key: &[String], value: Value) -> Result<(), String> {
     let (last, parents) = key.split_last().ok_or("empty key")?;
     let mut cur = t;
     for (n, p) in parents.iter().enumerate() {
-        let entry = cur
-            .entry(p.clone())
-            .or_insert_with(|| Value::Table(Table::new()));
+        let entry = match split_index(p) {
+            (name, Some(i)) => entry_at(cur, name, i, key, n)?,
+            _ => cur
+                .entry(p.clone())
+                .or_insert_with(|| Value::Table(Table::new())),
+        };
         cur = match entry {
             Value::Table(sub) => sub,
             _ => {
@@ -568,7 +633,12 @@ pub fn set_path(t: &mut Table, key: &[String], value: Value) -> Result<(), Strin
             }
         };
     }
-    cur.insert(last.clone(), value);
+    match split_index(last) {
+        (name, Some(i)) => *entry_at(cur, name, i, key, parents.len())? = value,
+        _ => {
+            cur.insert(last.clone(), value);
+        }
+    }
     Ok(())
 }
 
@@ -954,6 +1024,37 @@ jitter = "equal"
         assert_eq!(e.line, Some(6), "{e}");
         assert!(e.to_string().contains("retry.cap"), "{e}");
         assert!(e.to_string().contains("variant \"x\""), "{e}");
+    }
+
+    #[test]
+    fn an_override_changes_one_entry_of_an_array() {
+        let text = "[server]\noutages = [{ from = \"10s\", to = \"15s\" }]\n";
+        let s = load(
+            "m.toml",
+            text,
+            &[Override::parse("server.outages[0].to=20s").unwrap()],
+        )
+        .unwrap();
+        let o = &s.base.server.outages[0];
+        assert_eq!((o.from.0, o.to.0), (10_000_000_000, 20_000_000_000));
+        let bad = |k: &str| {
+            load("m.toml", text, &[Override::parse(k).unwrap()])
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            bad("server.outages[1].to=20s").contains("has 1 entry"),
+            "{}",
+            bad("server.outages[1].to=20s")
+        );
+        assert!(bad("server.capacity[0]=3").contains("not set in the model"));
+        assert!(
+            bad("server.outages[0].too=20s").contains("did you mean `to`"),
+            "{}",
+            bad("server.outages[0].too=20s")
+        );
+        assert!(Override::parse("server.outages[x].to=1s").is_err());
+        assert!(Override::parse("server.outages[0.to=1s").is_err());
     }
 
     #[test]

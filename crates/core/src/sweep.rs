@@ -78,13 +78,13 @@ pub fn parse_vary(spec: &str) -> Result<Axis, String> {
     })?;
     let key = key.trim();
     if key.is_empty()
-        || !key.split('.').all(|s| {
-            !s.is_empty()
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        })
+        || !key
+            .split('+')
+            .all(|k| !k.is_empty() && k.split('.').all(crate::load::key_segment))
     {
-        return Err(format!("{key:?} is not a dotted key like retry.base"));
+        return Err(format!(
+            "{key:?} is not a dotted key like retry.base (server.outages[0].to for an array's entry; KEY1+KEY2 sets both to each value)"
+        ));
     }
     let rhs = rhs.trim();
     if rhs.chars().any(char::is_control) {
@@ -320,6 +320,14 @@ impl Grid {
             .collect()
     }
 
+    /// The `KEY=VALUE` overrides of `point`: one per key of each axis (an axis `a+b` sets both).
+    pub fn sets(&self, point: u64) -> Vec<String> {
+        self.params(point)
+            .iter()
+            .flat_map(|(k, v)| k.split('+').map(move |k| format!("{k}={v}")))
+            .collect()
+    }
+
     /// The runs of shard `i` of `n` (1-based), in order.
     pub fn shard(&self, i: u64, n: u64) -> impl Iterator<Item = u64> + '_ {
         (0..self.jobs()).filter(move |j| j % n == i - 1)
@@ -407,6 +415,29 @@ mod tests {
         assert!(parse_vary("=1").is_err());
         assert!(parse_vary("a").is_err());
         assert!(parse_vary("a=0..1000000000:1").is_err());
+    }
+
+    #[test]
+    fn indexed_and_linked_keys() {
+        let a = parse_vary("server.outages[0].to=12s,14s").unwrap();
+        assert_eq!(a.key, "server.outages[0].to");
+        let b = parse_vary("workload.rate+workload.schedule[1].rate=500/s,600/s").unwrap();
+        let g = Grid {
+            axes: vec![a, b],
+            variants: vec!["v".into()],
+            seeds: vec![1],
+        };
+        assert_eq!(
+            g.sets(1),
+            [
+                "server.outages[0].to=12s",
+                "workload.rate=600/s",
+                "workload.schedule[1].rate=600/s"
+            ]
+        );
+        assert!(parse_vary("a+=1").is_err());
+        assert!(parse_vary("a[=1").is_err());
+        assert!(parse_vary("a[1]x.b=1").is_err());
     }
 
     #[test]

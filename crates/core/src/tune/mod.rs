@@ -417,7 +417,10 @@ pub fn metrics(objectives: &[Objective], constraints: &[Expectation]) -> Vec<Str
 /// values as `--set` reads them (`"5ms"` quoted, `6` not).
 pub fn snippet(params: &[(String, String)]) -> String {
     let mut tables: Vec<(String, Vec<String>)> = Vec::new();
-    for (k, v) in params {
+    for (k, v) in params
+        .iter()
+        .flat_map(|(k, v)| k.split('+').map(move |k| (k, v)))
+    {
         let (table, key) = k.rsplit_once('.').unwrap_or(("", k));
         let line = format!("{key} = {}", crate::load::parse_value(v));
         match tables.iter_mut().find(|(t, _)| t == table) {

@@ -208,6 +208,24 @@ fn to_json(file: &str, at: &str, y: &saphyr::Yaml<'_>) -> Result<Value, CliError
 /// Parses `text` (YAML or JSON) into one JSON value.
 pub fn parse(file: &str, text: &str) -> Result<Value, CliError> {
     use saphyr::LoadableYamlNode;
+    // The loader expands aliases by copying (a few lines can become gigabytes), so they are
+    // refused from the parser's events before anything is built.
+    for event in saphyr_parser::Parser::new_from_str(text) {
+        match event {
+            Ok((saphyr_parser::Event::Alias(_), span)) => {
+                return Err(refuse(
+                    file,
+                    "",
+                    format!(
+                        "line {}: YAML aliases (*name) are not supported; write the value out",
+                        span.start.line()
+                    ),
+                ));
+            }
+            Ok(_) => {}
+            Err(_) => break, // the loader reports it with its position
+        }
+    }
     let docs = saphyr::Yaml::load_from_str(text)
         .map_err(|e| refuse(file, "", format!("not valid YAML or JSON: {e}")))?;
     match docs.as_slice() {

@@ -73,6 +73,8 @@ const BROOKER_RETRY: &str =
     "mbrooker/simulator_example retry_sim/retry_sim.py, one run at random.seed(1), max_t = 20";
 const BROOKER_COLLAPSE: &str =
     "mbrooker/simulator_example simple_collapse_sim/sim.py, Python seeds 0..99 (ramp: 0..29)";
+const OSDI: &str = "Huang et al., \"Metastable Failures in the Wild\" (OSDI 2022), the retry \
+    experiment's runs a-d; artifact lexiangh/Metastability Retry_Metastability/, one run each";
 const AWS_BLOG: &str = "AWS Architecture Blog, \"Exponential Backoff And Jitter\" (Brooker, 2015)";
 
 fn shipped(name: &'static str) -> fn() -> String {
@@ -83,6 +85,7 @@ fn shipped(name: &'static str) -> fn() -> String {
         "brooker-retries" => || include_str!("../../../models/brooker-retries.toml").into(),
         "brooker-collapse" => || include_str!("../../../models/brooker-collapse.toml").into(),
         "occ-contention" => || include_str!("../../../models/occ-contention.toml").into(),
+        "osdi-retry" => || include_str!("../../../models/osdi-retry.toml").into(),
         _ => unreachable!("not a shipped model: {name}"),
     }
 }
@@ -458,6 +461,32 @@ fn suite() -> Vec<Experiment> {
                 )
                 .from(BROOKER_COLLAPSE),
             ],
+        },
+        Experiment {
+            id: "osdi-retry",
+            title: "OSDI 2022's retry experiment: which trigger tips the system into a retry storm",
+            model: shipped("osdi-retry"),
+            file: "models/osdi-retry.toml",
+            sets: &[],
+            seeds: 10,
+            quick: false,
+            cases: [
+                ("a-0.45cpu-10s", 1),
+                ("b-0.40cpu-10s", 0),
+                ("c-0.40cpu-9s", 1),
+                ("d-0.40cpu-10s-less-load", 1),
+            ]
+            .into_iter()
+            .map(|(variant, count)| {
+                case(
+                    variant,
+                    "recovers after the trigger",
+                    Metric("recovered"),
+                    Share { count, n: 1 },
+                )
+                .from(OSDI)
+            })
+            .collect(),
         },
         Experiment {
             id: "occ-contention",

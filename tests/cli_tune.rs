@@ -177,3 +177,82 @@ fn results_and_pareto_chart_are_the_same_for_any_thread_count() {
     assert_eq!(svg, std::fs::read_to_string(&b).unwrap());
     assert!(svg.contains("Pareto front"), "{svg:.200}");
 }
+
+fn sensitivity(m: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = Command::cargo_bin("retrystorm")
+        .unwrap()
+        .arg("sensitivity")
+        .arg(m)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn sensitivity_ranks_the_parameter_that_plainly_dominates_first() {
+    // max_attempts multiplies the load of failing requests; the backoff cap is never reached
+    // (base 10 ms, at most 3 retries), so on common seeds it changes nothing at all.
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let svg = dir.path().join("bars.svg");
+    let args = [
+        "--vary",
+        "retry.cap=10s,20s,30s,40s",
+        "--vary",
+        "retry.max_attempts=1..4:1",
+        "--metric",
+        "amplification",
+        "--trajectories",
+        "6",
+        "--seeds",
+        "2",
+        "--json",
+        "-",
+        "--svg",
+        svg.to_str().unwrap(),
+    ];
+    let (code, out, err) = sensitivity(&m, &args);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let p = v["parameters"].as_array().unwrap();
+    assert_eq!(p[0]["key"], "retry.max_attempts", "{out}");
+    assert!(p[0]["mu_star"].as_f64().unwrap() > 0.3, "{out}");
+    assert_eq!(p[1]["key"], "retry.cap");
+    assert_eq!(p[1]["mu_star"].as_f64().unwrap(), 0.0, "{out}");
+    assert_eq!(p[0]["effects"], 6);
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(chart.contains("retry.max_attempts") && chart.contains("mu*"));
+    // The same bytes on one thread, and a table without --json.
+    let mut one: Vec<&str> = args.to_vec();
+    one.extend(["--jobs", "1"]);
+    let svg1 = dir.path().join("bars1.svg");
+    let n = one.len();
+    one[n - 3] = svg1.to_str().unwrap();
+    assert_eq!(sensitivity(&m, &one).1, out);
+    let (code, table, _) = sensitivity(&m, &args[..10]);
+    assert_eq!(code, 0);
+    assert!(table.contains("1     retry.max_attempts"), "{table}");
+}
+
+#[test]
+fn sensitivity_refuses_a_parameter_without_two_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let (code, _, err) = sensitivity(
+        &m,
+        &["--vary", "retry.base=10ms", "--metric", "amplification"],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("at least two values"), "{err}");
+    let (code, _, err) = sensitivity(&m, &["--metric", "amplification"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--vary"), "{err}");
+    let (code, _, err) = sensitivity(&m, &["--vary", "retry.base=1ms,2ms", "--metric", "p99"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("did you mean"), "{err}");
+}

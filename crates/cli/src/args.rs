@@ -42,6 +42,13 @@ pub enum Command {
     /// --maximize objectives: paired seeds, Kim-Nelson sequential selection, Pareto front.
     /// Exit 1 when no candidate meets the constraints.
     Tune(TuneArgs),
+    /// Map the vulnerable region: two --vary axes (e.g. outage length x offered load), each cell
+    /// on the same seeds, its verdict the share of runs that recover within --within; a table,
+    /// a heat map (--svg) and JSON. Given a merged sweep file of two axes, maps it.
+    Map(MapArgs),
+    /// Rank the --vary parameters by how much they move --metric: Morris elementary effects
+    /// (mu*, sigma) over seeded trajectories on common seeds; a table, a bar chart and JSON.
+    Sensitivity(SensitivityArgs),
     /// Write a commented starter model (or one of the shipped models) to start from.
     Init(InitArgs),
     /// Print shell completions for bash, zsh, fish, elvish or powershell.
@@ -336,4 +343,61 @@ pub struct TuneArgs {
     /// Write the Pareto chart of the first two objectives as SVG here.
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct MapArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Map this variant of the file (default: the base model).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// The x axis, then the y axis, as in `sweep` (a range FROM..TO:STEP or a list).
+    #[arg(long, value_name = "KEY=RANGE_OR_LIST")]
+    pub vary: Vec<String>,
+    /// A run recovers when goodput is back for good within this time of the trigger's end
+    /// (default: any time before the horizon).
+    #[arg(long, value_name = "T")]
+    pub within: Option<String>,
+    /// The verdict: `recovered` (the share of runs that recover) or any summary metric (its
+    /// mean over the seeds).
+    #[arg(long, value_name = "NAME", default_value = "recovered")]
+    pub metric: String,
+    /// Write the heat map as SVG here.
+    #[arg(long, value_name = "PATH")]
+    pub svg: Option<PathBuf>,
+    /// Write the cells as JSON here ("-" for stdout, which replaces the table).
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Run only slice I of N of the runs (needs --out); join with `merge`, then map the merged
+    /// file.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Write the runs as a sweep file (JSON Lines) here.
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct SensitivityArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Analyse this variant of the file (default: the base model).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// A parameter and its levels, as in `sweep` (at least two values each).
+    #[arg(long, value_name = "KEY=RANGE_OR_LIST")]
+    pub vary: Vec<String>,
+    /// The summary metric whose sensitivity is measured, e.g. amplification.
+    #[arg(long, value_name = "NAME")]
+    pub metric: String,
+    /// Morris trajectories (each runs parameters + 1 points x --seeds).
+    #[arg(long, value_name = "R", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub trajectories: u32,
+    /// Write the ranking as a bar chart (mu* and sigma) as SVG here.
+    #[arg(long, value_name = "PATH")]
+    pub svg: Option<PathBuf>,
+    /// Write the result as JSON here ("-" for stdout, which replaces the table).
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
 }

@@ -12,9 +12,11 @@ mod explain;
 mod html;
 mod import;
 mod init;
+mod map;
 mod output;
 mod progress;
 mod schema;
+mod sensitivity;
 mod sweep;
 mod tune;
 mod validate;
@@ -63,6 +65,8 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Report(a) => html::report(a),
         Command::Explain(a) => explain::explain(a),
         Command::Tune(a) => tune::tune(a),
+        Command::Map(a) => map::map(a),
+        Command::Sensitivity(a) => sensitivity::sensitivity(a),
         Command::Init(a) => init::init(a),
         Command::Completions(a) => init::completions(a),
         Command::Schema(a) => schema::schema(a),

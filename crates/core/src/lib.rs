@@ -33,7 +33,9 @@
 //! circuit breakers, hedging, recovery), [`layered`] (closed forms for retries stacked across
 //! hops), [`metrics`] (streaming counters), [`summary`] (the JSON contract),
 //! [`expect`] (assertions on a summary, by metric name), [`stats`] (replications: means and
-//! Student-t confidence intervals), [`sweep`] (parameter grids, shards, JSON Lines records).
+//! Student-t confidence intervals), [`sweep`] (parameter grids, shards, JSON Lines records),
+//! [`tune`] (constrained search), [`map`] (recovery verdicts per cell) and [`sensitivity`]
+//! (Morris elementary effects).
 //!
 //! ## Testing a retry policy in your own tests
 //!
@@ -65,6 +67,7 @@ pub mod expect;
 pub mod invalid;
 pub mod layered;
 pub mod load;
+pub mod map;
 pub mod metrics;
 pub mod model;
 pub mod path;
@@ -73,6 +76,7 @@ pub mod preset;
 pub mod queue;
 pub mod rng;
 pub mod schema;
+pub mod sensitivity;
 pub mod stats;
 pub mod summary;
 pub mod sweep;

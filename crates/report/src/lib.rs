@@ -12,10 +12,12 @@
 //! assert_eq!(retrystorm_report::from_json(&json).unwrap(), report);
 //! ```
 
+mod bars;
 pub mod baseline;
 mod ci;
 mod csv;
 pub mod fmt;
+mod heatmap;
 pub mod html;
 mod json;
 mod lines;
@@ -73,4 +75,6 @@ pub enum ReportError {
     #[error("the bundled DejaVu font could not be loaded")]
     Font,
 }
+pub use crate::bars::{Bar, bar_chart};
+pub use crate::heatmap::{Heatmap, heatmap_chart};
 pub use crate::pareto::{ParetoPoint, pareto_chart};

@@ -1,0 +1,270 @@
+//! `retrystorm map` end to end on a model where the answer is known: open load near capacity,
+//! a load spike, 3 s timeouts, retries at once (`models/metastable-spike.toml`, cut to 40 s).
+//! A 0.1 s spike is harmless whatever the clients do; after a 2 s spike clients without
+//! retries recover and clients with three immediate retries keep the server down.
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+const MODEL: &str = r#"name = "spike"
+seed = 1
+horizon = "40s"
+bucket = "100ms"
+[workload]
+kind = "open"
+rate = "750/s"
+processes = 20
+schedule = [{ at = "10s", rate = "2500/s" }, { at = "12s", rate = "750/s" }]
+[retry]
+max_attempts = 4
+timeout = "3s"
+backoff = "immediate"
+[server]
+capacity = 10
+service = "exp(10ms)"
+slowdown = 0.01
+[network]
+latency = "1ms"
+"#;
+
+fn model(dir: &Path) -> PathBuf {
+    let p = dir.join("spike.toml");
+    std::fs::write(&p, MODEL).unwrap();
+    p
+}
+
+fn retrystorm(args: &[&str]) -> (i32, String, String) {
+    let o = Command::cargo_bin("retrystorm")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const AXES: [&str; 4] = [
+    "--vary",
+    "workload.schedule[1].at=10100ms,12s",
+    "--vary",
+    "retry.max_attempts=1,4",
+];
+
+fn map(m: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["map", m.to_str().unwrap()];
+    args.extend(AXES);
+    args.extend(["--seeds", "3", "--within", "10s"]);
+    args.extend(extra);
+    retrystorm(&args)
+}
+
+#[test]
+fn only_the_long_spike_with_immediate_retries_stays_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let (code, out, err) = map(&m, &["--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["kind"], "map");
+    assert_eq!(v["within_ms"], 10000.0);
+    let cells = v["cells"].as_array().unwrap();
+    let verdicts: Vec<(&str, &str, &str)> = cells
+        .iter()
+        .map(|c| {
+            (
+                c["x"].as_str().unwrap(),
+                c["y"].as_str().unwrap(),
+                c["verdict"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("10100ms", "1", "recovers"),
+            ("10100ms", "4", "recovers"),
+            ("12s", "1", "recovers"),
+            ("12s", "4", "stays down"),
+        ],
+        "{out}"
+    );
+    assert_eq!(cells[3]["share_down"], 1.0);
+    assert_eq!(cells[3]["median_recovery_ms"], serde_json::Value::Null);
+    assert!(cells[2]["median_recovery_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(cells[0]["runs"], 3);
+    // The table says the same.
+    let (_, table, _) = map(&m, &[]);
+    assert!(
+        table.contains("1 of 4 cells stay down in every run"),
+        "{table}"
+    );
+    assert!(table.contains("never"), "{table}");
+}
+
+#[test]
+fn the_map_is_the_same_for_any_thread_count_and_from_merged_shards() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let svg = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let (a, b) = (svg("a.svg"), svg("b.svg"));
+    let (code, one, err) = map(&m, &["--jobs", "1", "--json", "-", "--svg", &a]);
+    assert_eq!(code, 0, "{err}");
+    let (_, two, _) = map(&m, &["--jobs", "2", "--json", "-", "--svg", &b]);
+    assert_eq!(one, two);
+    let chart = std::fs::read_to_string(&a).unwrap();
+    assert_eq!(chart, std::fs::read_to_string(&b).unwrap());
+    assert!(chart.contains("100.0%") && chart.contains("stay down"));
+
+    let s1 = dir.path().join("s1.jsonl");
+    let s2 = dir.path().join("s2.jsonl");
+    let all = dir.path().join("all.jsonl");
+    for (i, s) in [("1/2", &s1), ("2/2", &s2)] {
+        let (code, out, err) = map(&m, &["--shard", i, "--out", s.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("retrystorm merge"), "{out}");
+    }
+    // One shard alone is not a map.
+    let (code, _, err) = retrystorm(&["map", s1.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("merge every shard"), "{err}");
+    let (code, _, err) = retrystorm(&[
+        "merge",
+        s1.to_str().unwrap(),
+        s2.to_str().unwrap(),
+        "-o",
+        all.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, merged, err) = retrystorm(&[
+        "map",
+        all.to_str().unwrap(),
+        "--within",
+        "10s",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(merged, one);
+    // A sweep file fixes the axes.
+    let (code, _, err) =
+        retrystorm(&["map", all.to_str().unwrap(), "--vary", "retry.base=1ms,2ms"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("is a sweep file"), "{err}");
+}
+
+#[test]
+fn another_metric_is_mapped_by_its_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let mut args = vec!["map", m.to_str().unwrap()];
+    args.extend(AXES);
+    args.extend(["--metric", "amplification", "--json", "-"]);
+    let (code, out, err) = retrystorm(&args);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let cells = v["cells"].as_array().unwrap();
+    // One attempt per intent is amplification 1 exactly.
+    assert_eq!(cells[0]["mean"], 1.0);
+    assert!(cells[3]["mean"].as_f64().unwrap() > 2.0, "{out}");
+}
+
+#[test]
+fn bad_axes_and_models_without_a_trigger_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let ms = m.to_str().unwrap();
+    for (args, says) in [
+        (vec!["--vary", "retry.max_attempts=1,4"], "two --vary axes"),
+        (
+            vec![
+                "--vary",
+                "retry.max_attempts=1,4",
+                "--vary",
+                "retry.base=1ms,2ms",
+                "--vary",
+                "retry.cap=1s,2s",
+            ],
+            "got 3",
+        ),
+        (
+            vec!["--vary", "retry.max_attempts", "--vary", "retry.base=1ms"],
+            "KEY=RANGE_OR_LIST",
+        ),
+        (
+            vec![
+                "--vary",
+                "retry.max_atempts=1,2",
+                "--vary",
+                "retry.base=1ms,2ms",
+            ],
+            "max_atempts",
+        ),
+        (
+            vec![
+                "--vary",
+                "retry.max_attempts=1,4",
+                "--vary",
+                "retry.base=1ms,2ms",
+                "--within",
+                "soon",
+            ],
+            "--within soon",
+        ),
+        (
+            vec![
+                "--vary",
+                "retry.max_attempts=1,4",
+                "--vary",
+                "retry.base=1ms,2ms",
+                "--metric",
+                "amplification",
+                "--within",
+                "1s",
+            ],
+            "--within",
+        ),
+        (
+            vec![
+                "--vary",
+                "retry.max_attempts=1,4",
+                "--vary",
+                "retry.base=1ms,2ms",
+                "--shard",
+                "1/2",
+            ],
+            "--out",
+        ),
+        (
+            vec![
+                "--vary",
+                "retry.max_attempts=1,4",
+                "--vary",
+                "retry.base=1ms,2ms",
+                "--metric",
+                "p99",
+            ],
+            "did you mean",
+        ),
+    ] {
+        let mut all = vec!["map", ms];
+        all.extend(args.iter().copied());
+        let (code, out, err) = retrystorm(&all);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let calm = dir.path().join("calm.toml");
+    std::fs::write(&calm, MODEL.replace("schedule = [", "# schedule = [")).unwrap();
+    let (code, _, err) = retrystorm(&[
+        "map",
+        calm.to_str().unwrap(),
+        "--vary",
+        "retry.max_attempts=1,4",
+        "--vary",
+        "retry.base=1ms,2ms",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("has none"), "{err}");
+}

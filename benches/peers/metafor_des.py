@@ -17,7 +17,11 @@ Three clients, to tell the modelling differences apart:
 - `timer-every-attempt`: the same, but `generate` arms the timer for every first attempt, like
   a real client (and like retrystorm). Everything else (a dropped attempt is not retried, a late
   answer to an earlier attempt settles the request) stays Metafor's.
-- ours, with `--ours BIN`: `BIN run models/metafor.toml --variant retry-at-once --seed S --json -`.
+- `timer-every-attempt, latest-answer-only`: also, like retrystorm's client, once a retry went
+  out the answer to an earlier attempt is ignored (Metafor's `on_complete` accepts any attempt's).
+- ours, with `--ours BIN`: `BIN run models/metafor.toml --variant V --seed S --json -` for the
+  variants `retry-at-once` (the canonical client) and `no-retries` (what the as-shipped client
+  amounts to: its only timers are on attempts served at once, which finish long before 3 s).
 
 Each run gives the time-weighted mean queue (waiting requests, not the one in service: Metafor's
 `FCFSQueue` and retrystorm's `queue_len` alike) per 1 s bucket, and the statistic of
@@ -41,7 +45,7 @@ sys.path.pop(0)  # this directory's timeit.py would shadow the standard library'
 TIP, BACK = 90, 30
 
 
-def metafor_queue_series(sim_mod, seed, horizon, timer_every_attempt):
+def metafor_queue_series(sim_mod, seed, horizon, timer_every_attempt, latest_answer_only):
     """One run of Metafor's DES; returns the mean queue length of each 1 s bucket."""
     server_mod, client_mod, job_mod, simulate_mod = sim_mod
     random.seed(seed)
@@ -81,6 +85,17 @@ def metafor_queue_series(sim_mod, seed, horizon, timer_every_attempt):
                 events.append((t + self.timeout, self.on_timeout, self._last_job))
             return events
 
+        def on_timeout(self, t, job):
+            events = super().on_timeout(t, job)
+            if events:  # a retry went out: only its answer is awaited now
+                self._latest[job.request_id] = job.attempt_id + 1
+            return events
+
+        def on_complete(self, t, job):
+            if latest_answer_only and job.attempt_id < self._latest.get(job.request_id, 0):
+                return None  # the answer to an attempt the client has given up on
+            return super().on_complete(t, job)
+
     # Capture the job `generate` creates: it is the first argument of the next `offer`.
     class Server(server_mod.Server):
         def offer(self, job, t):
@@ -118,6 +133,7 @@ def metafor_queue_series(sim_mod, seed, horizon, timer_every_attempt):
         0.0,
     )
     client.server = server
+    client._latest = {}
     server.client = client
 
     with contextlib.redirect_stdout(io.StringIO()):
@@ -140,16 +156,14 @@ def metafor_queue_series(sim_mod, seed, horizon, timer_every_attempt):
     return area
 
 
-def ours_queue_series(binary, model, seed):
+def ours_queue_series(binary, model, variant, seed):
     out = subprocess.run(
-        [binary, "run", model, "--variant", "retry-at-once", "--seed", str(seed), "--json", "-"],
+        [binary, "run", model, "--variant", variant, "--seed", str(seed), "--json", "-"],
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    report = json.loads(out)
-    runs = report["runs"] if "runs" in report else [report]
-    series = runs[0]["series"]
+    series = json.loads(out)["variants"][0]["series"]
     assert series["bucket_ms"] == 1000, series["bucket_ms"]
     return series["queue_len"]
 
@@ -160,11 +174,17 @@ def tip_and_back(queue, horizon):
     return (horizon if tip is None else tip), tip is not None, back
 
 
+def t975(df):
+    """Student's t 97.5% quantile (Cornish-Fisher to 1/df^2: within 0.1% for df >= 5)."""
+    z = 1.959964
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
 def summarize(name, results, horizon):
     tips = [r[0] for r in results]
     n = len(tips)
     mean = statistics.fmean(tips)
-    half = 1.96 * statistics.stdev(tips) / math.sqrt(n) if n > 1 else float("nan")
+    half = t975(n - 1) * statistics.stdev(tips) / math.sqrt(n) if n > 1 else float("nan")
     tipped = sum(r[1] for r in results)
     back = sum(r[2] for r in results)
     print(
@@ -187,13 +207,18 @@ def main():
         from metafor.simulator import client, job, server, simulate
     mods = (server, client, job, simulate)
     seeds = range(1, args.seeds + 1)
-    for name, every in (("as-shipped", False), ("timer-every-attempt", True)):
-        res = [tip_and_back(metafor_queue_series(mods, s, args.horizon, every), args.horizon) for s in seeds]
+    clients = (
+        ("as-shipped", False, False),
+        ("timer-every-attempt", True, False),
+        ("timer-every-attempt, latest-answer-only", True, True),
+    )
+    for name, every, latest in clients:
+        res = [tip_and_back(metafor_queue_series(mods, s, args.horizon, every, latest), args.horizon) for s in seeds]
         summarize("Metafor DES " + name, res, args.horizon)
         print("    per seed:", [r[0] for r in res])
-    if args.ours:
-        res = [tip_and_back(ours_queue_series(args.ours, args.model, s), args.horizon) for s in seeds]
-        summarize("retrystorm", res, args.horizon)
+    for variant in ("retry-at-once", "no-retries") if args.ours else ():
+        res = [tip_and_back(ours_queue_series(args.ours, args.model, variant, s), args.horizon) for s in seeds]
+        summarize("retrystorm " + variant, res, args.horizon)
         print("    per seed:", [r[0] for r in res])
 
 

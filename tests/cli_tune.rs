@@ -226,7 +226,7 @@ fn sensitivity_ranks_the_parameter_that_plainly_dominates_first() {
     assert_eq!(p[1]["mu_star"].as_f64().unwrap(), 0.0, "{out}");
     assert_eq!(p[0]["effects"], 6);
     let chart = std::fs::read_to_string(&svg).unwrap();
-    assert!(chart.contains("retry.max_attempts") && chart.contains("mu*"));
+    assert!(chart.contains("retry.max_attempts") && chart.contains("μ*"));
     // The same bytes on one thread, and a table without --json.
     let mut one: Vec<&str> = args.to_vec();
     one.extend(["--jobs", "1"]);
@@ -234,9 +234,11 @@ fn sensitivity_ranks_the_parameter_that_plainly_dominates_first() {
     let n = one.len();
     one[n - 3] = svg1.to_str().unwrap();
     assert_eq!(sensitivity(&m, &one).1, out);
+    assert_eq!(std::fs::read_to_string(&svg1).unwrap(), chart);
     let (code, table, _) = sensitivity(&m, &args[..10]);
     assert_eq!(code, 0);
-    assert!(table.contains("1     retry.max_attempts"), "{table}");
+    let first = table.lines().find(|l| l.starts_with("1 ")).unwrap_or("");
+    assert!(first.contains("retry.max_attempts"), "{table}");
 }
 
 #[test]

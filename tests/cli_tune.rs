@@ -258,3 +258,68 @@ fn sensitivity_refuses_a_parameter_without_two_levels() {
     assert_eq!(code, 2);
     assert!(err.contains("did you mean"), "{err}");
 }
+
+#[test]
+fn a_sharded_first_stage_merged_gives_the_unsharded_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let search = [
+        "--vary",
+        "retry.max_attempts=1,2,3",
+        "--vary",
+        "retry.base=10ms,50ms",
+        "--minimize",
+        "amplification",
+        "--first-stage",
+        "3",
+    ];
+    let with = |extra: &[&str]| {
+        let mut v: Vec<&str> = search.to_vec();
+        v.extend(extra);
+        tune(&m, &v)
+    };
+    let (code, whole, err) = with(&["--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let (s1, s2, all) = (p("s1.jsonl"), p("s2.jsonl"), p("all.jsonl"));
+    for (i, s) in [("1/2", &s1), ("2/2", &s2)] {
+        let (code, out, err) = with(&["--shard", i, "--out", s]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("--first-stage-from"), "{out}");
+    }
+    // One shard alone is refused, naming what is missing.
+    let (code, _, err) = with(&["--first-stage-from", &s1]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("9 runs of the first stage's 18 missing"),
+        "{err}"
+    );
+    let o = Command::cargo_bin("retrystorm")
+        .unwrap()
+        .args(["merge", &s1, &s2, "-o", &all])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let (code, resumed, err) = with(&["--first-stage-from", &all, "--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(resumed, whole);
+    // Another search's file is refused.
+    let (code, _, err) = tune(
+        &m,
+        &[
+            "--vary",
+            "retry.max_attempts=1,2",
+            "--minimize",
+            "amplification",
+            "--first-stage",
+            "3",
+            "--first-stage-from",
+            &all,
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("another search"), "{err}");
+    let (code, _, err) = with(&["--shard", "1/2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--out"), "{err}");
+}

@@ -248,6 +248,15 @@ fn bad_axes_and_models_without_a_trigger_exit_2() {
             ],
             "did you mean",
         ),
+        (
+            vec![
+                "--vary",
+                "retry.max_attempts=1..101:1",
+                "--vary",
+                "retry.base=1ms..101ms:1ms",
+            ],
+            "a map of 10201 cells",
+        ),
     ] {
         let mut all = vec!["map", ms];
         all.extend(args.iter().copied());

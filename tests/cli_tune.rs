@@ -226,7 +226,7 @@ fn sensitivity_ranks_the_parameter_that_plainly_dominates_first() {
     assert_eq!(p[1]["mu_star"].as_f64().unwrap(), 0.0, "{out}");
     assert_eq!(p[0]["effects"], 6);
     let chart = std::fs::read_to_string(&svg).unwrap();
-    assert!(chart.contains("retry.max_attempts") && chart.contains("mu*"));
+    assert!(chart.contains("retry.max_attempts") && chart.contains("μ*"));
     // The same bytes on one thread, and a table without --json.
     let mut one: Vec<&str> = args.to_vec();
     one.extend(["--jobs", "1"]);
@@ -234,9 +234,11 @@ fn sensitivity_ranks_the_parameter_that_plainly_dominates_first() {
     let n = one.len();
     one[n - 3] = svg1.to_str().unwrap();
     assert_eq!(sensitivity(&m, &one).1, out);
+    assert_eq!(std::fs::read_to_string(&svg1).unwrap(), chart);
     let (code, table, _) = sensitivity(&m, &args[..10]);
     assert_eq!(code, 0);
-    assert!(table.contains("1     retry.max_attempts"), "{table}");
+    let first = table.lines().find(|l| l.starts_with("1 ")).unwrap_or("");
+    assert!(first.contains("retry.max_attempts"), "{table}");
 }
 
 #[test]
@@ -255,4 +257,69 @@ fn sensitivity_refuses_a_parameter_without_two_levels() {
     let (code, _, err) = sensitivity(&m, &["--vary", "retry.base=1ms,2ms", "--metric", "p99"]);
     assert_eq!(code, 2);
     assert!(err.contains("did you mean"), "{err}");
+}
+
+#[test]
+fn a_sharded_first_stage_merged_gives_the_unsharded_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let search = [
+        "--vary",
+        "retry.max_attempts=1,2,3",
+        "--vary",
+        "retry.base=10ms,50ms",
+        "--minimize",
+        "amplification",
+        "--first-stage",
+        "3",
+    ];
+    let with = |extra: &[&str]| {
+        let mut v: Vec<&str> = search.to_vec();
+        v.extend(extra);
+        tune(&m, &v)
+    };
+    let (code, whole, err) = with(&["--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let (s1, s2, all) = (p("s1.jsonl"), p("s2.jsonl"), p("all.jsonl"));
+    for (i, s) in [("1/2", &s1), ("2/2", &s2)] {
+        let (code, out, err) = with(&["--shard", i, "--out", s]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("--first-stage-from"), "{out}");
+    }
+    // One shard alone is refused, naming what is missing.
+    let (code, _, err) = with(&["--first-stage-from", &s1]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("9 runs of the first stage's 18 missing"),
+        "{err}"
+    );
+    let o = Command::cargo_bin("retrystorm")
+        .unwrap()
+        .args(["merge", &s1, &s2, "-o", &all])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let (code, resumed, err) = with(&["--first-stage-from", &all, "--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(resumed, whole);
+    // Another search's file is refused.
+    let (code, _, err) = tune(
+        &m,
+        &[
+            "--vary",
+            "retry.max_attempts=1,2",
+            "--minimize",
+            "amplification",
+            "--first-stage",
+            "3",
+            "--first-stage-from",
+            &all,
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("another search"), "{err}");
+    let (code, _, err) = with(&["--shard", "1/2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--out"), "{err}");
 }

@@ -343,6 +343,16 @@ pub struct TuneArgs {
     /// Write the Pareto chart of the first two objectives as SVG here.
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,
+    /// Run only slice I of N of the first stage (needs --out) and stop; join the slices with
+    /// `merge` and continue with --first-stage-from.
+    #[arg(long, value_name = "I/N", conflicts_with = "first_stage_from")]
+    pub shard: Option<String>,
+    /// With --shard: write the slice's runs as a sweep file here.
+    #[arg(long, short = 'o', value_name = "PATH", requires = "shard")]
+    pub out: Option<PathBuf>,
+    /// Take the first stage from this merged sweep file of `tune --shard` runs, then search on.
+    #[arg(long, value_name = "MERGED.jsonl")]
+    pub first_stage_from: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -29,6 +29,9 @@ use serde_json::json;
 /// The verdict metric by default: whether and how fast each run recovered.
 pub const RECOVERED: &str = "recovered";
 
+/// The most cells one map may have.
+pub const MAX_CELLS: u64 = 10_000;
+
 /// What a map shows, decided from the flags before anything runs.
 struct View {
     metric: String,
@@ -110,6 +113,12 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
         seeds: stats::replication_seeds(base_seed, a.model.seeds),
     };
     let total = check_grid_size(&grid)?;
+    if grid.points() > MAX_CELLS {
+        return Err(CliError::Input(format!(
+            "--vary: a map of {} cells; at most {MAX_CELLS} (a heat map of more cannot be read): use larger steps",
+            grid.points()
+        )));
+    }
     if shard_i > total {
         return Err(CliError::Input(format!(
             "--shard {shard_i}/{shard_n}: the map has {}, so this shard would have none",

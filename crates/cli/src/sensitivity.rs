@@ -164,7 +164,7 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
             .collect();
         t.push_str(&text_table(&headers, &rows));
         t.push_str(&format!(
-            "\nmu*: mean |effect| of moving the parameter across its range (in {} per full range); sigma large against mu*: interactions or a non-linear effect\n",
+            "\nmu*: the mean |effect| on {} of moving the parameter across its whole range;\nsigma large against mu*: the effect depends on the other parameters or is not linear\n",
             a.metric
         ));
         output::print(&t)?;
@@ -209,8 +209,8 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
             .collect();
         let svg = bar_chart(
             &format!("{name}: which parameters move {}", a.metric),
-            &format!("Morris mu* and sigma of {} (per full range)", a.metric),
-            ("mu* (mean |effect|)", "sigma"),
+            &format!("Morris μ* and σ of {} (per full range)", a.metric),
+            ("μ* (mean |effect|)", "σ"),
             &bars,
         )
         .map_err(|e| CliError::Output(format!("--svg: {e}")))?;

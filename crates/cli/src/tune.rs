@@ -9,16 +9,25 @@ use rayon::prelude::*;
 use retrystorm_core::expect::{self, Expectation};
 use retrystorm_core::load::Override;
 use retrystorm_core::model::Model;
-use retrystorm_core::sweep::Grid;
+use retrystorm_core::stats;
+use retrystorm_core::summary::Summary;
+use retrystorm_core::sweep::{
+    Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, fingerprint, parse_shard,
+};
 use retrystorm_core::tune::{self, Objective, Outcome, Settings, sample};
 use retrystorm_report::{ParetoPoint, fmt, pareto_chart, text_table};
 use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::Path;
 
 /// One candidate: a grid point and a variant of the file.
 struct Candidate {
     params: Vec<(String, String)>,
     variant: String,
     model: Model,
+    /// Its grid point and variant index: its place in the first stage's sweep file.
+    point: u64,
+    variant_index: usize,
 }
 
 /// The objectives in order: every `--minimize`, then every `--maximize`; names checked.
@@ -56,6 +65,9 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     }
     if let Some(p) = &a.svg {
         outs.push(output::Out::new("--svg", p));
+    }
+    if let Some(p) = &a.out {
+        outs.push(output::Out::new("--out", p));
     }
     check_outputs(&outs, &a.model)?;
     if a.model.seeds != 1 {
@@ -111,8 +123,10 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
         for m in models.into_iter().filter(|m| keep(&m.name)) {
             cands.push(Candidate {
                 params: params.clone(),
+                variant_index: grid.variants.iter().position(|v| *v == m.name).unwrap_or(0),
                 variant: m.name.clone(),
                 model: m,
+                point: p,
             });
         }
     }
@@ -134,14 +148,43 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     };
     let metrics = tune::metrics(&objectives, &constraints);
     let pool = pool(a.model.jobs)?;
+    // The first stage as a sweep: its header, and where each (candidate, replication) sits.
+    let stage = Grid {
+        seeds: stats::replication_seeds(base_seed, a.first_stage),
+        ..grid.clone()
+    };
+    let header = SweepHeader {
+        schema_version: SWEEP_SCHEMA_VERSION,
+        kind: "header".into(),
+        model: scenario.name.clone(),
+        model_hash: fingerprint(text.as_bytes()),
+        sets: a.model.sets.clone(),
+        jobs: stage.checked_jobs().unwrap_or(u64::MAX),
+        grid: stage.clone(),
+    };
+    let job_of = |c: &Candidate, r: usize| {
+        (c.point * stage.variants.len() as u64 + c.variant_index as u64) * n0 as u64 + r as u64
+    };
+    if let Some(s) = &a.shard {
+        return first_stage_shard(a.out.as_deref(), s, &header, &cands, n0, &job_of, &pool);
+    }
+    let stored = match &a.first_stage_from {
+        Some(p) => first_stage_from(p, &header, &cands, n0, &job_of)?,
+        None => BTreeMap::new(),
+    };
     let bar = progress::bar(budget, "runs");
     let mut batch = |asked: &[(usize, usize)]| -> Vec<Vec<f64>> {
         pool.install(|| {
             asked
                 .par_iter()
                 .map(|(c, r)| {
-                    let seed = base_seed.wrapping_add(*r as u64);
-                    let s = retrystorm_core::run_model(&cands[*c].model, seed, &mut |_| {}).summary;
+                    let s = match stored.get(&job_of(&cands[*c], *r)) {
+                        Some(s) => s.clone(),
+                        None => {
+                            let seed = base_seed.wrapping_add(*r as u64);
+                            retrystorm_core::run_model(&cands[*c].model, seed, &mut |_| {}).summary
+                        }
+                    };
                     bar.inc(1);
                     metrics.iter().map(|m| value(&s, m)).collect()
                 })
@@ -390,4 +433,110 @@ fn json_view(
         "open": o.open.iter().map(|(x, y)| [x + 1, y + 1]).collect::<Vec<_>>(),
         "candidates": candidates,
     })
+}
+
+/// `--shard I/N --out FILE`: runs slice `I` of the first stage (every candidate's first
+/// `--first-stage` seeds, round-robin over the runs) and writes it as a sweep file; `merge` joins
+/// the slices and `--first-stage-from MERGED.jsonl` continues the search from them.
+fn first_stage_shard(
+    out: Option<&Path>,
+    shard: &str,
+    header: &SweepHeader,
+    cands: &[Candidate],
+    n0: usize,
+    job_of: &(dyn Fn(&Candidate, usize) -> u64 + Sync),
+    pool: &rayon::ThreadPool,
+) -> Result<(), CliError> {
+    let (i, n) =
+        parse_shard(shard).map_err(|e| CliError::Input(format!("--shard {shard}: {e}")))?;
+    let out = out.ok_or_else(|| {
+        CliError::Input(
+            "--shard: a shard's first-stage runs go to a sweep file: give --out SHARD.jsonl, join the shards with `retrystorm merge`, then tune with --first-stage-from MERGED.jsonl".into(),
+        )
+    })?;
+    let all: Vec<(usize, usize)> = (0..cands.len())
+        .flat_map(|c| (0..n0).map(move |r| (c, r)))
+        .collect();
+    if i > all.len() as u64 {
+        return Err(CliError::Input(format!(
+            "--shard {shard}: the first stage has {}, so this shard would have none",
+            plural(all.len() as u64, "run")
+        )));
+    }
+    let mine: Vec<(usize, usize)> = all
+        .into_iter()
+        .enumerate()
+        .filter(|(k, _)| *k as u64 % n == i - 1)
+        .map(|(_, x)| x)
+        .collect();
+    let grid = &header.grid;
+    let bar = progress::bar(mine.len() as u64, "runs");
+    let mut records: Vec<SweepRecord> = pool.install(|| {
+        mine.par_iter()
+            .map(|(c, r)| {
+                let cand = &cands[*c];
+                let seed = grid.seeds[*r];
+                let summary = retrystorm_core::run_model(&cand.model, seed, &mut |_| {}).summary;
+                bar.inc(1);
+                SweepRecord {
+                    schema_version: SWEEP_SCHEMA_VERSION,
+                    kind: "run".into(),
+                    job: job_of(cand, *r),
+                    point: cand.point,
+                    params: cand.params.clone(),
+                    variant: cand.variant.clone(),
+                    replication: *r,
+                    seed,
+                    summary,
+                }
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    records.sort_by_key(|r| r.job);
+    let mut t = retrystorm_report::sweep::header_line(header);
+    for r in &records {
+        t.push_str(&retrystorm_report::sweep::record_line(r));
+    }
+    output::write(output::Out::new("--out", out), &t)?;
+    output::print(&format!(
+        "{}: tune first stage, shard {i}/{n}: {} into {}; join the shards with `retrystorm merge`, then run the same tune with --first-stage-from MERGED.jsonl\n",
+        header.model,
+        plural(records.len() as u64, "run"),
+        out.display()
+    ))
+}
+
+/// The first-stage runs of a merged sweep file written by `tune --shard`, by job; refused when
+/// the file is another search's or lacks a run.
+fn first_stage_from(
+    path: &Path,
+    header: &SweepHeader,
+    cands: &[Candidate],
+    n0: usize,
+    job_of: &(dyn Fn(&Candidate, usize) -> u64 + Sync),
+) -> Result<BTreeMap<u64, Summary>, CliError> {
+    let name = path.display().to_string();
+    let f = crate::sweep::read_sweep(path)?;
+    if f.header != *header {
+        return Err(CliError::Input(format!(
+            "--first-stage-from {name}: written by another search (its model file, --set, --vary, --variant, --seed or --first-stage differ)"
+        )));
+    }
+    let mut runs: BTreeMap<u64, Summary> =
+        f.records.into_iter().map(|r| (r.job, r.summary)).collect();
+    let wanted: Vec<u64> = cands
+        .iter()
+        .flat_map(|c| (0..n0).map(move |r| job_of(c, r)))
+        .collect();
+    let missing = wanted.iter().filter(|j| !runs.contains_key(j)).count();
+    if missing > 0 {
+        return Err(CliError::Input(format!(
+            "--first-stage-from {name}: {} of the first stage's {} missing; merge every shard",
+            plural(missing as u64, "run"),
+            wanted.len()
+        )));
+    }
+    runs.retain(|j, _| wanted.contains(j));
+    Ok(runs)
 }

@@ -16,6 +16,7 @@ mod output;
 mod progress;
 mod schema;
 mod sweep;
+mod trace;
 mod tune;
 mod validate;
 

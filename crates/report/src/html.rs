@@ -245,7 +245,7 @@ fn summary_rows(r: &RunReport) -> (Vec<String>, Vec<Vec<String>>) {
                 v.name.clone(),
                 short(s.intents as f64),
                 short(s.attempts as f64),
-                format!("{:.2}x", s.amplification),
+                crate::fmt::times(s.amplification),
                 short(s.peak_arrivals as f64),
                 short(s.peak_retries as f64),
                 short(s.succeeded as f64),
@@ -435,4 +435,36 @@ pub fn sweep_report(
     b.push_str(&table("sweep-results", &h, &c));
     b.push_str("</section>\n");
     Ok(page(&format!("retrystorm sweep: {}", header.model), &b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two() -> Vec<(String, String)> {
+        vec![
+            ("no-jitter".into(), "#4E79A7".into()),
+            ("a<b".into(), "#F28E2B".into()),
+        ]
+    }
+
+    #[test]
+    fn variant_elements_get_a_class_and_a_title() {
+        let svg = "<svg>\n<rect x=\"0\" fill=\"#FFFFFF\"/>\n<polyline fill=\"none\" stroke=\"#F28E2B\" points=\"1,2\"/>\n<circle cx=\"1\" fill=\"#4E79A7\"/>\n<text fill=\"#4E79A7\">\nx\n</text>\n</svg>\n";
+        let out = tag_variants(svg, &two());
+        assert!(out.contains("<rect x=\"0\" fill=\"#FFFFFF\"/>"), "{out}");
+        assert!(out.contains(
+            "<polyline fill=\"none\" stroke=\"#F28E2B\" points=\"1,2\" class=\"v1\"><title>a&lt;b</title></polyline>"
+        ));
+        assert!(out.contains("<circle cx=\"1\" fill=\"#4E79A7\" class=\"v0\"><title>no-jitter</title></circle>"));
+        assert!(out.contains("<text fill=\"#4E79A7\">"), "text stays as it is");
+    }
+
+    #[test]
+    fn toggles_have_a_button_and_a_rule_per_variant() {
+        let (html, css) = toggles(&two());
+        assert_eq!(html.matches("<button").count(), 2);
+        assert!(html.contains("a&lt;b"));
+        assert_eq!(css, ".off-0 svg .v0{display:none}.off-1 svg .v1{display:none}");
+    }
 }

@@ -402,7 +402,10 @@ fn html_report_has_every_section() {
     // A toggle per variant, and the variants' chart elements tagged and titled.
     assert_eq!(h.matches("onclick=\"rsToggle(").count(), 2);
     for i in 0..2 {
-        assert!(h.contains(&format!("class=\"v{i}\"><title>")), "variant {i} untagged");
+        assert!(
+            h.contains(&format!("class=\"v{i}\"><title>")),
+            "variant {i} untagged"
+        );
         assert!(h.contains(&format!(".off-{i} svg .v{i}{{display:none}}")));
     }
     assert!(h.contains("peak_retries &lt; 30"));

@@ -99,7 +99,10 @@ fn every_line_has_the_documented_fields() {
     }
     let intents = by_intent(&events);
     // Five intents per variant, the lowest ids, each from its start to its end in time order.
-    let mut variants: Vec<&str> = events.iter().map(|e| e["variant"].as_str().unwrap()).collect();
+    let mut variants: Vec<&str> = events
+        .iter()
+        .map(|e| e["variant"].as_str().unwrap())
+        .collect();
     variants.dedup();
     assert!(variants.len() > 2, "{variants:?}");
     assert_eq!(intents.len(), 5 * variants.len());
@@ -139,7 +142,10 @@ fn the_duplicated_filter_returns_intents_applied_twice() {
         assert_eq!(last["outcome"], "duplicated");
         assert_eq!(last["applied"].as_u64(), Some(applied as u64));
         // Applied twice because a retry went out while the first attempt was still served.
-        assert!(evs.iter().any(|e| e["event"] == "send" && e["attempt"] != 0));
+        assert!(
+            evs.iter()
+                .any(|e| e["event"] == "send" && e["attempt"] != 0)
+        );
     }
     // The variant with a key never duplicates: nothing to keep.
     let q = d.path().join("none.jsonl");
@@ -215,7 +221,11 @@ fn traces_are_the_same_bytes_across_runs_and_leave_results_alone() {
         ]
     };
     rs().args(args(&a, &ja)).assert().success();
-    rs().args(args(&b, &jb)).arg("--jobs").arg("1").assert().success();
+    rs().args(args(&b, &jb))
+        .arg("--jobs")
+        .arg("1")
+        .assert()
+        .success();
     let ta = std::fs::read(&a).unwrap();
     assert!(!ta.is_empty());
     assert_eq!(ta, std::fs::read(&b).unwrap());

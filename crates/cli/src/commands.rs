@@ -257,10 +257,18 @@ fn trace_one_seed(t: &TraceArgs, m: &ModelArgs) -> Result<Option<TraceOptions>, 
 }
 
 /// Writes the trace of every run (named by variant) and says what it left out.
-fn write_trace(t: &TraceArgs, results: &[VariantResult], logs: &[TraceLog]) -> Result<(), CliError> {
+fn write_trace(
+    t: &TraceArgs,
+    results: &[VariantResult],
+    logs: &[TraceLog],
+) -> Result<(), CliError> {
     let Some(p) = &t.trace else { return Ok(()) };
-    let traces: Vec<(&str, &TraceLog)> = results.iter().map(|r| r.name.as_str()).zip(logs).collect();
-    output::write(output::Out::new("--trace", p), &crate::trace::render(&traces))?;
+    let traces: Vec<(&str, &TraceLog)> =
+        results.iter().map(|r| r.name.as_str()).zip(logs).collect();
+    output::write(
+        output::Out::new("--trace", p),
+        &crate::trace::render(&traces),
+    )?;
     crate::trace::warn(t, &traces);
     Ok(())
 }

@@ -86,7 +86,10 @@ pub fn run_model(
     seed: u64,
     progress: &mut dyn FnMut(time::Time),
 ) -> summary::VariantResult {
-    marked(model, path::PathSim::new(model, seed).run(&model.name, progress))
+    marked(
+        model,
+        path::PathSim::new(model, seed).run(&model.name, progress),
+    )
 }
 
 /// [`run_model`] with a [`trace::Tracer`] recording a few intents' events: the same result, and

@@ -266,7 +266,9 @@ impl Tracer {
     }
 
     fn wanted(&self, succeeded: bool, applied: u32) -> bool {
-        self.opt.outcome.is_none_or(|f| f.matches(succeeded, applied))
+        self.opt
+            .outcome
+            .is_none_or(|f| f.matches(succeeded, applied))
     }
 
     /// The end of the run: without a filter, intents still live are kept as they stand (their
@@ -342,11 +344,19 @@ mod tests {
         };
         let log = run(
             opt,
-            &[(0, true, 1, 2), (1, true, 2, 2), (2, true, 3, 2), (3, true, 2, 2)],
+            &[
+                (0, true, 1, 2),
+                (1, true, 2, 2),
+                (2, true, 3, 2),
+                (3, true, 2, 2),
+            ],
         );
         let ids: Vec<u64> = log.intents.iter().map(|i| i[0].intent).collect();
         assert_eq!(ids, [1, 2]);
-        assert!(log.events().all(|e| e.event != Step::Final || e.applied >= Some(2)));
+        assert!(
+            log.events()
+                .all(|e| e.event != Step::Final || e.applied >= Some(2))
+        );
     }
 
     #[test]

@@ -114,7 +114,10 @@ fn variant_colours(r: &RunReport) -> Vec<(String, String)> {
         .enumerate()
         .map(|(i, v)| {
             let c = crate::style::variant(i);
-            (v.name.clone(), format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2))
+            (
+                v.name.clone(),
+                format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2),
+            )
         })
         .collect()
 }
@@ -126,12 +129,20 @@ fn tag_variants(svg: &str, variants: &[(String, String)]) -> String {
     let mut out = String::with_capacity(svg.len() * 11 / 10);
     for line in svg.split_inclusive('\n') {
         let trimmed = line.trim_end();
-        let shape = ["<polyline ", "<path ", "<rect ", "<circle ", "<polygon ", "<line "]
-            .iter()
-            .any(|p| trimmed.starts_with(p));
+        let shape = [
+            "<polyline ",
+            "<path ",
+            "<rect ",
+            "<circle ",
+            "<polygon ",
+            "<line ",
+        ]
+        .iter()
+        .any(|p| trimmed.starts_with(p));
         let found = shape.then(|| {
             variants.iter().position(|(_, c)| {
-                trimmed.contains(&format!("stroke=\"{c}\"")) || trimmed.contains(&format!("fill=\"{c}\""))
+                trimmed.contains(&format!("stroke=\"{c}\""))
+                    || trimmed.contains(&format!("fill=\"{c}\""))
             })
         });
         match (found.flatten(), trimmed.strip_suffix("/>")) {
@@ -456,8 +467,13 @@ mod tests {
         assert!(out.contains(
             "<polyline fill=\"none\" stroke=\"#F28E2B\" points=\"1,2\" class=\"v1\"><title>a&lt;b</title></polyline>"
         ));
-        assert!(out.contains("<circle cx=\"1\" fill=\"#4E79A7\" class=\"v0\"><title>no-jitter</title></circle>"));
-        assert!(out.contains("<text fill=\"#4E79A7\">"), "text stays as it is");
+        assert!(out.contains(
+            "<circle cx=\"1\" fill=\"#4E79A7\" class=\"v0\"><title>no-jitter</title></circle>"
+        ));
+        assert!(
+            out.contains("<text fill=\"#4E79A7\">"),
+            "text stays as it is"
+        );
     }
 
     #[test]
@@ -465,6 +481,9 @@ mod tests {
         let (html, css) = toggles(&two());
         assert_eq!(html.matches("<button").count(), 2);
         assert!(html.contains("a&lt;b"));
-        assert_eq!(css, ".off-0 svg .v0{display:none}.off-1 svg .v1{display:none}");
+        assert_eq!(
+            css,
+            ".off-0 svg .v0{display:none}.off-1 svg .v1{display:none}"
+        );
     }
 }

@@ -937,7 +937,13 @@ impl PathSim<'_> {
     /// becomes its tier's answer to the request it serves.
     fn settle_k<const I: bool>(&mut self, now: Time, c: CallRef, how: Settled, class: Class) {
         let attempts = self.lp_k::<I>(c).attempts;
-        self.note_k::<I>(now, c, attempts.saturating_sub(1), Step::Settled, Some(class));
+        self.note_k::<I>(
+            now,
+            c,
+            attempts.saturating_sub(1),
+            Step::Settled,
+            Some(class),
+        );
         let l = self.lp_mut_k::<I>(c);
         l.settled = how;
         l.pending.clear();
@@ -1005,7 +1011,12 @@ impl PathSim<'_> {
             return;
         }
         if let Some(tr) = self.trace.as_deref_mut() {
-            tr.finalise(self.queue.now(), t.id, t.lp.settled == Settled::Success, t.applied);
+            tr.finalise(
+                self.queue.now(),
+                t.id,
+                t.lp.settled == Settled::Success,
+                t.applied,
+            );
         }
         match t.applied {
             0 => self.c.lost += 1,

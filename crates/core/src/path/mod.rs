@@ -370,7 +370,10 @@ impl<'m> PathSim<'m> {
         let model = self.model;
         let r = engine::drive(&mut self, model, progress);
         self.events = r.events;
-        let log = self.trace.take().map_or_else(TraceLog::default, |t| t.finish());
+        let log = self
+            .trace
+            .take()
+            .map_or_else(TraceLog::default, |t| t.finish());
         (self.finish(name, r.end, r.ended), log)
     }
 

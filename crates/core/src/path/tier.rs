@@ -492,7 +492,13 @@ impl PathSim<'_> {
         outcome: Outcome,
         retry_after: Option<Duration>,
     ) {
-        self.note_k::<I>(now, req.call, req.attempt, Step::Respond, Some(outcome.class()));
+        self.note_k::<I>(
+            now,
+            req.call,
+            req.attempt,
+            Step::Respond,
+            Some(outcome.class()),
+        );
         let net = &self.spec.hops[t].network;
         let (loss, lat) = (net.response_loss, net.response_latency());
         let id = self.id_k::<I>(req.call);

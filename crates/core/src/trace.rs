@@ -10,7 +10,7 @@
 //! - without an outcome filter, the intents with the lowest ids (`intents` of them: the first
 //!   started in an open or closed workload, the first clients of a burst);
 //! - with one, every intent is recorded while it is live and kept only if it ends in that
-//!   outcome, until `intents` are kept;
+//!   outcome, until `intents` are kept (then the live ones are let go);
 //! - at most `max_events` events are held at once (live buffers and kept intents together): an
 //!   intent whose next event does not fit is dropped whole (never kept half-traced) and counted
 //!   in [`TraceLog::dropped`].
@@ -244,11 +244,12 @@ impl Tracer {
         let Some(slot) = self.live.remove(&id) else {
             return;
         };
+        let full = self.kept.len() as u64 >= self.opt.intents;
         let Some(mut events) = slot else {
-            self.dropped += u64::from(self.wanted(succeeded, applied));
+            self.dropped += u64::from(!full && self.wanted(succeeded, applied));
             return;
         };
-        if !self.wanted(succeeded, applied) || self.kept.len() as u64 >= self.opt.intents {
+        if full || !self.wanted(succeeded, applied) {
             self.held -= events.len() as u64;
             return;
         }
@@ -263,6 +264,11 @@ impl Tracer {
         events.push(last);
         self.held += 1;
         self.kept.insert(id, events);
+        if self.opt.outcome.is_some() && self.kept.len() as u64 >= self.opt.intents {
+            // Enough kept: the intents still live will not be, so stop recording them.
+            self.live.clear();
+            self.held = self.kept.values().map(|e| e.len() as u64).sum();
+        }
     }
 
     fn wanted(&self, succeeded: bool, applied: u32) -> bool {
@@ -372,6 +378,28 @@ mod tests {
         assert_eq!(ids, [0, 2]);
         assert_eq!(log.dropped, 1);
         assert!(log.events().count() <= 7);
+    }
+
+    #[test]
+    fn once_enough_are_kept_the_live_ones_are_let_go() {
+        let opt = TraceOptions {
+            intents: 1,
+            outcome: Some(OutcomeFilter::Failed),
+            max_events: 4,
+        };
+        let mut tr = Tracer::new(opt);
+        // Intent 0 is live and holds 2 events when intent 1 fails and is kept.
+        tr.record(ev(0, 0, Step::Start));
+        tr.record(ev(0, 0, Step::Send));
+        tr.record(ev(1, 1, Step::Start));
+        tr.finalise(Time(2), 1, false, 0);
+        // Intent 0 was let go: its steps are not held, and it does not count as dropped.
+        tr.record(ev(3, 0, Step::Send));
+        tr.finalise(Time(4), 0, false, 0);
+        let log = tr.finish();
+        assert_eq!(log.intents.len(), 1);
+        assert_eq!(log.intents[0][0].intent, 1);
+        assert_eq!(log.dropped, 0);
     }
 
     #[test]

@@ -314,6 +314,9 @@ fn shards_merge_to_the_unsharded_bytes() {
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     let h = std::fs::read_to_string(&html).unwrap();
     assert!(h.contains("id=\"sweep-chart\"") && h.contains("id=\"sweep-results\""));
+    // The variant toggles and tagged lines (issue 13), inline only.
+    assert!(h.contains("id=\"variant-toggles\"") && h.contains("class=\"v0\"><title>"));
+    assert!(!h.contains("<script src") && !h.contains("href=\"http"));
 
     // A file from another schema version is refused with a clear message.
     let text = std::fs::read_to_string(&merged).unwrap();

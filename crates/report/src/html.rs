@@ -90,10 +90,6 @@ fn shell_word(w: &str) -> String {
     }
 }
 
-fn page(title: &str, body: &str) -> String {
-    page_with(title, body, "", "")
-}
-
 /// A page with extra CSS rules and an inline script at the end of the body.
 fn page_with(title: &str, body: &str, css: &str, script: &str) -> String {
     let script = if script.is_empty() {
@@ -108,16 +104,13 @@ fn page_with(title: &str, body: &str, css: &str, script: &str) -> String {
 }
 
 /// The variants' names and colours (`#RRGGBB`, as the charts write them), in report order.
-fn variant_colours(r: &RunReport) -> Vec<(String, String)> {
-    r.variants
-        .iter()
+fn variant_colours<'a>(names: impl IntoIterator<Item = &'a String>) -> Vec<(String, String)> {
+    names
+        .into_iter()
         .enumerate()
-        .map(|(i, v)| {
+        .map(|(i, name)| {
             let c = crate::style::variant(i);
-            (
-                v.name.clone(),
-                format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2),
-            )
+            (name.clone(), format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2))
         })
         .collect()
 }
@@ -351,7 +344,7 @@ pub fn model_report(m: &ModelReport) -> Result<String, ReportError> {
     } else {
         ""
     };
-    let colours = variant_colours(r);
+    let colours = variant_colours(r.variants.iter().map(|v| &v.name));
     let (buttons, css) = toggles(&colours);
     b.push_str(&buttons);
     b.push_str(&figure(
@@ -436,16 +429,24 @@ pub fn sweep_report(
         escape(&header.model_hash),
         escape(&cmd.join(" "))
     );
+    let colours = variant_colours(&header.grid.variants);
+    let (buttons, css) = toggles(&colours);
+    b.push_str(&buttons);
     b.push_str(&figure(
         "sweep-chart",
         &format!("{} by parameter", crate::fmt::metric_label(metric, None)),
-        &sweep_chart(header, rows, metric)?,
+        &tag_variants(&sweep_chart(header, rows, metric)?, &colours),
     ));
     b.push_str("<section id=\"sweep-table\">\n<h2>Results per point</h2>\n");
     let (h, c) = sweep_rows(header, rows, metric);
     b.push_str(&table("sweep-results", &h, &c));
     b.push_str("</section>\n");
-    Ok(page(&format!("retrystorm sweep: {}", header.model), &b))
+    Ok(page_with(
+        &format!("retrystorm sweep: {}", header.model),
+        &b,
+        &css,
+        SCRIPT,
+    ))
 }
 
 #[cfg(test)]

@@ -314,6 +314,9 @@ fn shards_merge_to_the_unsharded_bytes() {
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     let h = std::fs::read_to_string(&html).unwrap();
     assert!(h.contains("id=\"sweep-chart\"") && h.contains("id=\"sweep-results\""));
+    // The variant toggles and tagged lines (issue 13), inline only.
+    assert!(h.contains("id=\"variant-toggles\"") && h.contains("class=\"v0\"><title>"));
+    assert!(!h.contains("<script src") && !h.contains("href=\"http"));
 
     // A file from another schema version is refused with a clear message.
     let text = std::fs::read_to_string(&merged).unwrap();
@@ -396,7 +399,18 @@ fn html_report_has_every_section() {
         !h.contains("http://") || !h.contains("src=\"http"),
         "network load"
     );
-    assert!(!h.contains("<script"));
+    // Inline script only (issue 13's toggles): nothing loaded from anywhere.
+    assert_eq!(h.matches("<script>").count(), 1);
+    assert!(!h.contains("<script src") && !h.contains("href=\"http"));
+    // A toggle per variant, and the variants' chart elements tagged and titled.
+    assert_eq!(h.matches("onclick=\"rsToggle(").count(), 2);
+    for i in 0..2 {
+        assert!(
+            h.contains(&format!("class=\"v{i}\"><title>")),
+            "variant {i} untagged"
+        );
+        assert!(h.contains(&format!(".off-{i} svg .v{i}{{display:none}}")));
+    }
     assert!(h.contains("peak_retries &lt; 30"));
     assert!(h.contains("[[expect]]"), "the model text is shown");
 }

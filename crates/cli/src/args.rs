@@ -201,6 +201,29 @@ pub struct OutputArgs {
     pub md: Option<PathBuf>,
 }
 
+/// `--trace`: the event history of a few intents (`docs/output.md`, "Traces").
+#[derive(Args, Debug, Clone, Default)]
+pub struct TraceArgs {
+    /// Write the event history of a few intents as JSON Lines here ("-" for stdout): time,
+    /// intent, hop, attempt, event, class.
+    #[arg(long, value_name = "PATH")]
+    pub trace: Option<PathBuf>,
+    /// How many intents --trace keeps per variant: the lowest ids, or the first that ended in
+    /// --trace-outcome.
+    #[arg(long, value_name = "N", default_value_t = 100, requires = "trace",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub trace_intents: u64,
+    /// Keep only the intents that ended so.
+    #[arg(long, value_name = "OUTCOME", requires = "trace",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::trace::OUTCOMES))]
+    pub trace_outcome: Option<String>,
+    /// The most events --trace holds at once per variant (an intent that does not fit is left
+    /// out whole).
+    #[arg(long, value_name = "N", default_value_t = 100_000, requires = "trace",
+          value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub trace_max_events: u64,
+}
+
 #[derive(Args, Debug)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -210,6 +233,8 @@ pub struct RunArgs {
     pub variant: Option<String>,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
 }
 
 #[derive(Args, Debug)]
@@ -222,6 +247,8 @@ pub struct CompareArgs {
     pub vary: Vec<String>,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
 }
 
 #[derive(Args, Debug)]

@@ -1,6 +1,6 @@
 //! One function per subcommand.
 
-use crate::args::{CompareArgs, ModelArgs, OutputArgs, RunArgs};
+use crate::args::{CompareArgs, ModelArgs, OutputArgs, RunArgs, TraceArgs};
 use crate::{CliError, output, progress};
 use rayon::prelude::*;
 use retrystorm_core::load::{self, Override, Scenario};
@@ -11,6 +11,8 @@ use retrystorm_core::summary::{
     VariantResult,
 };
 use retrystorm_core::sweep::{Axis, Grid, MAX_RUNS, parse_vary};
+use retrystorm_core::time::Time;
+use retrystorm_core::trace::{TraceLog, TraceOptions};
 use retrystorm_report as report;
 
 /// Reads the model file's text, naming it in errors: a regular file of at most 16 MiB in UTF-8.
@@ -190,29 +192,85 @@ pub fn load_model(args: &ModelArgs) -> Result<Scenario, CliError> {
 /// Runs every `(model, seed)` in parallel on `--jobs` threads; the result order is the input
 /// order. A single run shows its progress in simulated time.
 pub fn run_all(runs: &[(&Model, u64)], jobs: Option<u32>) -> Result<Vec<VariantResult>, CliError> {
-    if let [(m, seed)] = runs {
+    Ok(run_all_traced(runs, jobs, None)?.0)
+}
+
+/// [`run_all`], with each run traced when `trace` is given (then one log per run, in order).
+pub fn run_all_traced(
+    runs: &[(&Model, u64)],
+    jobs: Option<u32>,
+    trace: Option<TraceOptions>,
+) -> Result<(Vec<VariantResult>, Vec<TraceLog>), CliError> {
+    let one = |m: &Model, seed: u64, progress: &mut dyn FnMut(Time)| match trace {
+        None => (retrystorm_core::run_model(m, seed, progress), None),
+        Some(opt) => {
+            let (r, log) = retrystorm_core::run_model_traced(m, seed, progress, opt);
+            (r, Some(log))
+        }
+    };
+    let pairs: Vec<(VariantResult, Option<TraceLog>)> = if let [(m, seed)] = runs {
         let horizon = m.horizon.as_millis_f64().max(1.0) as u64;
         let bar = progress::sim_bar(horizon);
-        let r = retrystorm_core::run_model(m, *seed, &mut |t| {
+        let r = one(m, *seed, &mut |t| {
             bar.set_position((t.as_millis_f64() as u64).min(horizon));
         });
         bar.finish_and_clear();
-        warn_truncated(std::slice::from_ref(&r));
-        return Ok(vec![r]);
-    }
-    let bar = progress::bar(runs.len() as u64, "runs");
-    let results: Vec<VariantResult> = pool(jobs)?.install(|| {
-        runs.par_iter()
-            .map(|(m, seed)| {
-                let r = retrystorm_core::run_model(m, *seed, &mut |_| {});
-                bar.inc(1);
-                r
-            })
-            .collect()
-    });
-    bar.finish_and_clear();
+        vec![r]
+    } else {
+        let bar = progress::bar(runs.len() as u64, "runs");
+        let pairs = pool(jobs)?.install(|| {
+            runs.par_iter()
+                .map(|(m, seed)| {
+                    let r = one(m, *seed, &mut |_| {});
+                    bar.inc(1);
+                    r
+                })
+                .collect()
+        });
+        bar.finish_and_clear();
+        pairs
+    };
+    let (results, logs): (Vec<VariantResult>, Vec<Option<TraceLog>>) = pairs.into_iter().unzip();
     warn_truncated(&results);
-    Ok(results)
+    Ok((results, logs.into_iter().flatten().collect()))
+}
+
+/// The outputs of `run`/`compare` with `--trace`.
+fn outputs_traced<'a>(o: &'a OutputArgs, t: &'a TraceArgs) -> Vec<output::Out<'a>> {
+    let mut v = outputs(o);
+    if let Some(p) = &t.trace {
+        v.push(output::Out::new("--trace", p));
+    }
+    v
+}
+
+/// Refuses `--trace` with `--seeds N`: a trace follows one run.
+fn trace_one_seed(t: &TraceArgs, m: &ModelArgs) -> Result<Option<TraceOptions>, CliError> {
+    let opt = crate::trace::options(t);
+    if opt.is_some() && m.seeds > 1 {
+        return Err(CliError::Input(format!(
+            "--trace: a trace follows one run, not {} replications; drop --seeds (or pick one with --seed)",
+            m.seeds
+        )));
+    }
+    Ok(opt)
+}
+
+/// Writes the trace of every run (named by variant) and says what it left out.
+fn write_trace(
+    t: &TraceArgs,
+    results: &[VariantResult],
+    logs: &[TraceLog],
+) -> Result<(), CliError> {
+    let Some(p) = &t.trace else { return Ok(()) };
+    let traces: Vec<(&str, &TraceLog)> =
+        results.iter().map(|r| r.name.as_str()).zip(logs).collect();
+    output::write(
+        output::Out::new("--trace", p),
+        &crate::trace::render(&traces),
+    )?;
+    crate::trace::warn(t, &traces);
+    Ok(())
 }
 
 /// Runs every model with every seed and aggregates each model's replications.
@@ -291,7 +349,8 @@ pub fn pick_variant(scenario: &Scenario, v: Option<&str>, file: &str) -> Result<
 }
 
 pub fn run(a: RunArgs) -> Result<(), CliError> {
-    check_outputs(&outputs(&a.output), &a.model)?;
+    check_outputs(&outputs_traced(&a.output, &a.trace), &a.model)?;
+    let trace = trace_one_seed(&a.trace, &a.model)?;
     let scenario = load_model(&a.model)?;
     let file = a.model.model.display().to_string();
     let model = pick_variant(&scenario, a.variant.as_deref(), &file)?;
@@ -312,23 +371,22 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             std::slice::from_ref(&model),
         );
     }
-    let results = run_all(&[(&model, seed)], a.model.jobs)?;
+    let (results, logs) = run_all_traced(&[(&model, seed)], a.model.jobs, trace)?;
     let rep = RunReport {
         schema_version: SCHEMA_VERSION,
         model: scenario.name.clone(),
         seed,
         variants: results,
     };
-    emit(
-        &rep,
-        &a.output,
-        report::run_view(&rep),
-        std::slice::from_ref(&model),
-    )
+    let quiet = a.trace.trace.as_deref().is_some_and(is_stdout);
+    let table = report::run_view(&rep);
+    emit_with(&rep, &a.output, table, quiet, std::slice::from_ref(&model))?;
+    write_trace(&a.trace, &rep.variants, &logs)
 }
 
 pub fn compare(a: CompareArgs) -> Result<(), CliError> {
-    check_outputs(&outputs(&a.output), &a.model)?;
+    check_outputs(&outputs_traced(&a.output, &a.trace), &a.model)?;
+    let trace = trace_one_seed(&a.trace, &a.model)?;
     let scenario = load_model(&a.model)?;
     let models = vary(&scenario, &a.vary, &a.model)?;
     crate::explain::warn_models(&models.iter().collect::<Vec<_>>());
@@ -338,14 +396,17 @@ pub fn compare(a: CompareArgs) -> Result<(), CliError> {
         return emit_replicated(&rep, &a.output, report::ci_table(&rep), &models);
     }
     let runs: Vec<(&Model, u64)> = models.iter().map(|m| (m, seed)).collect();
-    let results = run_all(&runs, a.model.jobs)?;
+    let (results, logs) = run_all_traced(&runs, a.model.jobs, trace)?;
     let rep = RunReport {
         schema_version: SCHEMA_VERSION,
         model: scenario.name.clone(),
         seed,
         variants: results,
     };
-    emit(&rep, &a.output, report::comparison_table(&rep), &models)
+    let quiet = a.trace.trace.as_deref().is_some_and(is_stdout);
+    let table = report::comparison_table(&rep);
+    emit_with(&rep, &a.output, table, quiet, &models)?;
+    write_trace(&a.trace, &rep.variants, &logs)
 }
 
 /// The replicated report as pretty JSON: a superset of the plain report's keys.
@@ -475,16 +536,7 @@ pub fn check_grid_size(grid: &Grid) -> Result<u64, CliError> {
     }
 }
 
-/// Prints the table (unless JSON goes to stdout) and writes the requested files.
-fn emit(
-    rep: &RunReport,
-    out: &OutputArgs,
-    table: String,
-    models: &[Model],
-) -> Result<(), CliError> {
-    emit_with(rep, out, table, false, models)
-}
-
+/// Prints the table (unless `quiet` or an output goes to stdout) and writes the requested files.
 fn emit_with(
     rep: &RunReport,
     out: &OutputArgs,

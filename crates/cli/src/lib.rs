@@ -18,6 +18,7 @@ mod progress;
 mod schema;
 mod sensitivity;
 mod sweep;
+mod trace;
 mod tune;
 mod validate;
 

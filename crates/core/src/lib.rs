@@ -81,6 +81,7 @@ pub mod stats;
 pub mod summary;
 pub mod sweep;
 pub mod time;
+pub mod trace;
 pub mod tune;
 
 /// Runs one resolved model with `seed`: the single entry point every front end calls. `progress` is called now and then with the simulated clock.
@@ -89,7 +90,26 @@ pub fn run_model(
     seed: u64,
     progress: &mut dyn FnMut(time::Time),
 ) -> summary::VariantResult {
-    let mut result = path::PathSim::new(model, seed).run(&model.name, progress);
+    marked(
+        model,
+        path::PathSim::new(model, seed).run(&model.name, progress),
+    )
+}
+
+/// [`run_model`] with a [`trace::Tracer`] recording a few intents' events: the same result, and
+/// the trace.
+pub fn run_model_traced(
+    model: &model::Model,
+    seed: u64,
+    progress: &mut dyn FnMut(time::Time),
+    trace: trace::TraceOptions,
+) -> (summary::VariantResult, trace::TraceLog) {
+    let (result, log) = path::PathSim::new(model, seed).run_traced(&model.name, progress, trace);
+    (marked(model, result), log)
+}
+
+/// Sets `truncated` from how the run ended.
+fn marked(model: &model::Model, mut result: summary::VariantResult) -> summary::VariantResult {
     let s = &mut result.summary;
     s.truncated = match s.ended {
         summary::Ended::MaxEvents => true,

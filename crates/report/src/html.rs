@@ -1,4 +1,9 @@
-//! One self-contained HTML report: inline CSS and SVG, no script, no network loads.
+//! One self-contained HTML report: inline CSS, SVG and a few lines of script, no network loads.
+//!
+//! Charts are interactive without a server: a variant has one colour in every chart, so each
+//! element drawn in variant `i`'s colour is tagged `v{i}` and titled with its name (an SVG
+//! `<title>`: the browser's tooltip), and the variant buttons above the charts (or a click on a
+//! line) hide and show a variant in every chart at once. Without script, everything shows.
 //!
 //! Sections have stable ids, for readers and tests: `model`, `summary`, `expectations`,
 //! `load-chart`, `cdf-chart`, `outcome-chart` (model reports) and `sweep-table`, `sweep-chart`
@@ -59,7 +64,19 @@ th,td{border:1px solid #ddd;padding:.3rem .6rem;text-align:right}th{background:#
 td:first-child,th:first-child{text-align:left}\
 pre{background:#f7f7f7;border:1px solid #e4e4e4;padding:.8rem;overflow:auto;font-size:.85rem}\
 .pass{color:#1b7a3a;font-weight:bold}.fail{color:#c0392b;font-weight:bold}\
-figure{margin:1rem 0}svg{max-width:100%;height:auto}";
+figure{margin:1rem 0}svg{max-width:100%;height:auto}\
+#variant-toggles button{font:inherit;margin:.2rem;padding:.2rem .6rem;border:1px solid #bbb;border-radius:.3rem;background:#fff;cursor:pointer}\
+#variant-toggles button[aria-pressed=false]{opacity:.4;text-decoration:line-through}\
+#variant-toggles .sw{display:inline-block;width:1.4em;height:.7em;margin-right:.4em;vertical-align:middle}\
+svg [class^=v]{cursor:pointer}";
+
+/// Hides and shows variant `i` (class `off-i` on the body); a click on a chart element of a
+/// variant hides it.
+const SCRIPT: &str = "function rsToggle(i){var b=document.body.classList;b.toggle('off-'+i);\
+document.querySelectorAll('#variant-toggles button[data-v=\"'+i+'\"]').forEach(function(e){\
+e.setAttribute('aria-pressed',b.contains('off-'+i)?'false':'true')})}\
+document.querySelectorAll('figure svg [class^=v]').forEach(function(e){\
+e.addEventListener('click',function(){rsToggle(e.getAttribute('class').slice(1))})});";
 
 /// Quotes a word for a POSIX shell when it needs it.
 fn shell_word(w: &str) -> String {
@@ -73,11 +90,92 @@ fn shell_word(w: &str) -> String {
     }
 }
 
-fn page(title: &str, body: &str) -> String {
+/// A page with extra CSS rules and an inline script at the end of the body.
+fn page_with(title: &str, body: &str, css: &str, script: &str) -> String {
+    let script = if script.is_empty() {
+        String::new()
+    } else {
+        format!("<script>{script}</script>\n")
+    };
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}{css}</style>\n</head>\n<body>\n{body}{script}</body>\n</html>\n",
         escape(title)
     )
+}
+
+/// The variants' names and colours (`#RRGGBB`, as the charts write them), in report order.
+fn variant_colours<'a>(names: impl IntoIterator<Item = &'a String>) -> Vec<(String, String)> {
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let c = crate::style::variant(i);
+            (name.clone(), format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2))
+        })
+        .collect()
+}
+
+/// Tags every element of `svg` drawn in a variant's colour with its class (`v0`, `v1`, ...) and
+/// a `<title>` naming it. Variants past the eighth share a colour, and so a class and a title,
+/// with an earlier one.
+fn tag_variants(svg: &str, variants: &[(String, String)]) -> String {
+    let mut out = String::with_capacity(svg.len() * 11 / 10);
+    for line in svg.split_inclusive('\n') {
+        let trimmed = line.trim_end();
+        let shape = [
+            "<polyline ",
+            "<path ",
+            "<rect ",
+            "<circle ",
+            "<polygon ",
+            "<line ",
+        ]
+        .iter()
+        .any(|p| trimmed.starts_with(p));
+        let found = shape.then(|| {
+            variants.iter().position(|(_, c)| {
+                trimmed.contains(&format!("stroke=\"{c}\""))
+                    || trimmed.contains(&format!("fill=\"{c}\""))
+            })
+        });
+        match (found.flatten(), trimmed.strip_suffix("/>")) {
+            (Some(i), Some(open)) => {
+                let tag = &open[1..open.find(' ').unwrap_or(1)];
+                let names: Vec<&str> = variants
+                    .iter()
+                    .skip(i)
+                    .step_by(crate::style::VARIANTS.len())
+                    .map(|(n, _)| n.as_str())
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "{open} class=\"v{i}\"><title>{}</title></{tag}>",
+                    escape(&names.join(", "))
+                );
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// The variant buttons, and the CSS that hides a variant whose button is off.
+fn toggles(variants: &[(String, String)]) -> (String, String) {
+    let n = variants.len().min(crate::style::VARIANTS.len());
+    let mut b = String::from(
+        "<section id=\"variant-toggles\">\n<p>Variants (click one, or a line in a chart, to hide or show it in every chart; hover a line for its name):</p>\n<p>",
+    );
+    let mut css = String::new();
+    for (i, (name, colour)) in variants.iter().enumerate().take(n) {
+        let _ = write!(
+            b,
+            "<button type=\"button\" data-v=\"{i}\" aria-pressed=\"true\" onclick=\"rsToggle({i})\"><span class=\"sw\" style=\"background:{colour}\"></span>{}</button>",
+            escape(name)
+        );
+        let _ = write!(css, ".off-{i} svg .v{i}{{display:none}}");
+    }
+    b.push_str("</p>\n</section>\n");
+    (b, css)
 }
 
 /// An HTML table; the first column is left-aligned.
@@ -151,7 +249,7 @@ fn summary_rows(r: &RunReport) -> (Vec<String>, Vec<Vec<String>>) {
                 v.name.clone(),
                 short(s.intents as f64),
                 short(s.attempts as f64),
-                format!("{:.2}x", s.amplification),
+                crate::fmt::times(s.amplification),
                 short(s.peak_arrivals as f64),
                 short(s.peak_retries as f64),
                 short(s.succeeded as f64),
@@ -246,15 +344,18 @@ pub fn model_report(m: &ModelReport) -> Result<String, ReportError> {
     } else {
         ""
     };
+    let colours = variant_colours(r.variants.iter().map(|v| &v.name));
+    let (buttons, css) = toggles(&colours);
+    b.push_str(&buttons);
     b.push_str(&figure(
         "load-chart",
         &format!("Arrivals at the server{charts_note}"),
-        &crate::load_chart_with(r, &m.load)?,
+        &tag_variants(&crate::load_chart_with(r, &m.load)?, &colours),
     ));
     b.push_str(&figure(
         "cdf-chart",
         &format!("Completion time CDF{charts_note}"),
-        &crate::cdf_chart(r)?,
+        &tag_variants(&crate::cdf_chart(r)?, &colours),
     ));
     b.push_str(&figure(
         "outcome-chart",
@@ -266,7 +367,7 @@ pub fn model_report(m: &ModelReport) -> Result<String, ReportError> {
         b.push_str(&figure(
             "tiers-chart",
             &format!("Arrivals at each tier of the request path{charts_note}"),
-            &crate::tiers_chart(r)?,
+            &tag_variants(&crate::tiers_chart(r)?, &colours),
         ));
     }
 
@@ -275,7 +376,12 @@ pub fn model_report(m: &ModelReport) -> Result<String, ReportError> {
         "<section id=\"model\">\n<h2>Model</h2>\n<pre>{}</pre>\n</section>",
         escape(m.text)
     );
-    Ok(page(&format!("retrystorm: {}", r.model), &b))
+    Ok(page_with(
+        &format!("retrystorm: {}", r.model),
+        &b,
+        &css,
+        SCRIPT,
+    ))
 }
 
 /// The report of a sweep: the aggregated table and the sweep chart of `metric`.
@@ -323,14 +429,62 @@ pub fn sweep_report(
         escape(&header.model_hash),
         escape(&cmd.join(" "))
     );
+    let colours = variant_colours(&header.grid.variants);
+    let (buttons, css) = toggles(&colours);
+    b.push_str(&buttons);
     b.push_str(&figure(
         "sweep-chart",
         &format!("{} by parameter", crate::fmt::metric_label(metric, None)),
-        &sweep_chart(header, rows, metric)?,
+        &tag_variants(&sweep_chart(header, rows, metric)?, &colours),
     ));
     b.push_str("<section id=\"sweep-table\">\n<h2>Results per point</h2>\n");
     let (h, c) = sweep_rows(header, rows, metric);
     b.push_str(&table("sweep-results", &h, &c));
     b.push_str("</section>\n");
-    Ok(page(&format!("retrystorm sweep: {}", header.model), &b))
+    Ok(page_with(
+        &format!("retrystorm sweep: {}", header.model),
+        &b,
+        &css,
+        SCRIPT,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two() -> Vec<(String, String)> {
+        vec![
+            ("no-jitter".into(), "#4E79A7".into()),
+            ("a<b".into(), "#F28E2B".into()),
+        ]
+    }
+
+    #[test]
+    fn variant_elements_get_a_class_and_a_title() {
+        let svg = "<svg>\n<rect x=\"0\" fill=\"#FFFFFF\"/>\n<polyline fill=\"none\" stroke=\"#F28E2B\" points=\"1,2\"/>\n<circle cx=\"1\" fill=\"#4E79A7\"/>\n<text fill=\"#4E79A7\">\nx\n</text>\n</svg>\n";
+        let out = tag_variants(svg, &two());
+        assert!(out.contains("<rect x=\"0\" fill=\"#FFFFFF\"/>"), "{out}");
+        assert!(out.contains(
+            "<polyline fill=\"none\" stroke=\"#F28E2B\" points=\"1,2\" class=\"v1\"><title>a&lt;b</title></polyline>"
+        ));
+        assert!(out.contains(
+            "<circle cx=\"1\" fill=\"#4E79A7\" class=\"v0\"><title>no-jitter</title></circle>"
+        ));
+        assert!(
+            out.contains("<text fill=\"#4E79A7\">"),
+            "text stays as it is"
+        );
+    }
+
+    #[test]
+    fn toggles_have_a_button_and_a_rule_per_variant() {
+        let (html, css) = toggles(&two());
+        assert_eq!(html.matches("<button").count(), 2);
+        assert!(html.contains("a&lt;b"));
+        assert_eq!(
+            css,
+            ".off-0 svg .v0{display:none}.off-1 svg .v1{display:none}"
+        );
+    }
 }

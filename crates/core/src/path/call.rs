@@ -12,6 +12,7 @@ use crate::policy::Class;
 use crate::policy::hedge::Pending;
 use crate::rng::{Purpose, Stream, mix64};
 use crate::time::{Duration, Time};
+use crate::trace::{Step, TraceEvent};
 
 pub(super) const NO_KEY: u16 = u16::MAX;
 const NO_BACKOFF: u64 = crate::backoff::NO_STATE;
@@ -137,6 +138,43 @@ pub(crate) struct Inner {
 #[inline]
 pub(super) fn child_path(path: u64, attempt: u16) -> u64 {
     mix64(path ^ (u64::from(attempt) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+impl PathSim<'_> {
+    /// Traces one step of call `c`'s attempt `attempt` (its hop is the tier it sends to); a
+    /// branch on `None` when tracing is off.
+    #[inline(always)]
+    pub(super) fn note_k<const I: bool>(
+        &mut self,
+        now: Time,
+        c: CallRef,
+        attempt: u16,
+        step: Step,
+        class: Option<Class>,
+    ) {
+        if self.trace.is_some() {
+            self.note_slow::<I>(now, c, attempt, step, class, None);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn note_slow<const I: bool>(
+        &mut self,
+        now: Time,
+        c: CallRef,
+        attempt: u16,
+        step: Step,
+        class: Option<Class>,
+        delay: Option<Duration>,
+    ) {
+        let mut ev = TraceEvent::new(now, self.id_k::<I>(c), self.hop_k::<I>(c), attempt, step);
+        ev.class = class;
+        ev.delay_ns = delay.map(|d| d.0);
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.record(ev);
+        }
+    }
 }
 
 impl PathSim<'_> {
@@ -419,6 +457,7 @@ impl PathSim<'_> {
         self.live += 1;
         self.c.intents += 1;
         self.hops[0].n.received += 1;
+        self.note_k::<false>(now, CallRef::top(slot), 0, Step::Start, None);
         self.send_k::<false>(now, CallRef::top(slot));
     }
 
@@ -547,10 +586,12 @@ impl PathSim<'_> {
                 },
             );
         }
+        self.note_k::<I>(now, c, attempt, Step::Send, None);
         let id = self.id_k::<I>(c);
         let index = self.index_k::<I>(c, attempt);
         if loss > 0.0 && self.stream(id, Purpose::RequestLoss, index).bernoulli(loss) {
             self.hops[h].n.requests_lost += 1;
+            self.note_k::<I>(now, c, attempt, Step::RequestLost, None);
             if notice == LossNotice::Error {
                 self.call_sees_k::<I>(now, c, attempt, Class::Connection, None);
             }
@@ -601,6 +642,7 @@ impl PathSim<'_> {
         } else {
             let h = self.hop_k::<I>(c);
             self.hops[h].n.late_responses += 1;
+            self.note_k::<I>(now, c, attempt, Step::LateReply, Some(outcome.class()));
         }
         self.maybe_free_k::<I>(c);
     }
@@ -665,6 +707,7 @@ impl PathSim<'_> {
         class: Class,
         retry_after: Option<Duration>,
     ) {
+        self.note_k::<I>(now, c, attempt, Step::Result, Some(class));
         let h = self.hop_k::<I>(c);
         let client = self.client_k::<I>(c);
         let cost = self.lp_k::<I>(c).retry_cost;
@@ -884,12 +927,23 @@ impl PathSim<'_> {
             l.key_gen = l.key_gen.wrapping_add(1) % NO_KEY;
         }
         let epoch = l.epoch;
+        if self.trace.is_some() {
+            self.note_slow::<I>(now, c, attempts, Step::Backoff, None, Some(delay));
+        }
         self.queue.push(now + delay, Event::Send { call: c, epoch });
     }
 
     /// The call is over: a top call records the intent's completion; an inner call's answer
     /// becomes its tier's answer to the request it serves.
     fn settle_k<const I: bool>(&mut self, now: Time, c: CallRef, how: Settled, class: Class) {
+        let attempts = self.lp_k::<I>(c).attempts;
+        self.note_k::<I>(
+            now,
+            c,
+            attempts.saturating_sub(1),
+            Step::Settled,
+            Some(class),
+        );
         let l = self.lp_mut_k::<I>(c);
         l.settled = how;
         l.pending.clear();
@@ -955,6 +1009,14 @@ impl PathSim<'_> {
         let t = &self.tops[slot];
         if t.lp.settled == Settled::No || t.in_flight > 0 {
             return;
+        }
+        if let Some(tr) = self.trace.as_deref_mut() {
+            tr.finalise(
+                self.queue.now(),
+                t.id,
+                t.lp.settled == Settled::Success,
+                t.applied,
+            );
         }
         match t.applied {
             0 => self.c.lost += 1,

@@ -37,6 +37,7 @@ use crate::queue::EventQueue;
 use crate::rng::{Purpose, Stream};
 use crate::summary::VariantResult;
 use crate::time::{Duration, Time};
+use crate::trace::{TraceLog, TraceOptions, Tracer};
 use call::{CallRef, Inner, Top};
 use spec::PathSpec;
 use store::Store;
@@ -191,6 +192,8 @@ pub struct PathSim<'m> {
     successes: Completions,
     c: Counters,
     events: u64,
+    /// `--trace`: records a few intents' steps; `None` (one check per step) when off.
+    trace: Option<Box<Tracer>>,
 }
 
 /// Asks the CPU to start loading `x`'s cache line; a hint with no effect on results.
@@ -333,6 +336,7 @@ impl<'m> PathSim<'m> {
             successes: Completions::default(),
             c: Counters::default(),
             events: 0,
+            trace: None,
         };
         // Capacity changes at the edges of each drop window (pushed first: they pop first).
         for (t, s) in sim.spec.tiers.iter().enumerate() {
@@ -353,6 +357,24 @@ impl<'m> PathSim<'m> {
         let r = engine::drive(&mut self, model, progress);
         self.events = r.events;
         self.finish(name, r.end, r.ended)
+    }
+
+    /// [`PathSim::run`] with a tracer: the same result (the tracer only reads), and the trace.
+    pub fn run_traced(
+        mut self,
+        name: &str,
+        progress: &mut dyn FnMut(Time),
+        opt: TraceOptions,
+    ) -> (VariantResult, TraceLog) {
+        self.trace = Some(Box::new(Tracer::new(opt)));
+        let model = self.model;
+        let r = engine::drive(&mut self, model, progress);
+        self.events = r.events;
+        let log = self
+            .trace
+            .take()
+            .map_or_else(TraceLog::default, |t| t.finish());
+        (self.finish(name, r.end, r.ended), log)
     }
 
     fn handle(&mut self, now: Time, ev: Event) {

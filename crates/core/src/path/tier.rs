@@ -17,6 +17,7 @@ use crate::policy::Class;
 use crate::policy::ratelimit::{RetryAfter, TokenBucket, whole_seconds};
 use crate::rng::Purpose;
 use crate::time::{Duration, Time};
+use crate::trace::Step;
 use std::collections::VecDeque;
 
 /// The answer a caller gets for one attempt.
@@ -180,6 +181,7 @@ impl PathSim<'_> {
     /// `arrive` for a request whose call is of a known kind (see `call.rs`).
     #[inline(always)]
     pub(super) fn arrive_k<const I: bool>(&mut self, now: Time, req: Request) {
+        self.note_k::<I>(now, req.call, req.attempt, Step::Arrive, None);
         let t = self.hop_k::<I>(req.call);
         if self.hops[t].contention {
             return self.read(now, req);
@@ -246,6 +248,7 @@ impl PathSim<'_> {
                 // Held without work and never answered: only the caller's timeout ends the
                 // attempt, and the request is gone from the path (like a silent loss).
                 ts.n.hung += 1;
+                self.note_k::<I>(now, req.call, req.attempt, Step::Dropped, None);
                 return self.release_k::<I>(req.call);
             }
             ts.n.rejected += 1;
@@ -326,6 +329,7 @@ impl PathSim<'_> {
         // (The first is the one-tier form of the second.)
         if drop && !self.chain_alive_k::<I>(req.call, req.attempt) {
             self.tiers[t].n.dropped_expired += 1;
+            self.note_k::<I>(now, req.call, req.attempt, Step::Dropped, None);
             return self.release_k::<I>(req.call);
         }
         if t == self.bottom
@@ -355,6 +359,8 @@ impl PathSim<'_> {
             service = service.saturating_mul_f64(1.0 + s.slowdown * ts.busy as f64);
         }
         req.service = service;
+        self.note_k::<I>(now, req.call, req.attempt, Step::Serve, None);
+        let ts = &mut self.tiers[t];
         ts.busy += 1;
         ts.set_levels(now);
         let job = match ts.free_jobs.pop() {
@@ -441,6 +447,7 @@ impl PathSim<'_> {
             let top = self.top_of_k::<I>(req.call);
             self.tops[top].applied += 1;
             self.c.effects += 1;
+            self.note_k::<I>(now, req.call, req.attempt, Step::Applied, None);
         }
         let ts = &mut self.tiers[t];
         ts.free_jobs.push(job);
@@ -485,6 +492,13 @@ impl PathSim<'_> {
         outcome: Outcome,
         retry_after: Option<Duration>,
     ) {
+        self.note_k::<I>(
+            now,
+            req.call,
+            req.attempt,
+            Step::Respond,
+            Some(outcome.class()),
+        );
         let net = &self.spec.hops[t].network;
         let (loss, lat) = (net.response_loss, net.response_latency());
         let id = self.id_k::<I>(req.call);
@@ -495,6 +509,7 @@ impl PathSim<'_> {
                 .bernoulli(loss)
         {
             self.hops[t].n.responses_lost += 1;
+            self.note_k::<I>(now, req.call, req.attempt, Step::ResponseLost, None);
             return self.release_k::<I>(req.call);
         }
         let retry_after_ms = to_retry_after_ms(retry_after);

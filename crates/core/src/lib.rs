@@ -73,6 +73,7 @@ pub mod preset;
 pub mod queue;
 pub mod rng;
 pub mod schema;
+pub mod shedding;
 pub mod stats;
 pub mod summary;
 pub mod sweep;

@@ -110,7 +110,7 @@ fn check_invariants(what: &str, s: &Summary) {
     for t in &s.tiers {
         // Every arrival is refused, dropped, served, or answered by the store (last tier).
         assert!(
-            t.served + t.rejected + t.dropped_expired <= t.arrivals,
+            t.served + t.rejected + t.dropped_expired + t.shed <= t.arrivals,
             "{what}: {t:?}"
         );
         assert!(

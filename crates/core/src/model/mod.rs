@@ -14,6 +14,7 @@ use crate::policy::hedge::HedgeConfig;
 use crate::policy::ratelimit::{RateLimitConfig, RetryAfter};
 use crate::policy::recovery::RecoveryConfig;
 use crate::policy::{Class, Scope};
+use crate::shedding::SheddingConfig;
 use crate::time::{Duration, Time};
 pub use crate::time::{Rate, Window};
 
@@ -375,6 +376,9 @@ impl<'de> Deserialize<'de> for FailMode {
 pub enum Discipline {
     Fifo,
     Lifo,
+    /// Fail at Scale's adaptive LIFO: first in, first out, but newest first while the queue
+    /// has not been empty for the last `shedding.interval` (a queue is building).
+    AdaptiveLifo,
 }
 
 /// Where a crash fault strikes inside the handler.
@@ -466,6 +470,10 @@ pub struct Server {
     /// AWS blog's contention model, `docs/layered.md`): an attempt reads the version, then writes
     /// if it is unchanged, else gets a 409. Last tier only.
     pub contention: bool,
+    /// Adaptive shedding at dequeue (`[server.shedding]`, [`crate::shedding`]): CoDel drops
+    /// requests that queued too long, answered as `shed_answer` says.
+    #[serde(skip_serializing_if = "SheddingConfig::is_default")]
+    pub shedding: SheddingConfig,
 }
 
 /// A window `[from, to)` in which the server answers no arrival with service: `{ from, to }`
@@ -556,6 +564,7 @@ impl Default for Server {
             capacity_drops: Vec::new(),
             rate_limit: RateLimitConfig::default(),
             contention: false,
+            shedding: SheddingConfig::default(),
         }
     }
 }

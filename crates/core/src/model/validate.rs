@@ -157,6 +157,7 @@ fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
         ));
     }
     probability(&at("client_error"), s.client_error)?;
+    s.shedding.validate(&at("shedding"))?;
     for (i, d) in s.capacity_drops.iter().enumerate() {
         if d.to <= d.from {
             return Err(invalid(
@@ -204,6 +205,7 @@ fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
             ("rate_limit", s.rate_limit.enabled()),
             ("drop_expired", s.drop_expired),
             ("contention", s.contention),
+            ("shedding", !s.shedding.is_default()),
         ];
         if let Some((field, _)) = inert.iter().find(|(_, set)| *set) {
             return Err(invalid(

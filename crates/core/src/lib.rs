@@ -78,6 +78,7 @@ pub mod stats;
 pub mod summary;
 pub mod sweep;
 pub mod time;
+pub mod trace;
 pub mod tune;
 
 /// Runs one resolved model with `seed`: the single entry point every front end calls. `progress` is called now and then with the simulated clock.

@@ -99,6 +99,9 @@ pub enum WorkloadKind {
     /// the version, write if unchanged), retrying conflicts: the AWS Architecture Blog's
     /// "Exponential Backoff And Jitter" model, run by [`crate::occ`].
     Contention,
+    /// Production traffic replay: one intent per row of the `trace` file (CSV or JSON Lines of
+    /// timestamps, [`crate::trace`]), `speed` times as fast.
+    Trace,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
@@ -123,8 +126,22 @@ pub struct Workload {
     pub think: Dist,
     /// open: client processes the arrivals come from (round-robin by arrival number); the unit
     /// of `scope = "client"` budgets, breakers and rate limits. Burst: each client is one process;
-    /// closed: each worker.
+    /// closed: each worker; trace: each `class`, or `processes` round-robin without classes.
     pub processes: u64,
+    /// trace: the file of arrivals, relative to the model file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// trace: replay speed; 2.0 replays the trace in half the time (twice the load).
+    #[serde(skip_serializing_if = "is_one")]
+    pub speed: f64,
+    /// trace: the parsed arrivals, filled in by the loader from `trace` (the core reads no file).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub replay: std::sync::Arc<crate::trace::Trace>,
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
 }
 
 impl Workload {
@@ -162,6 +179,9 @@ impl Default for Workload {
             intents: 0,
             think: Dist::default(),
             processes: 1,
+            trace: None,
+            speed: 1.0,
+            replay: Default::default(),
         }
     }
 }
@@ -793,6 +813,7 @@ impl Model {
             WorkloadKind::Burst | WorkloadKind::Contention => Some(self.workload.clients),
             WorkloadKind::Closed => Some(self.workload.intents),
             WorkloadKind::Open => (self.workload.intents > 0).then_some(self.workload.intents),
+            WorkloadKind::Trace => Some(self.workload.replay.arrivals.len() as u64),
         }
     }
 }

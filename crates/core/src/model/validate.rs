@@ -368,6 +368,29 @@ impl Model {
                     ));
                 }
             }
+            WorkloadKind::Trace => {
+                if w.trace.as_deref().is_none_or(|t| t.trim().is_empty()) {
+                    return Err(invalid(
+                        "workload.trace",
+                        "kind = \"trace\" needs the file of arrivals: workload.trace = \"FILE\" (CSV or JSON Lines, relative to the model file)",
+                    ));
+                }
+            }
+        }
+        if w.kind != WorkloadKind::Trace && w.trace.is_some() {
+            return Err(invalid(
+                "workload.trace",
+                "has no effect unless workload.kind = \"trace\"",
+            ));
+        }
+        if !(w.speed.is_finite() && w.speed > 0.0) {
+            return Err(invalid(
+                "workload.speed",
+                format!(
+                    "must be a finite number > 0 (2.0 replays twice as fast), got {}",
+                    w.speed
+                ),
+            ));
         }
         if w.processes == 0 {
             return Err(invalid("workload.processes", "must be at least 1"));
@@ -392,6 +415,7 @@ impl Model {
             WorkloadKind::Burst | WorkloadKind::Contention => self.workload.clients,
             WorkloadKind::Closed => self.workload.workers,
             WorkloadKind::Open => self.workload.processes,
+            WorkloadKind::Trace => self.workload.replay.processes(self.workload.processes),
         };
         if per_client && processes > MAX_POLICY_INSTANCES {
             return Err(invalid(

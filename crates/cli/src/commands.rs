@@ -75,6 +75,9 @@ pub fn renamed(args: &ModelArgs) -> Option<String> {
         })
 }
 
+/// The largest trace file a model may replay.
+const MAX_TRACE_BYTES: u64 = 1 << 30;
+
 /// Loads the model with its `--set` flags and `extra` overrides (a `--vary` point), and applies
 /// `--set name=`.
 pub fn load_with(
@@ -85,7 +88,17 @@ pub fn load_with(
 ) -> Result<Scenario, CliError> {
     let mut sets = overrides(args)?;
     sets.extend(extra.iter().cloned());
-    let resolve = |r: &str| crate::import::resolve_from(origin, r);
+    let resolve = |r: &str| match r.strip_prefix("trace:") {
+        // `workload.trace`: the file's text, relative to the model file; the core parses it.
+        Some(file) => {
+            let dir = std::path::Path::new(origin)
+                .parent()
+                .unwrap_or(std::path::Path::new(""));
+            crate::output::read_text(&dir.join(file), "the trace file", MAX_TRACE_BYTES)
+                .map_err(|e| e.to_string())
+        }
+        None => crate::import::resolve_from(origin, r),
+    };
     let mut s = load::load_resolved(origin, text, &sets, &resolve)?;
     for w in &s.warnings {
         warn_once(w);

@@ -57,6 +57,12 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
             WorkloadKind::Contention => format!("contention among {} clients", w.clients),
             WorkloadKind::Open => format!("open, {} requests/s", w.rate.0),
             WorkloadKind::Closed => format!("closed, {} workers, {} intents", w.workers, w.intents),
+            WorkloadKind::Trace => format!(
+                "trace {}, {} arrivals at {}x speed",
+                w.trace.as_deref().unwrap_or("?"),
+                w.replay.arrivals.len(),
+                w.speed
+            ),
         }
     ));
     facts.push(format!(

@@ -176,7 +176,12 @@ fn full_summary() -> Summary {
             expected_amplification: Some(0.0),
             ..Layered::default()
         }),
-        tiers: vec![TierSummary::default()],
+        // Counts a tier leaves out when zero (`hung`, `shed`) are metrics too.
+        tiers: vec![TierSummary {
+            hung: 1,
+            shed: 1,
+            ..TierSummary::default()
+        }],
         ..Summary::default()
     }) {
         Ok(Value::Table(t)) => t,
@@ -188,10 +193,14 @@ fn full_summary() -> Summary {
         if t.contains_key(*f) {
             continue;
         }
-        let mut with = t.clone();
-        with.insert((*f).to_string(), Value::Float(0.0));
-        if Value::Table(with.clone()).try_into::<Summary>().is_ok() {
-            t = with;
+        // An optional number (`recovery_ms`) or a count left out when zero (`shed`, as 1).
+        for zero in [Value::Float(0.0), Value::Integer(1)] {
+            let mut with = t.clone();
+            with.insert((*f).to_string(), zero);
+            if Value::Table(with.clone()).try_into::<Summary>().is_ok() {
+                t = with;
+                break;
+            }
         }
     }
     Value::Table(t).try_into().unwrap_or_default()

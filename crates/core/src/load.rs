@@ -381,6 +381,7 @@ pub fn load_resolved(
 
     let warnings = shadowed_variants(sets, &layers);
     let mut models = Vec::with_capacity(layers.len());
+    let mut traces = Vec::new();
     for (vi, overrides) in layers {
         let mut merged = table.clone();
         merge(&mut merged, overrides.clone());
@@ -432,6 +433,11 @@ pub fn load_resolved(
         model
             .validate()
             .map_err(|Invalid { path, message }| locate(&path, message))?;
+        let mut model = model;
+        if model.workload.kind == crate::model::WorkloadKind::Trace {
+            model.workload.replay = replay(origin, &model, resolve, &mut traces)
+                .map_err(|e| e.unwrap_or_else(|m| locate("workload.trace", m)))?;
+        }
         models.push(model);
     }
     let base = models.remove(0);
@@ -465,6 +471,31 @@ pub fn load_resolved(
         expect_lines,
         warnings,
     })
+}
+
+/// The arrivals of a trace workload: `resolve("trace:FILE")` gives the file's text (the core
+/// reads no file), parsed once per file for all variants. Errors are the trace's own (file, line,
+/// column) or a message about `workload.trace`.
+fn replay(
+    origin: &str,
+    model: &Model,
+    resolve: crate::preset::Resolver<'_>,
+    cache: &mut Vec<(String, std::sync::Arc<crate::replay::Trace>)>,
+) -> Result<std::sync::Arc<crate::replay::Trace>, Result<LoadError, String>> {
+    let file = model.workload.trace.clone().unwrap_or_default();
+    if let Some((_, t)) = cache.iter().find(|(f, _)| *f == file) {
+        return Ok(t.clone());
+    }
+    let text = resolve(&format!("trace:{file}")).map_err(Err)?;
+    let shown = std::path::Path::new(origin)
+        .parent()
+        .unwrap_or(std::path::Path::new(""))
+        .join(&file);
+    let t = std::sync::Arc::new(
+        crate::replay::Trace::parse(&shown.display().to_string(), &text).map_err(Ok)?,
+    );
+    cache.push((file, t.clone()));
+    Ok(t)
 }
 
 /// One warning per override that replaces a key some variants set: the variants keep their

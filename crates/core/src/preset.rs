@@ -192,13 +192,13 @@ pub fn expand(scope: &mut Table, prefix: &str) -> Result<(), (String, String)> {
 /// Resolves a `retry.from` reference (`"envoy:route.yaml"`) to the model sections it stands for
 /// (`retry`, `budget`, `hedge`) as TOML text, or a message naming the imported file's field. The
 /// core does no I/O: the command line passes one that reads the file; [`no_files`] refuses
-/// every reference.
+/// every reference. `"trace:FILE"` (a `workload.trace`) asks for the file's text as it is.
 pub type Resolver<'a> = &'a dyn Fn(&str) -> Result<String, String>;
 
 /// The resolver of a loader without file access: every `retry.from` is refused.
 pub fn no_files(from: &str) -> Result<String, String> {
     Err(format!(
-        "{from:?}: this loader reads no files; `retry.from` is resolved by the retrystorm command"
+        "{from:?}: this loader reads no files; `retry.from` and `workload.trace` are resolved by the retrystorm command"
     ))
 }
 

@@ -121,9 +121,13 @@ pub struct Summary {
     /// 429 answers from the server's rate limiter (`docs/policies.md`, as all fields below).
     #[serde(default)]
     pub rate_limited: u64,
-    /// "Overloaded; don't retry" answers (counted in `rejected` too).
+    /// "Overloaded; don't retry" answers (counted in `rejected` or `shed` too).
     #[serde(default)]
     pub overloaded: u64,
+    /// Queued requests CoDel dropped at dequeue (`[server.shedding]`, every tier); absent
+    /// when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub shed: u64,
     /// Non-retryable 4xx answers.
     #[serde(default)]
     pub client_errors: u64,
@@ -209,6 +213,9 @@ pub struct TierSummary {
     pub hung: u64,
     /// Dropped before service because their caller had stopped waiting.
     pub dropped_expired: u64,
+    /// Dropped at dequeue by CoDel (`[server.shedding]`); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub shed: u64,
     /// Attempts to this tier whose caller timed out.
     pub timeouts: u64,
     /// Arrivals whose result could no longer reach the user (some caller above had stopped

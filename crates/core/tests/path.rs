@@ -1,7 +1,7 @@
 //! The one request path: every pair of features composes, the counts add up, and every section
 //! of the model reference either acts on every shipped model or is refused.
 
-use retrystorm_core::load::{Override, load};
+use retrystorm_core::load::{LoadError, Override, Scenario, load_resolved};
 use retrystorm_core::model::Model;
 use retrystorm_core::run_model;
 use retrystorm_core::summary::{Ended, Summary};
@@ -11,6 +11,18 @@ fn model(base: &str, sets: &[&str]) -> Result<Model, String> {
     load("m.toml", base, &sets)
         .map(|s| s.base)
         .map_err(|e| e.to_string())
+}
+
+/// Loads a shipped model; a `workload.trace` is read from `models/` as the command line does.
+fn load(name: &str, text: &str, sets: &[Override]) -> Result<Scenario, LoadError> {
+    let resolve = |r: &str| match r.strip_prefix("trace:") {
+        Some(f) => std::fs::read_to_string(
+            std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models")).join(f),
+        )
+        .map_err(|e| e.to_string()),
+        None => Err(format!("{r}: not a trace")),
+    };
+    load_resolved(&format!("{name}.toml"), text, sets, &resolve)
 }
 
 fn run(m: &Model, seed: u64) -> Summary {
@@ -110,7 +122,7 @@ fn check_invariants(what: &str, s: &Summary) {
     for t in &s.tiers {
         // Every arrival is refused, dropped, served, or answered by the store (last tier).
         assert!(
-            t.served + t.rejected + t.dropped_expired <= t.arrivals,
+            t.served + t.rejected + t.dropped_expired + t.shed <= t.arrivals,
             "{what}: {t:?}"
         );
         assert!(

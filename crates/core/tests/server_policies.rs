@@ -225,3 +225,101 @@ fn breaker_timers_act_on_a_run() {
     .unwrap_err();
     assert!(e.contains("breaker.max_wait_in_half_open"), "{e}");
 }
+
+/// Ten workers at 10 ms (1000/s) offered 1300/s for 5 s: a backlog that FIFO serves in order.
+const OVERLOAD: &str = r#"
+horizon = "30s"
+[workload]
+kind = "open"
+rate = "1300/s"
+intents = 6500
+[retry]
+max_attempts = 3
+base = "100ms"
+cap = "2s"
+[server]
+capacity = 10
+service = "10ms"
+"#;
+
+#[test]
+fn codel_sheds_at_dequeue_and_keeps_successes_fast() {
+    let fifo = run(&model(OVERLOAD, &[]).unwrap());
+    let codel = run(&model(OVERLOAD, &[r#"server.shedding.kind="codel""#]).unwrap());
+    // The FIFO backlog reaches 5 s x 300/s = 1500 requests, 1.5 s of work.
+    assert_eq!((fifo.shed, fifo.succeeded), (0, 6500));
+    assert!(fifo.success_ms.p99 > 1000.0, "{}", fifo.success_ms.p99);
+    // CoDel drops whatever waited over 2 x 5 ms once the queue stood above 5 ms for 100 ms.
+    assert!(codel.shed > 0 && codel.tiers[0].shed == codel.shed);
+    assert!(codel.success_ms.p99 < 400.0, "{}", codel.success_ms.p99);
+    // Every arrival is served or shed; shed requests got a 503 and some were retried.
+    let t = &codel.tiers[0];
+    assert_eq!(t.served + t.shed + t.rejected, t.arrivals);
+    assert!(codel.retries > 0 && codel.succeeded + codel.failed == codel.intents);
+    // The wait of a request that was served is bounded by the slough timeout (plus the
+    // interval it takes CoDel to notice).
+    assert!(t.mean_wait_ms < 100.0, "{}", t.mean_wait_ms);
+}
+
+#[test]
+fn shedding_with_a_longer_target_sheds_less() {
+    let short = run(&model(OVERLOAD, &[r#"server.shedding.kind="codel""#]).unwrap());
+    let long = run(&model(
+        OVERLOAD,
+        &[
+            r#"server.shedding.kind="codel""#,
+            r#"server.shedding.target="50ms""#,
+            r#"server.shedding.interval="500ms""#,
+        ],
+    )
+    .unwrap());
+    assert!(long.shed < short.shed, "{} vs {}", long.shed, short.shed);
+    assert!(long.success_ms.p99 > short.success_ms.p99);
+}
+
+#[test]
+fn shed_requests_get_the_servers_shed_answer() {
+    let m = model(
+        OVERLOAD,
+        &[
+            r#"server.shedding.kind="codel""#,
+            r#"server.shed_answer="overloaded""#,
+        ],
+    )
+    .unwrap();
+    let s = run(&m);
+    // "Overloaded; don't retry": never retried, so each shed request is a failed intent.
+    assert!(s.shed > 0);
+    assert_eq!((s.overloaded, s.failed, s.retries), (s.shed, s.shed, 0));
+}
+
+#[test]
+fn adaptive_lifo_serves_newest_first_once_the_queue_stands() {
+    let fifo = run(&model(OVERLOAD, &[]).unwrap());
+    let lifo = run(&model(OVERLOAD, &[r#"server.discipline="adaptive-lifo""#]).unwrap());
+    // The same requests are served (nothing is shed); most wait little, a few wait for the
+    // backlog to drain.
+    assert_eq!(lifo.succeeded, fifo.succeeded);
+    assert!(lifo.success_ms.p50 < fifo.success_ms.p50 / 2.0);
+    assert!(lifo.success_ms.max >= fifo.success_ms.p99);
+    // Below the overload, the queue never stands for 100 ms: exactly FIFO.
+    let calm = |d: &str| {
+        run(&model(
+            OVERLOAD,
+            &["workload.rate=700/s", &format!("server.discipline={d:?}")],
+        )
+        .unwrap())
+    };
+    assert_eq!(calm("fifo"), calm("adaptive-lifo"));
+}
+
+#[test]
+fn bad_shedding_settings_name_the_field() {
+    let e = model(OVERLOAD, &[r#"server.shedding.interval="1ms""#]).unwrap_err();
+    assert!(e.contains("server.shedding.interval"), "{e}");
+    assert!(e.contains("longer than server.shedding.target"), "{e}");
+    let e = model(OVERLOAD, &[r#"server.shedding.kind="red""#]).unwrap_err();
+    assert!(e.contains("server.shedding.kind"), "{e}");
+    let e = model(OVERLOAD, &[r#"server.shedding.targett="1ms""#]).unwrap_err();
+    assert!(e.contains("did you mean `target`"), "{e}");
+}

@@ -14,6 +14,7 @@ use crate::policy::hedge::HedgeConfig;
 use crate::policy::ratelimit::{RateLimitConfig, RetryAfter};
 use crate::policy::recovery::RecoveryConfig;
 use crate::policy::{Class, Scope};
+use crate::shedding::SheddingConfig;
 use crate::time::{Duration, Time};
 pub use crate::time::{Rate, Window};
 
@@ -98,6 +99,9 @@ pub enum WorkloadKind {
     /// the version, write if unchanged), retrying conflicts: the AWS Architecture Blog's
     /// "Exponential Backoff And Jitter" model, run by [`crate::occ`].
     Contention,
+    /// Production traffic replay: one intent per row of the `trace` file (CSV or JSON Lines of
+    /// timestamps, [`crate::trace`]), `speed` times as fast.
+    Trace,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
@@ -122,8 +126,22 @@ pub struct Workload {
     pub think: Dist,
     /// open: client processes the arrivals come from (round-robin by arrival number); the unit
     /// of `scope = "client"` budgets, breakers and rate limits. Burst: each client is one process;
-    /// closed: each worker.
+    /// closed: each worker; trace: each `class`, or `processes` round-robin without classes.
     pub processes: u64,
+    /// trace: the file of arrivals, relative to the model file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// trace: replay speed; 2.0 replays the trace in half the time (twice the load).
+    #[serde(skip_serializing_if = "is_one")]
+    pub speed: f64,
+    /// trace: the parsed arrivals, filled in by the loader from `trace` (the core reads no file).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub replay: std::sync::Arc<crate::replay::Trace>,
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
 }
 
 impl Workload {
@@ -161,6 +179,9 @@ impl Default for Workload {
             intents: 0,
             think: Dist::default(),
             processes: 1,
+            trace: None,
+            speed: 1.0,
+            replay: Default::default(),
         }
     }
 }
@@ -375,6 +396,9 @@ impl<'de> Deserialize<'de> for FailMode {
 pub enum Discipline {
     Fifo,
     Lifo,
+    /// Fail at Scale's adaptive LIFO: first in, first out, but newest first while the queue
+    /// has not been empty for the last `shedding.interval` (a queue is building).
+    AdaptiveLifo,
 }
 
 /// Where a crash fault strikes inside the handler.
@@ -466,6 +490,10 @@ pub struct Server {
     /// AWS blog's contention model, `docs/layered.md`): an attempt reads the version, then writes
     /// if it is unchanged, else gets a 409. Last tier only.
     pub contention: bool,
+    /// Adaptive shedding at dequeue (`[server.shedding]`, [`crate::shedding`]): CoDel drops
+    /// requests that queued too long, answered as `shed_answer` says.
+    #[serde(skip_serializing_if = "SheddingConfig::is_default")]
+    pub shedding: SheddingConfig,
 }
 
 /// A window `[from, to)` in which the server answers no arrival with service: `{ from, to }`
@@ -556,6 +584,7 @@ impl Default for Server {
             capacity_drops: Vec::new(),
             rate_limit: RateLimitConfig::default(),
             contention: false,
+            shedding: SheddingConfig::default(),
         }
     }
 }
@@ -784,6 +813,7 @@ impl Model {
             WorkloadKind::Burst | WorkloadKind::Contention => Some(self.workload.clients),
             WorkloadKind::Closed => Some(self.workload.intents),
             WorkloadKind::Open => (self.workload.intents > 0).then_some(self.workload.intents),
+            WorkloadKind::Trace => Some(self.workload.replay.arrivals.len() as u64),
         }
     }
 }

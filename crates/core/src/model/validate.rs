@@ -157,6 +157,7 @@ fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
         ));
     }
     probability(&at("client_error"), s.client_error)?;
+    s.shedding.validate(&at("shedding"))?;
     for (i, d) in s.capacity_drops.iter().enumerate() {
         if d.to <= d.from {
             return Err(invalid(
@@ -204,6 +205,7 @@ fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
             ("rate_limit", s.rate_limit.enabled()),
             ("drop_expired", s.drop_expired),
             ("contention", s.contention),
+            ("shedding", !s.shedding.is_default()),
         ];
         if let Some((field, _)) = inert.iter().find(|(_, set)| *set) {
             return Err(invalid(
@@ -366,6 +368,29 @@ impl Model {
                     ));
                 }
             }
+            WorkloadKind::Trace => {
+                if w.trace.as_deref().is_none_or(|t| t.trim().is_empty()) {
+                    return Err(invalid(
+                        "workload.trace",
+                        "kind = \"trace\" needs the file of arrivals: workload.trace = \"FILE\" (CSV or JSON Lines, relative to the model file)",
+                    ));
+                }
+            }
+        }
+        if w.kind != WorkloadKind::Trace && w.trace.is_some() {
+            return Err(invalid(
+                "workload.trace",
+                "has no effect unless workload.kind = \"trace\"",
+            ));
+        }
+        if !(w.speed.is_finite() && w.speed > 0.0) {
+            return Err(invalid(
+                "workload.speed",
+                format!(
+                    "must be a finite number > 0 (2.0 replays twice as fast), got {}",
+                    w.speed
+                ),
+            ));
         }
         if w.processes == 0 {
             return Err(invalid("workload.processes", "must be at least 1"));
@@ -390,6 +415,7 @@ impl Model {
             WorkloadKind::Burst | WorkloadKind::Contention => self.workload.clients,
             WorkloadKind::Closed => self.workload.workers,
             WorkloadKind::Open => self.workload.processes,
+            WorkloadKind::Trace => self.workload.replay.processes(self.workload.processes),
         };
         if per_client && processes > MAX_POLICY_INSTANCES {
             return Err(invalid(

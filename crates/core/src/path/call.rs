@@ -431,6 +431,12 @@ impl PathSim<'_> {
             worker
         } else if w.kind == crate::model::WorkloadKind::Open {
             (id % w.processes.max(1)) as u32
+        } else if w.kind == crate::model::WorkloadKind::Trace {
+            // The row's class, or round-robin over `processes` without a class column.
+            match w.replay.classes.len() {
+                0 => (id % w.processes.max(1)) as u32,
+                _ => w.replay.arrivals[id as usize].class,
+            }
         } else {
             id as u32
         };

@@ -55,6 +55,8 @@ pub(crate) enum Event {
     Arrival,
     /// A closed-workload worker finished thinking.
     Think { worker: u32 },
+    /// Row `row` of a replayed trace arrives.
+    Replay { row: u32 },
     /// Backoff elapsed: the call sends its next attempt.
     Send { call: CallRef, epoch: u32 },
     /// A request reaches the tier its call sends to.
@@ -251,6 +253,7 @@ impl<'m> PathSim<'m> {
         let processes = match w.kind {
             WorkloadKind::Open => w.processes,
             WorkloadKind::Closed => w.workers,
+            WorkloadKind::Trace => w.replay.processes(w.processes),
             _ => w.clients,
         }
         .max(1) as usize;
@@ -390,6 +393,13 @@ impl<'m> PathSim<'m> {
                 self.next_id += 1;
                 self.start_intent(now, id, call::NO_WORKER);
                 self.schedule_next_arrival(now);
+            }
+            Event::Replay { row } => {
+                self.to_start -= 1;
+                let id = self.next_id;
+                self.next_id += 1;
+                self.start_intent(now, id, call::NO_WORKER);
+                self.schedule_replay(row + 1);
             }
             Event::Think { worker } => {
                 if self.to_start > 0 {

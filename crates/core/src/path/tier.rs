@@ -16,6 +16,7 @@ use crate::model::{
 use crate::policy::Class;
 use crate::policy::ratelimit::{RetryAfter, TokenBucket, whole_seconds};
 use crate::rng::Purpose;
+use crate::shedding::{Codel, SheddingKind};
 use crate::time::{Duration, Time};
 use crate::trace::Step;
 use std::collections::VecDeque;
@@ -98,6 +99,8 @@ pub(super) struct TierCounters {
     pub(super) dropped_expired: u64,
     pub(super) rate_limited: u64,
     pub(super) overloaded: u64,
+    /// Queued requests CoDel dropped at dequeue (`[server.shedding]`).
+    pub(super) shed: u64,
     pub(super) client_errors: u64,
     pub(super) crashes: u64,
     pub(super) work: u128,
@@ -112,6 +115,9 @@ pub(crate) struct TierState {
     concurrency_limit: u64,
     pub(super) busy: u64,
     waiting: VecDeque<Request>,
+    /// When the wait queue last went from empty to non-empty (adaptive LIFO).
+    queued_since: Time,
+    codel: Option<Codel>,
     pub(super) in_service: Vec<Request>,
     free_jobs: Vec<u32>,
     limiters: Vec<TokenBucket>,
@@ -134,6 +140,8 @@ impl TierState {
             concurrency_limit: s.concurrency_limit.0.unwrap_or(u64::MAX),
             busy: 0,
             waiting: VecDeque::new(),
+            queued_since: Time::ZERO,
+            codel: (s.shedding.kind == SheddingKind::Codel).then(|| Codel::new(&s.shedding)),
             in_service: Vec::new(),
             free_jobs: Vec::new(),
             limiters,
@@ -273,8 +281,16 @@ impl PathSim<'_> {
             return self.shed_k::<I>(now, t, req);
         }
         if ts.busy < ts.capacity && ts.waiting.is_empty() {
+            if let Some(c) = &mut ts.codel {
+                // Straight to a worker is a dequeue after no wait (every request goes through
+                // the queue in folly's executors): it feeds the interval's minimum delay.
+                c.should_drop(Duration::ZERO, now);
+            }
             self.begin_k::<I>(now, t, req);
         } else if (ts.waiting.len() as u64) < ts.queue_limit {
+            if ts.waiting.is_empty() {
+                ts.queued_since = now;
+            }
             ts.waiting.push_back(req);
             ts.set_levels(now);
         } else {
@@ -284,9 +300,24 @@ impl PathSim<'_> {
 
     /// Load shedding: a full queue or the concurrency limit refuses `req` at once.
     fn shed_k<const I: bool>(&mut self, now: Time, t: usize, req: Request) {
+        self.tiers[t].n.rejected += 1;
+        self.shed_answer_k::<I>(now, t, req);
+    }
+
+    /// CoDel drops `req` as it leaves the queue.
+    fn codel_drop(&mut self, now: Time, t: usize, req: Request) {
+        self.tiers[t].n.shed += 1;
+        if req.call.is_inner() {
+            self.shed_answer_k::<true>(now, t, req)
+        } else {
+            self.shed_answer_k::<false>(now, t, req)
+        }
+    }
+
+    /// What a shed request is told: `shed_answer`, with `retry_after` on a 503.
+    fn shed_answer_k<const I: bool>(&mut self, now: Time, t: usize, req: Request) {
         let s = &self.spec.tiers[t].server;
         let ts = &mut self.tiers[t];
-        ts.n.rejected += 1;
         if s.shed_answer == ShedAnswer::Overloaded {
             ts.n.overloaded += 1;
             return self.respond_k::<I>(now, t, req, Outcome::Overloaded, None);
@@ -304,20 +335,36 @@ impl PathSim<'_> {
         self.respond_k::<I>(now, t, req, Outcome::Unavailable, ra);
     }
 
-    /// Fills free workers from the wait queue.
+    /// Fills free workers from the wait queue; CoDel may drop what it takes out.
     pub(super) fn dispatch(&mut self, now: Time, t: usize) {
-        let discipline = self.spec.tiers[t].server.discipline;
+        let s = &self.spec.tiers[t].server;
+        let (discipline, interval) = (s.discipline, s.shedding.interval);
         loop {
             let ts = &mut self.tiers[t];
             if ts.busy >= ts.capacity {
                 break;
             }
-            let next = match discipline {
-                Discipline::Fifo => ts.waiting.pop_front(),
-                Discipline::Lifo => ts.waiting.pop_back(),
+            let newest_first = match discipline {
+                Discipline::Fifo => false,
+                Discipline::Lifo => true,
+                // "Not empty for the last interval": Fail at Scale's sign of a standing queue.
+                Discipline::AdaptiveLifo => {
+                    !ts.waiting.is_empty() && now.since(ts.queued_since) >= interval
+                }
+            };
+            let next = if newest_first {
+                ts.waiting.pop_back()
+            } else {
+                ts.waiting.pop_front()
             };
             let Some(req) = next else { break };
             ts.set_levels(now);
+            if let Some(c) = &mut ts.codel
+                && c.should_drop(now.since(req.arrived), now)
+            {
+                self.codel_drop(now, t, req);
+                continue;
+            }
             self.begin(now, t, req);
         }
     }

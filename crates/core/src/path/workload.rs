@@ -1,4 +1,5 @@
-//! Where intents come from: a burst, Poisson arrivals with a rate schedule, or closed loops.
+//! Where intents come from: a burst, Poisson arrivals with a rate schedule, closed loops, or a
+//! replayed trace.
 
 use super::{Event, PathSim};
 use crate::engine::BurstOrder;
@@ -26,6 +27,10 @@ impl PathSim<'_> {
                     .fold(0.0, f64::max);
                 self.schedule_next_arrival(Time::ZERO);
             }
+            WorkloadKind::Trace => {
+                self.to_start = w.replay.arrivals.len() as u64;
+                self.schedule_replay(0);
+            }
             WorkloadKind::Closed => {
                 self.to_start = w.intents;
                 for worker in 0..w.workers.min(w.intents) {
@@ -38,6 +43,20 @@ impl PathSim<'_> {
                 }
             }
         }
+    }
+
+    /// Schedules row `row` of the trace (one at a time: the queue holds one pending row).
+    pub(super) fn schedule_replay(&mut self, row: u32) {
+        let w = &self.model.workload;
+        let Some(a) = w.replay.arrivals.get(row as usize) else {
+            return;
+        };
+        let at = if w.speed == 1.0 {
+            a.at
+        } else {
+            Duration::from_nanos_f64(a.at.0 as f64 / w.speed)
+        };
+        self.queue.push(Time::ZERO + at, Event::Replay { row });
     }
 
     /// Non-homogeneous Poisson arrivals by thinning (Lewis and Shedler 1979).

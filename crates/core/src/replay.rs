@@ -1,0 +1,415 @@
+//! Production traffic replay (`workload.kind = "trace"`): arrival times read from an access log
+//! export, CSV or JSON Lines, parsed here from text the command line read (the core does no I/O).
+//!
+//! Each row is one intent: `timestamp` (required), `class` (optional: the caller the request came
+//! from, e.g. a client service; each distinct class is one client process, the unit of `scope =
+//! "client"` budgets, breakers and rate limits) and `key` (optional: the request's idempotency
+//! key, checked and counted, not yet used by the engine). A timestamp is a number of seconds
+//! (`1733280000.125`, epoch or relative) or a duration with a unit (`"1.5s"`, `"250ms"`); times
+//! are taken relative to the earliest one, in integer nanoseconds, and rows are replayed in time
+//! order (ties in file order). `workload.speed` divides the offsets: 2.0 replays the same traffic
+//! in half the time, twice the load. Any other column is refused, naming file, line and column.
+
+use crate::load::LoadError;
+use crate::time::Duration;
+
+/// One arrival of a trace: its offset from the trace's first timestamp and its caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceArrival {
+    /// Offset from the earliest timestamp, before `workload.speed`.
+    pub at: Duration,
+    /// Index into [`Trace::classes`], or 0 without a class column.
+    pub class: u32,
+}
+
+/// A parsed trace, sorted by time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Trace {
+    pub arrivals: Vec<TraceArrival>,
+    /// The distinct `class` values in order of first appearance (empty without the column).
+    pub classes: Vec<String>,
+    /// Distinct `key` values (0 without the column).
+    pub keys: u64,
+}
+
+/// The columns a trace may have.
+pub const COLUMNS: [&str; 3] = ["timestamp", "class", "key"];
+
+/// The most rows a trace may hold (one intent each).
+pub const MAX_ROWS: usize = crate::model::MAX_INTENTS as usize;
+
+impl Trace {
+    /// Parses `text`, JSON Lines when `origin` ends in `.jsonl` or `.ndjson` or the first
+    /// non-blank character is `{`, CSV with a header row otherwise. `origin` names the file in
+    /// errors.
+    pub fn parse(origin: &str, text: &str) -> Result<Trace, LoadError> {
+        let lower = origin.to_ascii_lowercase();
+        let jsonl = lower.ends_with(".jsonl")
+            || lower.ends_with(".ndjson")
+            || (!lower.ends_with(".csv") && text.trim_start().starts_with('{'));
+        let rows = if jsonl {
+            jsonl_rows(origin, text)?
+        } else {
+            csv_rows(origin, text)?
+        };
+        if rows.is_empty() {
+            return Err(err(
+                origin,
+                None,
+                None,
+                None,
+                "the trace has no rows".into(),
+            ));
+        }
+        if rows.len() > MAX_ROWS {
+            return Err(err(
+                origin,
+                None,
+                None,
+                None,
+                format!("{} rows; at most {MAX_ROWS}", rows.len()),
+            ));
+        }
+        let first = rows.iter().map(|r| r.ns).min().unwrap_or(0);
+        let mut classes: Vec<String> = Vec::new();
+        let mut keys: Vec<&str> = Vec::new();
+        let mut arrivals = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let class = match &r.class {
+                None => 0,
+                Some(c) => match classes.iter().position(|x| x == c) {
+                    Some(i) => i as u32,
+                    None => {
+                        classes.push(c.clone());
+                        (classes.len() - 1) as u32
+                    }
+                },
+            };
+            if let Some(k) = &r.key {
+                keys.push(k);
+            }
+            let at = u64::try_from(r.ns - first).unwrap_or(u64::MAX);
+            arrivals.push(TraceArrival {
+                at: Duration(at),
+                class,
+            });
+        }
+        if classes.len() as u64 > crate::model::MAX_POLICY_INSTANCES {
+            return Err(err(
+                origin,
+                None,
+                None,
+                Some("class"),
+                format!(
+                    "{} distinct classes; at most {} (each is a client process)",
+                    classes.len(),
+                    crate::model::MAX_POLICY_INSTANCES
+                ),
+            ));
+        }
+        // Stable: rows at the same time keep their file order.
+        arrivals.sort_by_key(|a| a.at);
+        keys.sort_unstable();
+        keys.dedup();
+        Ok(Trace {
+            arrivals,
+            classes,
+            keys: keys.len() as u64,
+        })
+    }
+
+    /// The client processes of the replay: one per class, or `processes` without classes.
+    pub fn processes(&self, processes: u64) -> u64 {
+        if self.classes.is_empty() {
+            processes.max(1)
+        } else {
+            self.classes.len() as u64
+        }
+    }
+}
+
+/// A row as read: nanoseconds since the epoch of the file's clock, and its optional columns.
+struct Row {
+    ns: i128,
+    class: Option<String>,
+    key: Option<String>,
+}
+
+fn err(
+    origin: &str,
+    line: Option<usize>,
+    column: Option<usize>,
+    field: Option<&str>,
+    message: String,
+) -> LoadError {
+    LoadError {
+        origin: origin.to_string(),
+        line,
+        column,
+        field: field.map(str::to_string),
+        message,
+    }
+}
+
+/// A timestamp in integer nanoseconds: decimal seconds (no float on the way) or a duration.
+fn timestamp_ns(text: &str) -> Result<i128, String> {
+    let s = text.trim();
+    let allowed = "a number of seconds (1733280000.125) or a duration with a unit (\"1.5s\")";
+    if s.is_empty() {
+        return Err(format!("empty; expected {allowed}"));
+    }
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, s),
+    };
+    let (whole, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    let is_num = |p: &str| p.chars().all(|c| c.is_ascii_digit());
+    let number = (!whole.is_empty() || !frac.is_empty()) && is_num(whole) && is_num(frac);
+    if number {
+        if frac.len() > 9 {
+            return Err(format!(
+                "{s:?} has more than 9 decimals (nanoseconds are the finest)"
+            ));
+        }
+        let w: i128 = if whole.is_empty() {
+            0
+        } else {
+            whole.parse().map_err(|_| format!("{s:?} is too large"))?
+        };
+        let f: i128 = if frac.is_empty() {
+            0
+        } else {
+            format!("{frac:0<9}").parse().unwrap_or(0)
+        };
+        let ns = w
+            .checked_mul(1_000_000_000)
+            .and_then(|x| x.checked_add(f))
+            .filter(|x| *x <= i128::from(u64::MAX))
+            .ok_or_else(|| format!("{s:?} is too large"))?;
+        return Ok(if neg { -ns } else { ns });
+    }
+    Duration::parse(s)
+        .map(|d| i128::from(d.0))
+        .map_err(|_| format!("{s:?}: expected {allowed}"))
+}
+
+fn csv_rows(origin: &str, text: &str) -> Result<Vec<Row>, LoadError> {
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let headers = r
+        .headers()
+        .map_err(|e| err(origin, Some(1), None, None, e.to_string()))?
+        .clone();
+    let mut idx = [None; 3];
+    for (i, h) in headers.iter().enumerate() {
+        match COLUMNS.iter().position(|c| *c == h) {
+            Some(k) if idx[k].is_some() => {
+                return Err(err(
+                    origin,
+                    Some(1),
+                    Some(csv_column(&headers, i)),
+                    Some(h),
+                    "a column may appear once".into(),
+                ));
+            }
+            Some(k) => idx[k] = Some(i),
+            None => {
+                let hint = crate::load::closest(h, &COLUMNS)
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_default();
+                return Err(err(
+                    origin,
+                    Some(1),
+                    Some(csv_column(&headers, i)),
+                    Some(h),
+                    format!(
+                        "unknown column; a trace has `timestamp` and optionally `class` and `key`{hint}"
+                    ),
+                ));
+            }
+        }
+    }
+    let Some(ts) = idx[0] else {
+        return Err(err(
+            origin,
+            Some(1),
+            Some(1),
+            None,
+            "the header row has no `timestamp` column (columns: timestamp, class, key)".into(),
+        ));
+    };
+    let mut rows = Vec::new();
+    for rec in r.records() {
+        let rec = rec.map_err(|e| {
+            let line = e.position().map(|p| p.line() as usize);
+            let msg = match e.kind() {
+                csv::ErrorKind::UnequalLengths {
+                    expected_len, len, ..
+                } => format!("{len} fields where the header has {expected_len}"),
+                _ => e.to_string(),
+            };
+            err(origin, line, None, None, msg)
+        })?;
+        let line = rec.position().map_or(0, |p| p.line() as usize);
+        let ns = timestamp_ns(&rec[ts]).map_err(|m| {
+            err(
+                origin,
+                Some(line),
+                Some(csv_column(&rec, ts)),
+                Some("timestamp"),
+                m,
+            )
+        })?;
+        let opt = |k: usize| idx[k].map(|i| rec[i].to_string()).filter(|s| !s.is_empty());
+        rows.push(Row {
+            ns,
+            class: opt(1),
+            key: opt(2),
+        });
+    }
+    Ok(rows)
+}
+
+/// The 1-based character column where field `i` of an unquoted record starts.
+fn csv_column(rec: &csv::StringRecord, i: usize) -> usize {
+    rec.iter()
+        .take(i)
+        .map(|f| f.chars().count() + 1)
+        .sum::<usize>()
+        + 1
+}
+
+fn jsonl_rows(origin: &str, text: &str) -> Result<Vec<Row>, LoadError> {
+    use serde_json::Value;
+    let mut rows = Vec::new();
+    for (n, raw) in text.lines().enumerate() {
+        let line = n + 1;
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let at = |e: &str| raw.find(&format!("\"{e}\"")).map(|c| c + 1);
+        let v: Value = serde_json::from_str(raw)
+            .map_err(|e| err(origin, Some(line), Some(e.column()), None, e.to_string()))?;
+        let Value::Object(o) = v else {
+            return Err(err(
+                origin,
+                Some(line),
+                Some(1),
+                None,
+                "expected one JSON object per line, e.g. {\"timestamp\": 1.5}".into(),
+            ));
+        };
+        if let Some(k) = o.keys().find(|k| !COLUMNS.contains(&k.as_str())) {
+            let hint = crate::load::closest(k, &COLUMNS)
+                .map(|c| format!("; did you mean `{c}`?"))
+                .unwrap_or_default();
+            return Err(err(
+                origin,
+                Some(line),
+                at(k),
+                Some(k),
+                format!(
+                    "unknown field; a trace row has `timestamp` and optionally `class` and `key`{hint}"
+                ),
+            ));
+        }
+        let ns = match o.get("timestamp") {
+            None => Err("missing; every row needs a timestamp".to_string()),
+            Some(Value::Number(x)) => timestamp_ns(&x.to_string()),
+            Some(Value::String(s)) => timestamp_ns(s),
+            Some(other) => Err(format!(
+                "expected a number of seconds or a duration string, got {other}"
+            )),
+        }
+        .map_err(|m| {
+            err(
+                origin,
+                Some(line),
+                at("timestamp").or(Some(1)),
+                Some("timestamp"),
+                m,
+            )
+        })?;
+        let text_of = |k: &str| -> Result<Option<String>, LoadError> {
+            match o.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(Value::Number(x)) => Ok(Some(x.to_string())),
+                Some(other) => Err(err(
+                    origin,
+                    Some(line),
+                    at(k),
+                    Some(k),
+                    format!("expected a string or a number, got {other}"),
+                )),
+            }
+        };
+        rows.push(Row {
+            ns,
+            class: text_of("class")?,
+            key: text_of("key")?,
+        });
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_times_are_offsets_from_the_first_in_integer_nanoseconds() {
+        let t = Trace::parse(
+            "t.csv",
+            "timestamp,class\n1733280000.5,web\n1733280000.000000001,api\n1733280002,web\n",
+        )
+        .unwrap();
+        let at: Vec<u64> = t.arrivals.iter().map(|a| a.at.0).collect();
+        assert_eq!(at, [0, 499_999_999, 1_999_999_999]);
+        assert_eq!(t.classes, ["web", "api"]);
+        assert_eq!(t.arrivals[0].class, 1);
+        assert_eq!(t.processes(7), 2);
+    }
+
+    #[test]
+    fn jsonl_accepts_numbers_and_durations_and_keeps_ties_in_file_order() {
+        let t = Trace::parse(
+            "t.jsonl",
+            "{\"timestamp\": \"1s\", \"class\": \"a\", \"key\": \"k1\"}\n\n{\"timestamp\": 0.25, \"class\": \"b\", \"key\": \"k1\"}\n{\"timestamp\": \"1000ms\", \"class\": \"c\"}\n",
+        )
+        .unwrap();
+        let got: Vec<(u64, u32)> = t.arrivals.iter().map(|a| (a.at.0, a.class)).collect();
+        assert_eq!(got, [(0, 1), (750_000_000, 0), (750_000_000, 2)]);
+        assert_eq!(t.keys, 1);
+    }
+
+    #[test]
+    fn errors_name_the_file_line_and_column() {
+        let e = Trace::parse("t.csv", "timestamp,class\n1.0,a\n2.0,b\nsoon,c\n").unwrap_err();
+        assert_eq!(
+            (e.line, e.column, e.field.as_deref()),
+            (Some(4), Some(1), Some("timestamp"))
+        );
+        assert!(e.to_string().starts_with("t.csv:4:1: timestamp: "), "{e}");
+        let e = Trace::parse("t.csv", "class,timestamp\na,1.0\nb,-x\n").unwrap_err();
+        assert_eq!((e.line, e.column), (Some(3), Some(3)), "{e}");
+        let e = Trace::parse("t.csv", "timestamp,clas\n1,a\n").unwrap_err();
+        assert!(e.to_string().contains("did you mean `class`"), "{e}");
+        assert_eq!((e.line, e.column), (Some(1), Some(11)), "{e}");
+        let e = Trace::parse("t.csv", "timestamp\n1\n2,3\n").unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        let e = Trace::parse("t.jsonl", "{\"timestamp\": 1}\n{\"timestamp\": true}\n").unwrap_err();
+        assert_eq!((e.line, e.column), (Some(2), Some(2)), "{e}");
+        let e = Trace::parse("t.jsonl", "{\"timestamp\": 1, \"path\": \"/\"}\n").unwrap_err();
+        assert_eq!(
+            (e.line, e.column, e.field.as_deref()),
+            (Some(1), Some(18), Some("path"))
+        );
+        let e = Trace::parse("t.jsonl", "{\"timestamp\": 1\n").unwrap_err();
+        assert_eq!(e.line, Some(1), "{e}");
+        assert!(Trace::parse("t.csv", "timestamp\n").is_err());
+        assert!(Trace::parse("t.csv", "timestamp\n1.0000000001\n").is_err());
+    }
+}

@@ -190,6 +190,15 @@ pub fn load_model(args: &ModelArgs) -> Result<Scenario, CliError> {
 /// Runs every `(model, seed)` in parallel on `--jobs` threads; the result order is the input
 /// order. A single run shows its progress in simulated time.
 pub fn run_all(runs: &[(&Model, u64)], jobs: Option<u32>) -> Result<Vec<VariantResult>, CliError> {
+    run_all_as(runs, jobs, |_| true)
+}
+
+/// As [`run_all`]; a run `i` with `full(i)` false has only its summary (no series, no CDFs).
+fn run_all_as(
+    runs: &[(&Model, u64)],
+    jobs: Option<u32>,
+    full: impl Fn(usize) -> bool + Sync,
+) -> Result<Vec<VariantResult>, CliError> {
     if let [(m, seed)] = runs {
         let horizon = m.horizon.as_millis_f64().max(1.0) as u64;
         let bar = progress::sim_bar(horizon);
@@ -203,8 +212,13 @@ pub fn run_all(runs: &[(&Model, u64)], jobs: Option<u32>) -> Result<Vec<VariantR
     let bar = progress::bar(runs.len() as u64, "runs");
     let results: Vec<VariantResult> = pool(jobs)?.install(|| {
         runs.par_iter()
-            .map(|(m, seed)| {
-                let r = retrystorm_core::run_model(m, *seed, &mut |_| {});
+            .enumerate()
+            .map(|(i, (m, seed))| {
+                let r = if full(i) {
+                    retrystorm_core::run_model(m, *seed, &mut |_| {})
+                } else {
+                    retrystorm_core::run_summary(m, *seed)
+                };
                 bar.inc(1);
                 r
             })
@@ -228,7 +242,8 @@ pub fn replicate(
         .iter()
         .flat_map(|m| seeds.iter().map(move |s| (m, *s)))
         .collect();
-    let mut results = run_all(&runs, jobs)?.into_iter();
+    // Only the first replication's series and CDFs are kept (the report draws them).
+    let mut results = run_all_as(&runs, jobs, |i| i % seeds.len() == 0)?.into_iter();
     let variants = models
         .iter()
         .map(|_| {

@@ -386,11 +386,11 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
                         let seed = grid.seeds[job.replication];
                         let r = match models.get(&job.point) {
                             Some(ms) => {
-                                retrystorm_core::run_model(&ms[job.variant], seed, &mut |_| {})
+                                retrystorm_core::run_summary(&ms[job.variant], seed)
                             }
                             None => match point_models(args, origin, text, grid, job.point) {
                                 Ok(ms) => {
-                                    retrystorm_core::run_model(&ms[job.variant], seed, &mut |_| {})
+                                    retrystorm_core::run_summary(&ms[job.variant], seed)
                                 }
                                 Err(e) => {
                                     // Validated before the first run, so not expected.

@@ -141,7 +141,7 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
                 .par_iter()
                 .map(|(c, r)| {
                     let seed = base_seed.wrapping_add(*r as u64);
-                    let s = retrystorm_core::run_model(&cands[*c].model, seed, &mut |_| {}).summary;
+                    let s = retrystorm_core::run_summary(&cands[*c].model, seed).summary;
                     bar.inc(1);
                     metrics.iter().map(|m| value(&s, m)).collect()
                 })

@@ -86,7 +86,21 @@ pub fn run_model(
     progress: &mut dyn FnMut(time::Time),
 ) -> summary::VariantResult {
     let mut result = path::PathSim::new(model, seed).run(&model.name, progress);
-    let s = &mut result.summary;
+    mark_truncated(model, &mut result.summary);
+    result
+}
+
+/// As [`run_model`] without progress, for the summary only: the series and CDFs are left empty
+/// (not built). Sweeps, `tune` and the replications past the first keep nothing else, and for a
+/// small model building them costs more than the run itself.
+pub fn run_summary(model: &model::Model, seed: u64) -> summary::VariantResult {
+    let mut result = path::PathSim::new(model, seed).run_summary(&model.name);
+    mark_truncated(model, &mut result.summary);
+    result
+}
+
+/// Whether the run was cut before its workload finished.
+fn mark_truncated(model: &model::Model, s: &mut summary::Summary) {
     s.truncated = match s.ended {
         summary::Ended::MaxEvents => true,
         // A finite workload is cut when an intent is still open or was never started (a burst
@@ -96,5 +110,4 @@ pub fn run_model(
             .is_some_and(|n| s.unsettled > 0 || s.intents < n),
         summary::Ended::Settled => false,
     };
-    result
 }

@@ -210,3 +210,53 @@ fn keyed_closed_workload_does_not_allocate_per_event() {
         "three-clients with a record-before store allocates {per_event:.4} times per event"
     );
 }
+
+/// A loaded model (`variant` of `path`, with `sets`), outside any count.
+fn model(path: &str, variant: &str, sets: &[&str]) -> retrystorm::model::Model {
+    let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR")))
+        .expect("the model file");
+    let sets: Vec<Override> = sets
+        .iter()
+        .map(|s| Override::parse(s).expect("a valid override"))
+        .collect();
+    load(path, &text, &sets)
+        .expect("a valid model")
+        .variants
+        .into_iter()
+        .find(|m| m.name == variant)
+        .expect("the variant")
+}
+
+/// The most allocations a sweep's run (summary only) may make whatever its size: its fixed
+/// cost, counted instead of timed. A run of the herd makes about 30 today, most of them the
+/// summary's own (names, the tier table); a histogram, series or CDF per run would add more.
+const PER_RUN_LIMIT: u64 = 60;
+
+#[test]
+fn a_sweep_run_has_a_small_fixed_cost_by_structure() {
+    for clients in [1u64, 1000] {
+        let m = model(
+            "models/thundering-herd.toml",
+            "full",
+            &[&format!("workload.clients={clients}")],
+        );
+        retrystorm::run_summary(&m, 1); // warm-up
+        let (allocs, r) = allocations(|| retrystorm::run_summary(&m, 1));
+        let s = &r.summary;
+        println!(
+            "herd, {clients} clients, summary only: {allocs} allocations, {} events",
+            s.events
+        );
+        assert!(
+            allocs <= PER_RUN_LIMIT,
+            "a {clients}-client summary run allocates {allocs} times (limit {PER_RUN_LIMIT})"
+        );
+        // One event per attempt: zero-latency hops are taken inline, not queued.
+        assert_eq!(s.events, s.attempts, "events per attempt regressed");
+        assert_eq!(s.attempts, 6 * clients);
+        // Nothing but the summary is built.
+        assert!(r.series.first.is_empty() && r.completion_cdf.is_empty());
+        // And it is the full run's summary.
+        assert_eq!(*s, retrystorm::run_model(&m, 1, &mut |_| {}).summary);
+    }
+}

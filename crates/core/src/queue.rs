@@ -46,6 +46,10 @@ impl<E> Default for EventQueue<E> {
 /// The largest spread bucket whose events [`EventQueue::pop_with`] announces.
 const SOON: usize = 256;
 
+/// The most entries of capacity a drained bucket keeps (96 KB of the engine's events): a
+/// steady state reuses its buffers; a burst's huge buckets are freed once spread.
+const KEEP: usize = 4096;
+
 /// The bucket of time `t` when the clock is at `now`: 0 if equal, else the bit length of `t ^ now`.
 #[inline]
 fn bucket(t: u64, now: u64) -> usize {
@@ -127,8 +131,12 @@ impl<E> EventQueue<E> {
                 }
             }
         }
-        // Keep the drained bucket's capacity for its next use.
-        self.buckets[k] = drained;
+        // Keep the drained bucket's capacity for its next use, unless it is large: its events
+        // now sit in the lower buckets, and a burst's top bucket would otherwise keep room for
+        // every client forever (the buckets together held 2 to 3 times the pending events).
+        if drained.capacity() <= KEEP {
+            self.buckets[k] = drained;
+        }
         Some(())
     }
 

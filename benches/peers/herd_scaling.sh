@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Time and peak memory of the herd (full jitter, 6 attempts) end to end from the CLI, 10^4 to
 # 10^7 clients, beside the floor (examples/herd_floor.rs). Prints a TSV on stdout:
-#   what clients seconds(median) peak_MB(median) runs
+#   what clients wall_s cpu_s peak_mb runs   (medians; cpu = user + system)
+# On a shared machine the CPU seconds are the number to compare: wall time includes waiting for
+# the other processes' turns.
 # Usage: benches/peers/herd_scaling.sh [RUNS] > benches/peers/herd_scaling.tsv
 # Env: BIN (default target/release/retrystorm), FLOOR (default target/release/examples/herd_floor),
 #      SIZES (default "10000 100000 1000000 10000000").
@@ -14,7 +16,7 @@ SIZES=${SIZES:-"10000 100000 1000000 10000000"}
 [ -x "$BIN" ] || cargo build --release --bin retrystorm >&2
 [ -x "$FLOOR" ] || cargo build --release --example herd_floor >&2
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-printf 'what\tclients\tseconds\tpeak_mb\truns\n'
+printf 'what\tclients\twall_s\tcpu_s\tpeak_mb\truns\n'
 for n in $SIZES; do
   for what in retrystorm floor; do
     : > /tmp/herd_scaling.$$
@@ -24,11 +26,12 @@ for n in $SIZES; do
       else
         cmd=("$FLOOR" "$n")
       fi
-      /usr/bin/time -f '%e %M' -a -o /tmp/herd_scaling.$$ "${cmd[@]}" > /dev/null
+      /usr/bin/time -f '%e %M %U %S' -a -o /tmp/herd_scaling.$$ "${cmd[@]}" > /dev/null
     done
     s=$(awk '{print $1}' /tmp/herd_scaling.$$ | median)
+    cpu=$(awk '{printf "%.2f\n", $3 + $4}' /tmp/herd_scaling.$$ | median)
     mb=$(awk '{printf "%.1f\n", $2 / 1024}' /tmp/herd_scaling.$$ | median)
-    printf '%s\t%s\t%s\t%s\t%s\n' "$what" "$n" "$s" "$mb" "$RUNS"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$what" "$n" "$s" "$cpu" "$mb" "$RUNS"
   done
 done
 rm -f /tmp/herd_scaling.$$

@@ -387,13 +387,9 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
                         let job = grid.job(j);
                         let seed = grid.seeds[job.replication];
                         let r = match models.get(&job.point) {
-                            Some(ms) => {
-                                retrystorm_core::run_summary(&ms[job.variant], seed)
-                            }
+                            Some(ms) => retrystorm_core::run_summary(&ms[job.variant], seed),
                             None => match point_models(args, origin, text, grid, job.point) {
-                                Ok(ms) => {
-                                    retrystorm_core::run_summary(&ms[job.variant], seed)
-                                }
+                                Ok(ms) => retrystorm_core::run_summary(&ms[job.variant], seed),
                                 Err(e) => {
                                     // Validated before the first run, so not expected.
                                     stop.store(true, Ordering::Relaxed);

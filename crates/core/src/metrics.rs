@@ -253,7 +253,9 @@ impl Completions {
     }
 
     pub fn count(&self) -> u64 {
-        self.hist.as_ref().map_or(self.exact.len() as u64, Histogram::len)
+        self.hist
+            .as_ref()
+            .map_or(self.exact.len() as u64, Histogram::len)
     }
 
     /// The times as a histogram (a copy when it already is one).
@@ -275,7 +277,7 @@ impl Completions {
     /// remaining buckets, never above this one's.
     pub fn without(&self, part: &Completions) -> Completions {
         let mut hist = self.histogram();
-        if hist.subtract(&part.histogram()).is_err() {
+        if hist.subtract(part.histogram()).is_err() {
             return Completions::default();
         }
         let max = if hist.is_empty() {

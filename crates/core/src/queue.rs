@@ -253,17 +253,23 @@ mod tests {
             let want = r.pop().map(|Reverse((t, id))| (Time(t), id));
             assert_eq!(got, want, "step {step}");
             // Half as many pushes as pops, each later than now: the queue drains.
-            if step % 2 == 0 && let Some((t, _)) = got {
+            if step % 2 == 0
+                && let Some((t, _)) = got
+            {
                 let t = t.0 + s.range_u64(0, 1 << 20);
                 q.push(Time(t), seq);
                 r.push(Reverse((t, seq)));
                 seq += 1;
             }
             if step == n {
-                let room: usize = q.buckets.iter().map(Vec::capacity).sum::<usize>()
-                    + q.current.capacity();
+                let room: usize =
+                    q.buckets.iter().map(Vec::capacity).sum::<usize>() + q.current.capacity();
                 // Keeping every drained bucket's room would hold more than the first burst (n).
-                assert!(room < n as usize, "room for {room} events, {} pending", q.len());
+                assert!(
+                    room < n as usize,
+                    "room for {room} events, {} pending",
+                    q.len()
+                );
             }
         }
         assert!(q.is_empty() && r.is_empty());

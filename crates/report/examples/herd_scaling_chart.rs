@@ -1,5 +1,6 @@
 //! The herd's time and memory against the number of clients (issue 17), log-log, from the TSV
-//! that `benches/peers/herd_scaling.sh` writes (`what clients seconds peak_mb runs`).
+//! that `benches/peers/herd_scaling.sh` writes (`what clients wall_s cpu_s peak_mb runs`). Time is
+//! CPU seconds (user + system): on a shared machine the wall clock includes other processes' turns.
 //!
 //! ```text
 //! cargo run --release -p retrystorm-report --example herd_scaling_chart -- \
@@ -7,8 +8,8 @@
 //! ```
 //!
 //! The x axis is log10 of the clients (the line chart's x axis is linear); both y axes are
-//! logarithmic, so a line of slope 1 is linear cost. A dashed target would be a line too: the
-//! issue's 64 bytes a client is drawn as `target (64 B a client)` in the memory panel.
+//! logarithmic, so a line of slope 1 is linear cost. The issue's 64 bytes a client is drawn as
+//! a line of its own in the memory panel.
 
 use retrystorm_report::{Line, LineChart, LinePanel, line_chart};
 use std::collections::BTreeMap;
@@ -22,7 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut order = Vec::new();
     for line in std::fs::read_to_string(&tsv)?.lines().skip(1) {
         let f: Vec<&str> = line.split('\t').collect();
-        let [what, clients, secs, mb, ..] = f[..] else {
+        let [what, clients, _wall, secs, mb, ..] = f[..] else {
             return Err(format!("{tsv}: not a row: {line:?}").into());
         };
         if !rows.contains_key(what) {
@@ -56,7 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         x_desc: "clients (log10)".into(),
         panels: vec![
             LinePanel {
-                title: "wall time (median)".into(),
+                title: "CPU time, user + system (median)".into(),
                 y_desc: "seconds".into(),
                 log_y: true,
                 lines: lines(|r| r.1.max(0.001)),

@@ -23,7 +23,13 @@ fn ratio(a: f64, b: f64) -> f64 {
 impl PathSim<'_> {
     /// The run's result; with `full` false only its summary (no series or CDFs, which a sweep's
     /// runs would build and drop: for a small model they cost more than the run).
-    pub(super) fn finish(mut self, name: &str, end: Time, ended: Ended, full: bool) -> VariantResult {
+    pub(super) fn finish(
+        mut self,
+        name: &str,
+        end: Time,
+        ended: Ended,
+        full: bool,
+    ) -> VariantResult {
         let mut tiers = Vec::with_capacity(self.tiers.len());
         let mut tier_series = Vec::new();
         let n_tiers = self.tiers.len();

@@ -60,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 title: "CPU time, user + system (median)".into(),
                 y_desc: "seconds".into(),
                 log_y: true,
-                lines: lines(|r| r.1.max(0.001)),
+                lines: lines(|r| r.1),
             },
             LinePanel {
                 title: "peak resident memory (median)".into(),

@@ -210,3 +210,55 @@ fn keyed_closed_workload_does_not_allocate_per_event() {
         "three-clients with a record-before store allocates {per_event:.4} times per event"
     );
 }
+
+/// A loaded model (`variant` of `path`, with `sets`), outside any count.
+fn model(path: &str, variant: &str, sets: &[&str]) -> retrystorm::model::Model {
+    let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR")))
+        .expect("the model file");
+    let sets: Vec<Override> = sets
+        .iter()
+        .map(|s| Override::parse(s).expect("a valid override"))
+        .collect();
+    load(path, &text, &sets)
+        .expect("a valid model")
+        .variants
+        .into_iter()
+        .find(|m| m.name == variant)
+        .expect("the variant")
+}
+
+/// The most allocations a sweep's run (summary only) may make: its fixed cost, counted instead
+/// of timed. A one-client herd run makes 26 today (the summary's names, the tier table, the
+/// queue's buckets); a histogram, series or CDF per run would add to it. At 1000 clients the
+/// buffers grow by doubling (the intents, the queue's buckets, the per-bucket counts, the exact
+/// completion times): 151 today, a few per buffer, not one per client.
+const PER_RUN_LIMIT: [(u64, u64); 2] = [(1, 40), (1000, 200)];
+
+#[test]
+fn a_sweep_run_has_a_small_fixed_cost_by_structure() {
+    for (clients, limit) in PER_RUN_LIMIT {
+        let m = model(
+            "models/thundering-herd.toml",
+            "full",
+            &[&format!("workload.clients={clients}")],
+        );
+        retrystorm::run_summary(&m, 1); // warm-up
+        let (allocs, r) = allocations(|| retrystorm::run_summary(&m, 1));
+        let s = &r.summary;
+        println!(
+            "herd, {clients} clients, summary only: {allocs} allocations, {} events",
+            s.events
+        );
+        assert!(
+            allocs <= limit,
+            "a {clients}-client summary run allocates {allocs} times (limit {limit})"
+        );
+        // One event per attempt: zero-latency hops are taken inline, not queued.
+        assert_eq!(s.events, s.attempts, "events per attempt regressed");
+        assert_eq!(s.attempts, 6 * clients);
+        // Nothing but the summary is built.
+        assert!(r.series.first.is_empty() && r.completion_cdf.is_empty());
+        // And it is the full run's summary.
+        assert_eq!(*s, retrystorm::run_model(&m, 1, &mut |_| {}).summary);
+    }
+}

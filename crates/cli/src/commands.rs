@@ -205,13 +205,24 @@ pub fn load_model(args: &ModelArgs) -> Result<Scenario, CliError> {
 /// Runs every `(model, seed)` in parallel on `--jobs` threads; the result order is the input
 /// order. A single run shows its progress in simulated time.
 pub fn run_all(runs: &[(&Model, u64)], jobs: Option<u32>) -> Result<Vec<VariantResult>, CliError> {
-    Ok(run_all_traced(runs, jobs, None)?.0)
+    run_all_as(runs, jobs, |_| true, None).map(|(r, _)| r)
 }
 
 /// [`run_all`], with each run traced when `trace` is given (then one log per run, in order).
 pub fn run_all_traced(
     runs: &[(&Model, u64)],
     jobs: Option<u32>,
+    trace: Option<TraceOptions>,
+) -> Result<(Vec<VariantResult>, Vec<TraceLog>), CliError> {
+    run_all_as(runs, jobs, |_| true, trace)
+}
+
+/// As [`run_all_traced`]; a run `i` with `full(i)` false has only its summary (no series, no
+/// CDFs, no trace).
+fn run_all_as(
+    runs: &[(&Model, u64)],
+    jobs: Option<u32>,
+    full: impl Fn(usize) -> bool + Sync,
     trace: Option<TraceOptions>,
 ) -> Result<(Vec<VariantResult>, Vec<TraceLog>), CliError> {
     let one = |m: &Model, seed: u64, progress: &mut dyn FnMut(Time)| match trace {
@@ -233,8 +244,13 @@ pub fn run_all_traced(
         let bar = progress::bar(runs.len() as u64, "runs");
         let pairs = pool(jobs)?.install(|| {
             runs.par_iter()
-                .map(|(m, seed)| {
-                    let r = one(m, *seed, &mut |_| {});
+                .enumerate()
+                .map(|(i, (m, seed))| {
+                    let r = if full(i) {
+                        one(m, *seed, &mut |_| {})
+                    } else {
+                        (retrystorm_core::run_summary(m, *seed), None)
+                    };
                     bar.inc(1);
                     r
                 })
@@ -299,7 +315,10 @@ pub fn replicate(
         .iter()
         .flat_map(|m| seeds.iter().map(move |s| (m, *s)))
         .collect();
-    let mut results = run_all(&runs, jobs)?.into_iter();
+    // Only the first replication's series and CDFs are kept (the report draws them).
+    let mut results = run_all_as(&runs, jobs, |i| i % seeds.len() == 0, None)?
+        .0
+        .into_iter();
     let variants = models
         .iter()
         .map(|_| {

@@ -361,7 +361,9 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     let bar = progress::bar(pending.len() as u64, "runs");
     let stop = AtomicBool::new(false);
     let limit = a.limit.unwrap_or(u64::MAX);
-    let (tx, rx) = std::sync::mpsc::channel::<(u64, SweepRecord)>();
+    // Each worker writes its record's JSON line, so the writer thread only puts lines in order.
+    let (tx, rx) = std::sync::mpsc::channel::<(u64, SweepRecord, Option<String>)>();
+    let lines = file.is_some();
     let mut fresh: Vec<SweepRecord> = Vec::new();
     let mut write_err = None;
     let resolve_err: std::sync::Mutex<Option<CliError>> = std::sync::Mutex::new(None);
@@ -385,13 +387,9 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
                         let job = grid.job(j);
                         let seed = grid.seeds[job.replication];
                         let r = match models.get(&job.point) {
-                            Some(ms) => {
-                                retrystorm_core::run_model(&ms[job.variant], seed, &mut |_| {})
-                            }
+                            Some(ms) => retrystorm_core::run_summary(&ms[job.variant], seed),
                             None => match point_models(args, origin, text, grid, job.point) {
-                                Ok(ms) => {
-                                    retrystorm_core::run_model(&ms[job.variant], seed, &mut |_| {})
-                                }
+                                Ok(ms) => retrystorm_core::run_summary(&ms[job.variant], seed),
                                 Err(e) => {
                                     // Validated before the first run, so not expected.
                                     stop.store(true, Ordering::Relaxed);
@@ -413,22 +411,22 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
                             seed,
                             summary: r.summary,
                         };
-                        let _ = tx.send((j, rec));
+                        let line = lines.then(|| record_line(&rec));
+                        let _ = tx.send((j, rec, line));
                     });
             });
         });
         // Write in grid order: park early finishers until their turn.
-        let mut parked: BTreeMap<u64, SweepRecord> = BTreeMap::new();
+        let mut parked: BTreeMap<u64, (SweepRecord, Option<String>)> = BTreeMap::new();
         let mut next = 0usize;
         let mut written = 0u64;
-        'recv: for (j, rec) in rx.iter() {
-            parked.insert(j, rec);
+        'recv: for (j, rec, line) in rx.iter() {
+            parked.insert(j, (rec, line));
             while next < pending.len() {
-                let Some(rec) = parked.remove(&pending[next]) else {
+                let Some((rec, line)) = parked.remove(&pending[next]) else {
                     break;
                 };
-                if let Some(f) = file.as_mut() {
-                    let line = record_line(&rec);
+                if let (Some(f), Some(line)) = (file.as_mut(), line) {
                     if let Err(e) = f.write_all(line.as_bytes()).and_then(|()| f.flush()) {
                         write_err = Some(e);
                         stop.store(true, Ordering::Relaxed);

@@ -182,7 +182,7 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
                         Some(s) => s.clone(),
                         None => {
                             let seed = base_seed.wrapping_add(*r as u64);
-                            retrystorm_core::run_model(&cands[*c].model, seed, &mut |_| {}).summary
+                            retrystorm_core::run_summary(&cands[*c].model, seed).summary
                         }
                     };
                     bar.inc(1);

@@ -92,10 +92,9 @@ pub fn run_model(
     seed: u64,
     progress: &mut dyn FnMut(time::Time),
 ) -> summary::VariantResult {
-    marked(
-        model,
-        path::PathSim::new(model, seed).run(&model.name, progress),
-    )
+    let mut result = path::PathSim::new(model, seed).run(&model.name, progress);
+    mark_truncated(model, &mut result.summary);
+    result
 }
 
 /// [`run_model`] with a [`trace::Tracer`] recording a few intents' events: the same result, and
@@ -106,13 +105,23 @@ pub fn run_model_traced(
     progress: &mut dyn FnMut(time::Time),
     trace: trace::TraceOptions,
 ) -> (summary::VariantResult, trace::TraceLog) {
-    let (result, log) = path::PathSim::new(model, seed).run_traced(&model.name, progress, trace);
-    (marked(model, result), log)
+    let (mut result, log) =
+        path::PathSim::new(model, seed).run_traced(&model.name, progress, trace);
+    mark_truncated(model, &mut result.summary);
+    (result, log)
 }
 
-/// Sets `truncated` from how the run ended.
-fn marked(model: &model::Model, mut result: summary::VariantResult) -> summary::VariantResult {
-    let s = &mut result.summary;
+/// As [`run_model`] without progress, for the summary only: the series and CDFs are left empty
+/// (not built). Sweeps, `tune` and the replications past the first keep nothing else, and for a
+/// small model building them costs more than the run itself.
+pub fn run_summary(model: &model::Model, seed: u64) -> summary::VariantResult {
+    let mut result = path::PathSim::new(model, seed).run_summary(&model.name);
+    mark_truncated(model, &mut result.summary);
+    result
+}
+
+/// Whether the run was cut before its workload finished.
+fn mark_truncated(model: &model::Model, s: &mut summary::Summary) {
     s.truncated = match s.ended {
         summary::Ended::MaxEvents => true,
         // A finite workload is cut when an intent is still open or was never started (a burst
@@ -122,5 +131,4 @@ fn marked(model: &model::Model, mut result: summary::VariantResult) -> summary::
             .is_some_and(|n| s.unsettled > 0 || s.intents < n),
         summary::Ended::Settled => false,
     };
-    result
 }

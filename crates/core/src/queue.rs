@@ -46,6 +46,10 @@ impl<E> Default for EventQueue<E> {
 /// The largest spread bucket whose events [`EventQueue::pop_with`] announces.
 const SOON: usize = 256;
 
+/// The most entries of capacity a drained bucket keeps (96 KB of the engine's events): a
+/// steady state reuses its buffers; a burst's huge buckets are freed once spread.
+const KEEP: usize = 4096;
+
 /// The bucket of time `t` when the clock is at `now`: 0 if equal, else the bit length of `t ^ now`.
 #[inline]
 fn bucket(t: u64, now: u64) -> usize {
@@ -118,6 +122,18 @@ impl<E> EventQueue<E> {
         }
         debug_assert!(min >= self.now.0, "the clock went back");
         self.now = Time(min);
+        // A large bucket is counted out first, so that each lower bucket grows once, to size,
+        // instead of doubling its way there (copies, and up to twice the room).
+        if drained.len() > KEEP {
+            let mut counts = [0usize; 65];
+            for &(t, _) in &drained {
+                counts[bucket(t, min)] += 1;
+            }
+            self.current.reserve(counts[0]);
+            for (b, &n) in self.buckets.iter_mut().zip(&counts[1..]) {
+                b.reserve(n);
+            }
+        }
         for (t, e) in drained.drain(..) {
             match bucket(t, min) {
                 0 => self.current.push_back((t, e)),
@@ -127,8 +143,12 @@ impl<E> EventQueue<E> {
                 }
             }
         }
-        // Keep the drained bucket's capacity for its next use.
-        self.buckets[k] = drained;
+        // Keep the drained bucket's capacity for its next use, unless it is large: its events
+        // now sit in the lower buckets, and a burst's top bucket would otherwise keep room for
+        // every client forever (the buckets together held 2 to 3 times the pending events).
+        if drained.capacity() <= KEEP {
+            self.buckets[k] = drained;
+        }
         Some(())
     }
 
@@ -210,6 +230,49 @@ mod tests {
             }
             assert!(q.is_empty() && q.pop().is_none());
         }
+    }
+
+    /// Buckets larger than [`KEEP`] are counted out and freed when spread: the same pops as a
+    /// reference heap, and no more room kept than the pending events need.
+    #[test]
+    fn large_buckets_spread_in_order_and_free_their_room() {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut q = EventQueue::new();
+        let mut r = BinaryHeap::new();
+        let mut s = crate::rng::Stream::new(9, 0, crate::rng::Purpose::Start, 0);
+        let n = 20 * KEEP as u64;
+        for seq in 0..n {
+            let t = s.range_u64(0, 1 << 30);
+            q.push(Time(t), seq);
+            r.push(Reverse((t, seq)));
+        }
+        let mut seq = n;
+        for step in 0..2 * n {
+            let got = q.pop();
+            let want = r.pop().map(|Reverse((t, id))| (Time(t), id));
+            assert_eq!(got, want, "step {step}");
+            // Half as many pushes as pops, each later than now: the queue drains.
+            if step % 2 == 0
+                && let Some((t, _)) = got
+            {
+                let t = t.0 + s.range_u64(0, 1 << 20);
+                q.push(Time(t), seq);
+                r.push(Reverse((t, seq)));
+                seq += 1;
+            }
+            if step == n {
+                let room: usize =
+                    q.buckets.iter().map(Vec::capacity).sum::<usize>() + q.current.capacity();
+                // Keeping every drained bucket's room would hold more than the first burst (n).
+                assert!(
+                    room < n as usize,
+                    "room for {room} events, {} pending",
+                    q.len()
+                );
+            }
+        }
+        assert!(q.is_empty() && r.is_empty());
     }
 
     #[test]

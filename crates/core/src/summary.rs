@@ -363,40 +363,44 @@ impl ReplicatedReport {
 
 /// Every numeric metric of a summary by its dotted name (absent optional fields are absent).
 pub fn metrics(s: &Summary) -> std::collections::BTreeMap<String, f64> {
-    let mut out = std::collections::BTreeMap::new();
+    let mut out = Vec::with_capacity(128);
     if let Ok(v) = toml::Value::try_from(s) {
-        flatten(&v, "", &mut out);
+        flatten(&v, &mut String::new(), &mut out);
     }
-    out
+    // Built in bulk from the sorted pairs (a later duplicate wins, as an insert would): a sweep
+    // flattens every run's summary, and one insert per metric was most of its fixed cost.
+    out.into_iter().collect()
 }
 
-fn flatten(v: &toml::Value, prefix: &str, out: &mut std::collections::BTreeMap<String, f64>) {
+/// Appends the numbers under `v` to `out`, named `name` (a buffer the recursion extends and
+/// restores) and their path below it.
+fn flatten(v: &toml::Value, name: &mut String, out: &mut Vec<(String, f64)>) {
+    let len = name.len();
     match v {
         toml::Value::Table(t) => {
             for (k, x) in t {
-                let name = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(x, &name, out);
+                if len > 0 {
+                    name.push('.');
+                }
+                name.push_str(k);
+                flatten(x, name, out);
+                name.truncate(len);
             }
         }
         // Arrays (e.g. `layered.layers`) are indexed: `layered.layers.0.sent`.
         toml::Value::Array(a) => {
             for (i, x) in a.iter().enumerate() {
-                flatten(x, &format!("{prefix}.{i}"), out);
+                use std::fmt::Write;
+                let _ = write!(name, ".{i}");
+                flatten(x, name, out);
+                name.truncate(len);
             }
         }
-        toml::Value::Integer(i) => {
-            out.insert(prefix.to_string(), *i as f64);
-        }
-        toml::Value::Float(f) => {
-            out.insert(prefix.to_string(), *f);
-        }
+        toml::Value::Integer(i) => out.push((name.clone(), *i as f64)),
+        toml::Value::Float(f) => out.push((name.clone(), *f)),
         // `recovered` is yes or no per run: 1 or 0, so its mean over seeds is a share.
-        toml::Value::Boolean(b) if crate::stats::SHARE_METRICS.contains(&prefix) => {
-            out.insert(prefix.to_string(), f64::from(u8::from(*b)));
+        toml::Value::Boolean(b) if crate::stats::SHARE_METRICS.contains(&name.as_str()) => {
+            out.push((name.clone(), f64::from(u8::from(*b))));
         }
         _ => {}
     }

@@ -21,7 +21,15 @@ fn ratio(a: f64, b: f64) -> f64 {
 }
 
 impl PathSim<'_> {
-    pub(super) fn finish(mut self, name: &str, end: Time, ended: Ended) -> VariantResult {
+    /// The run's result; with `full` false only its summary (no series or CDFs, which a sweep's
+    /// runs would build and drop: for a small model they cost more than the run).
+    pub(super) fn finish(
+        mut self,
+        name: &str,
+        end: Time,
+        ended: Ended,
+        full: bool,
+    ) -> VariantResult {
         let mut tiers = Vec::with_capacity(self.tiers.len());
         let mut tier_series = Vec::new();
         let n_tiers = self.tiers.len();
@@ -48,7 +56,7 @@ impl PathSim<'_> {
                 peak_arrivals,
                 peak_retries,
             });
-            if n_tiers > 1 {
+            if full && n_tiers > 1 {
                 let s = metrics::series(ts.buckets.clone(), end);
                 tier_series.push(TierSeries {
                     name: self.spec.tiers[t].name.clone(),
@@ -61,7 +69,12 @@ impl PathSim<'_> {
             ts.levels = Levels::default();
         }
         let (peak_arrivals, peak_retries) = self.tiers[self.bottom].buckets.peaks();
-        let mut series = metrics::series(std::mem::take(&mut self.tiers[self.bottom].buckets), end);
+        // Recovery is measured on the series, so a summary with a trigger needs it too.
+        let mut series = if full || self.model.trigger().is_some() {
+            metrics::series(std::mem::take(&mut self.tiers[self.bottom].buckets), end)
+        } else {
+            Default::default()
+        };
         series.tiers = tier_series;
         let b = self.tiers[self.bottom].n;
         let bt = &tiers[self.bottom];
@@ -150,6 +163,16 @@ impl PathSim<'_> {
                 summary.recovered = Some(r.after.is_some());
                 summary.recovery_ms = r.after.map(|d| d.as_millis_f64());
             }
+        }
+        if !full {
+            return VariantResult {
+                name: name.to_string(),
+                summary,
+                series: Default::default(),
+                completion_cdf: Vec::new(),
+                success_cdf: Vec::new(),
+                failure_cdf: Vec::new(),
+            };
         }
         VariantResult {
             name: name.to_string(),

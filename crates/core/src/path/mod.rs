@@ -355,11 +355,20 @@ impl<'m> PathSim<'m> {
     }
 
     /// Runs to the end and reports. `progress` is called now and then with the clock.
-    pub fn run(mut self, name: &str, progress: &mut dyn FnMut(Time)) -> VariantResult {
+    pub fn run(self, name: &str, progress: &mut dyn FnMut(Time)) -> VariantResult {
+        self.run_to(name, progress, true)
+    }
+
+    /// Runs to the end and reports only the summary: its series and CDFs are left empty.
+    pub fn run_summary(self, name: &str) -> VariantResult {
+        self.run_to(name, &mut |_| {}, false)
+    }
+
+    fn run_to(mut self, name: &str, progress: &mut dyn FnMut(Time), full: bool) -> VariantResult {
         let model = self.model;
         let r = engine::drive(&mut self, model, progress);
         self.events = r.events;
-        self.finish(name, r.end, r.ended)
+        self.finish(name, r.end, r.ended, full)
     }
 
     /// [`PathSim::run`] with a tracer: the same result (the tracer only reads), and the trace.
@@ -377,7 +386,7 @@ impl<'m> PathSim<'m> {
             .trace
             .take()
             .map_or_else(TraceLog::default, |t| t.finish());
-        (self.finish(name, r.end, r.ended), log)
+        (self.finish(name, r.end, r.ended, true), log)
     }
 
     fn handle(&mut self, now: Time, ev: Event) {

@@ -495,6 +495,51 @@ impl PathSim<'_> {
         if !self.admit_k::<I>(now, c) {
             return self.rejected_locally_k::<I>(now, c);
         }
+        if !self.hops[h].limiters.is_empty() {
+            let (client, epoch) = (self.client_k::<I>(c), self.lp_k::<I>(c).epoch);
+            if !self.limiter_gate(now, h, client, c, epoch) {
+                // Waiting for the client's rate limiter: `transmit` sends it with the token.
+                return;
+            }
+        }
+        self.transmit_k::<I>(now, c);
+    }
+
+    /// Records when `c`'s latest attempt went out (slow calls of the breaker).
+    fn mark_sent<const I: bool>(&mut self, c: CallRef, now: Time) {
+        let v = if I {
+            &mut self.sent_inner
+        } else {
+            &mut self.sent_top
+        };
+        if v.len() <= c.slot() {
+            v.resize(c.slot() + 1, Time::ZERO);
+        }
+        v[c.slot()] = now;
+    }
+
+    /// When `c`'s latest attempt went out; with hedging, the latest copy (an approximation:
+    /// an earlier copy's answer is timed from the latest copy).
+    fn sent_at<const I: bool>(&self, c: CallRef) -> Time {
+        let v = if I { &self.sent_inner } else { &self.sent_top };
+        v.get(c.slot()).copied().unwrap_or(Time::ZERO)
+    }
+
+    /// Dispatches on the kind of `c` to [`Self::transmit_k`].
+    pub(super) fn transmit(&mut self, now: Time, c: CallRef) {
+        if c.is_inner() {
+            self.transmit_k::<true>(now, c)
+        } else {
+            self.transmit_k::<false>(now, c)
+        }
+    }
+
+    /// An admitted attempt goes out: counted, timed, and sent over the hop's network.
+    fn transmit_k<const I: bool>(&mut self, now: Time, c: CallRef) {
+        let h = self.hop_k::<I>(c);
+        if self.hops[h].timed {
+            self.mark_sent::<I>(c, now);
+        }
         let hedge_delay = self.hops[h].hedge_delay;
         let max_attempts = self.hops[h].max_attempts;
         let l = self.lp_mut_k::<I>(c);
@@ -675,9 +720,16 @@ impl PathSim<'_> {
             hs.budgets[k].on_outcome(now, class, retryable, cost);
         }
         if !hs.breakers.is_empty() {
+            let took = now.since(self.sent_at::<I>(c));
+            let hs = &mut self.hops[h];
             let k = pidx(hs.breaker_shared, client);
-            hs.breakers[k].on_result(now, class.is_server_failure());
+            hs.breakers[k].on_call(now, class.is_server_failure(), took);
         }
+        let hs = &mut self.hops[h];
+        if !hs.limiters.is_empty() {
+            self.limiter_sees(now, h, client, class);
+        }
+        let hs = &self.hops[h];
         if hs.hedge_delay.is_some() {
             return self.hedge_sees_k::<I>(now, c, attempt, class, retryable, retry_after);
         }

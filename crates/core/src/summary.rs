@@ -156,6 +156,10 @@ pub struct Summary {
     /// them, `attempts + first_tries_refused + first_tries_waiting = intents + retries`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub first_tries_waiting: u64,
+    /// Attempts the client's `[limiter]` refused (AIMD beyond its limit): never sent; the first
+    /// tries among them are in `first_tries_refused`. Absent from JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub limiter_rejected: u64,
     /// Successes per second over the run.
     #[serde(default)]
     pub goodput_per_s: f64,

@@ -434,7 +434,8 @@ fn every_intent_of_every_shipped_model_has_exactly_one_outcome() {
                     s.retries
                 );
                 assert!(
-                    s.first_tries_refused <= s.breaker_rejected + s.throttled_locally,
+                    s.first_tries_refused
+                        <= s.breaker_rejected + s.throttled_locally + s.limiter_rejected,
                     "{what}"
                 );
             }

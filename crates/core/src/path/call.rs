@@ -5,6 +5,7 @@
 //! budget, breaker and Retry-After handling. An *inner* call is the same loop run by the client
 //! inside a tier for one request that tier is serving; its answer becomes the tier's answer.
 
+use super::limit::Gate;
 use super::tier::{Outcome, Request};
 use super::{Event, PathSim, pidx};
 use crate::model::{KeyMode, LossNotice, RetryAfterPolicy, StoreMode};
@@ -497,9 +498,21 @@ impl PathSim<'_> {
         }
         if !self.hops[h].limiters.is_empty() {
             let (client, epoch) = (self.client_k::<I>(c), self.lp_k::<I>(c).epoch);
-            if !self.limiter_gate(now, h, client, c, epoch) {
+            match self.limiter_gate(now, h, client, c, epoch) {
+                Gate::Go => {}
                 // Waiting for the client's rate limiter: `transmit` sends it with the token.
-                return;
+                Gate::Waits => return,
+                Gate::Rejected => {
+                    let l = self.lp_k::<I>(c);
+                    let (first, retry) = (l.attempts == 0, l.attempts > 0 && l.retry_cost > 0);
+                    let hs = &mut self.hops[h];
+                    hs.n.limiter_rejected += 1;
+                    hs.n.first_tries_refused += u64::from(first);
+                    if !hs.budgets.is_empty() {
+                        hs.budgets[pidx(hs.budget_shared, client)].unsent(true, retry);
+                    }
+                    return self.rejected_locally_k::<I>(now, c);
+                }
             }
         }
         self.transmit_k::<I>(now, c);
@@ -725,9 +738,9 @@ impl PathSim<'_> {
             let k = pidx(hs.breaker_shared, client);
             hs.breakers[k].on_call(now, class.is_server_failure(), took);
         }
-        let hs = &mut self.hops[h];
-        if !hs.limiters.is_empty() {
-            self.limiter_sees(now, h, client, class);
+        if !self.hops[h].limiters.is_empty() {
+            let took = now.since(self.sent_at::<I>(c));
+            self.limiter_sees(now, h, client, class, took);
         }
         let hs = &self.hops[h];
         if hs.hedge_delay.is_some() {

@@ -9,7 +9,14 @@ use super::call::CallRef;
 use super::{Event, PathSim, pidx};
 use crate::policy::Class;
 use crate::policy::limiter::{Admit, Limiter};
-use crate::time::Time;
+use crate::time::{Duration, Time};
+
+/// What the limiter decided about a send.
+pub(super) enum Gate {
+    Go,
+    Waits,
+    Rejected,
+}
 use std::collections::VecDeque;
 
 /// One limiter instance and the sends waiting for it.
@@ -33,8 +40,8 @@ impl LimiterSlot {
 }
 
 impl PathSim<'_> {
-    /// Before attempt of `c` (epoch `epoch`) goes out over hop `h`: true to send it now; false
-    /// when it waits for a token (then [`Self::limiter_wake`] transmits it).
+    /// Before attempt of `c` (epoch `epoch`) goes out over hop `h`: send it now, wait for a
+    /// token (then [`Self::limiter_wake`] transmits it), or refuse it.
     pub(super) fn limiter_gate(
         &mut self,
         now: Time,
@@ -42,13 +49,14 @@ impl PathSim<'_> {
         client: u32,
         c: CallRef,
         epoch: u32,
-    ) -> bool {
+    ) -> Gate {
         let hs = &mut self.hops[h];
         let k = pidx(hs.limiter_shared, client);
         let slot = &mut hs.limiters[k];
         if slot.waiting.is_empty() {
             match slot.limiter.acquire(now) {
-                Admit::Go => return true,
+                Admit::Go => return Gate::Go,
+                Admit::Reject => return Gate::Rejected,
                 Admit::Wait(d) => {
                     slot.waiting.push_back((c, epoch, now));
                     slot.generation = slot.generation.wrapping_add(1);
@@ -63,16 +71,23 @@ impl PathSim<'_> {
         } else {
             slot.waiting.push_back((c, epoch, now));
         }
-        false
+        Gate::Waits
     }
 
     /// The caller at hop `h` learnt how an attempt ended: the limiter adjusts its rate, and the
     /// sends waiting for it are re-timed.
-    pub(super) fn limiter_sees(&mut self, now: Time, h: usize, client: u32, class: Class) {
+    pub(super) fn limiter_sees(
+        &mut self,
+        now: Time,
+        h: usize,
+        client: u32,
+        class: Class,
+        took: Duration,
+    ) {
         let hs = &mut self.hops[h];
         let k = pidx(hs.limiter_shared, client);
         let slot = &mut hs.limiters[k];
-        slot.limiter.on_outcome(now, class == Class::Throttled);
+        slot.limiter.on_outcome(now, class, took);
         if !slot.waiting.is_empty() {
             self.limiter_drain(now, h, k);
         }
@@ -120,6 +135,8 @@ impl PathSim<'_> {
                     };
                     return self.queue.push(now + d, ev);
                 }
+                // Only a waiting limiter parks sends, and it never refuses.
+                Admit::Reject => return,
             }
         }
     }

@@ -32,7 +32,7 @@ use crate::metrics::Completions;
 use crate::model::{Model, WorkloadKind};
 use crate::policy::breaker::Breaker;
 use crate::policy::budget::{Budget, BudgetKind};
-use crate::policy::limiter::Limiter;
+use crate::policy::limiter::{Limiter, LimiterKind};
 use crate::policy::ratelimit::TokenBucket;
 use crate::policy::{ClassSet, Scope};
 use crate::queue::EventQueue;
@@ -157,6 +157,8 @@ struct HopCounters {
     /// Sends the `[limiter]` held until it had a token, and their total wait.
     limiter_delayed: u64,
     limiter_wait_ns: u64,
+    /// Attempts the `[limiter]` refused (Netflix AIMD beyond its limit).
+    limiter_rejected: u64,
 }
 
 /// Counters of the intents themselves.
@@ -300,7 +302,7 @@ impl<'m> PathSim<'m> {
                         None => Vec::new(),
                     },
                     limiter_shared: h.limiter.scope == Scope::Shared || k > 0,
-                    timed: h.breaker.enabled,
+                    timed: h.breaker.enabled || h.limiter.kind == LimiterKind::Aimd,
                     retry_after_cap: h.retry.retry_after_cap.unwrap_or(h.retry.cap),
                     hedge_delay: h.hedge.delay,
                     hedging: h.hedge.delay.is_some(),

@@ -15,10 +15,18 @@
 //!   attempt by simulated time. The standard retry quota and backoff apply underneath, as in
 //!   botocore (`retry.mode = "aws-adaptive"` sets both).
 //!
+//! - **Netflix concurrency-limits AIMD** (`kind = "aimd"`; Netflix/concurrency-limits
+//!   `concurrency-limits-core/.../limit/AIMDLimit.java` at commit 784c960, with `SimpleLimiter`
+//!   / `AbstractLimiter`): at most `limit` attempts in flight; one beyond it is rejected in the
+//!   client (`SimpleLimiter.tryAcquire` returns empty). Each outcome is a sample: a drop (or an
+//!   RTT above `timeout`) sets `limit = (int)(limit * backoffRatio)`; otherwise, when `inflight *
+//!   2 >= limit`, `limit + 1`; then clamped to `[minLimit, maxLimit]`. Builder defaults:
+//!   `initialLimit = 20`, `minLimit = 20`, `maxLimit = 200`, `backoffRatio = 0.9`, `timeout = 5 s`.
+//!
 //! The limiter never reads a clock or draws: the caller passes `now`. Times are converted to
 //! seconds as `f64`, the unit botocore computes in.
 
-use super::Scope;
+use super::{Class, Scope};
 use crate::invalid::{Invalid, invalid};
 use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
@@ -31,6 +39,9 @@ pub enum LimiterKind {
     /// botocore's adaptive retry mode: a CUBIC-controlled token bucket, on after the first
     /// throttle; a send waits for a token.
     AwsAdaptive,
+    /// Netflix concurrency-limits' `AIMDLimit` behind a `SimpleLimiter`: attempts beyond the
+    /// limit in flight are rejected in the client.
+    Aimd,
 }
 
 /// The `[limiter]` section: a client-side limit on the client's own sends.
@@ -50,6 +61,16 @@ pub struct LimiterConfig {
     pub smoothing: f64,
     /// aws-adaptive: the measured rate's bucket (`_TIME_BUCKET_RANGE`).
     pub rate_bucket: Duration,
+    /// aimd: the starting limit (`initialLimit`).
+    pub initial_limit: u32,
+    /// aimd: the smallest limit (`minLimit`).
+    pub min_limit: u32,
+    /// aimd: the largest limit (`maxLimit`).
+    pub max_limit: u32,
+    /// aimd: the multiplicative decrease on a drop (`backoffRatio`), in [0.5, 1).
+    pub backoff_ratio: f64,
+    /// aimd: an RTT above this counts as a drop (`timeout`).
+    pub timeout: Duration,
 }
 
 impl Default for LimiterConfig {
@@ -62,6 +83,12 @@ impl Default for LimiterConfig {
             min_fill_rate: 0.5,
             smoothing: 0.8,
             rate_bucket: Duration::from_millis(500),
+            // AIMDLimit.Builder.
+            initial_limit: 20,
+            min_limit: 20,
+            max_limit: 200,
+            backoff_ratio: 0.9,
+            timeout: Duration::from_secs(5),
         }
     }
 }
@@ -72,6 +99,9 @@ impl LimiterConfig {
     }
 
     pub fn validate(&self) -> Result<(), Invalid> {
+        if self.kind == LimiterKind::Aimd {
+            return self.validate_aimd();
+        }
         if self.kind != LimiterKind::AwsAdaptive {
             return Ok(());
         }
@@ -112,6 +142,39 @@ impl LimiterConfig {
     }
 }
 
+impl LimiterConfig {
+    fn validate_aimd(&self) -> Result<(), Invalid> {
+        if !(self.backoff_ratio >= 0.5 && self.backoff_ratio < 1.0) {
+            return Err(invalid(
+                "limiter.backoff_ratio",
+                format!(
+                    "must be in [0.5, 1.0) (AIMDLimit's precondition; default 0.9), got {}",
+                    self.backoff_ratio
+                ),
+            ));
+        }
+        if self.min_limit == 0 {
+            return Err(invalid("limiter.min_limit", "must be at least 1"));
+        }
+        if self.max_limit < self.min_limit {
+            return Err(invalid(
+                "limiter.max_limit",
+                format!(
+                    "must be >= min_limit ({}), got {}",
+                    self.min_limit, self.max_limit
+                ),
+            ));
+        }
+        if self.timeout.0 == 0 {
+            return Err(invalid(
+                "limiter.timeout",
+                "must be a positive duration (AIMDLimit's default 5s)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn secs(t: Time) -> f64 {
     t.0 as f64 / 1e9
 }
@@ -123,6 +186,53 @@ pub enum Admit {
     Go,
     /// No token yet: ask again after this long.
     Wait(Duration),
+    /// Refused: the call fails in the client.
+    Reject,
+}
+
+/// Netflix's `AIMDLimit` behind a `SimpleLimiter`.
+#[derive(Clone, Debug)]
+pub struct Aimd {
+    limit: u32,
+    min: u32,
+    max: u32,
+    backoff: f64,
+    timeout: Duration,
+    inflight: u32,
+}
+
+impl Aimd {
+    pub fn new(c: &LimiterConfig) -> Self {
+        Aimd {
+            limit: c.initial_limit,
+            min: c.min_limit,
+            max: c.max_limit,
+            backoff: c.backoff_ratio,
+            timeout: c.timeout,
+            inflight: 0,
+        }
+    }
+    /// `SimpleLimiter.tryAcquire`: refused when `inflight >= limit`.
+    pub fn acquire(&mut self) -> Admit {
+        if self.inflight >= self.limit {
+            return Admit::Reject;
+        }
+        self.inflight += 1;
+        Admit::Go
+    }
+    /// `AIMDLimit._update(startTime, rtt, inflight, didDrop)`, then the attempt leaves.
+    pub fn sample(&mut self, rtt: Duration, inflight: u32, dropped: bool) {
+        let mut limit = self.limit;
+        if dropped || rtt > self.timeout {
+            limit = (f64::from(limit) * self.backoff) as u32;
+        } else if inflight * 2 >= limit {
+            limit += 1;
+        }
+        self.limit = limit.max(self.min).min(self.max);
+    }
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
 }
 
 /// botocore's `ClientRateLimiter` with its `CubicCalculator`, `TokenBucket` and `RateClocker`.
@@ -269,6 +379,7 @@ impl AwsAdaptive {
 #[derive(Clone, Debug)]
 pub enum Limiter {
     AwsAdaptive(AwsAdaptive),
+    Aimd(Aimd),
 }
 
 impl Limiter {
@@ -277,6 +388,7 @@ impl Limiter {
         match c.kind {
             LimiterKind::None => None,
             LimiterKind::AwsAdaptive => Some(Limiter::AwsAdaptive(AwsAdaptive::new(c, start))),
+            LimiterKind::Aimd => Some(Limiter::Aimd(Aimd::new(c))),
         }
     }
     /// Before an attempt goes out.
@@ -284,13 +396,21 @@ impl Limiter {
     pub fn acquire(&mut self, now: Time) -> Admit {
         match self {
             Limiter::AwsAdaptive(a) => a.acquire(now),
+            Limiter::Aimd(a) => a.acquire(),
         }
     }
-    /// The client learnt how an attempt ended; `throttled`: a throttling error (429).
+    /// The client learnt how an attempt that took `rtt` ended in `class`: botocore's throttling
+    /// detector sees a 429; Netflix's limiter a drop for an answer the backend did not accept
+    /// (503, 429, overloaded, timeout, connection: `onDropped`), a sample otherwise
+    /// (`onSuccess`). The in-flight count of the sample is the one when the outcome arrives.
     #[inline]
-    pub fn on_outcome(&mut self, now: Time, throttled: bool) {
+    pub fn on_outcome(&mut self, now: Time, class: Class, rtt: Duration) {
         match self {
-            Limiter::AwsAdaptive(a) => a.on_response(now, throttled),
+            Limiter::AwsAdaptive(a) => a.on_response(now, class == Class::Throttled),
+            Limiter::Aimd(a) => {
+                a.sample(rtt, a.inflight, !class.is_accepted());
+                a.inflight = a.inflight.saturating_sub(1);
+            }
         }
     }
 }
@@ -449,8 +569,57 @@ mod tests {
         assert_eq!(a.acquire(at(1.8)), Admit::Wait(Duration::from_secs(2)));
     }
 
+    /// AIMDLimit._update on a scripted sequence, at the Builder's defaults (20, 20, 200, 0.9, 5 s).
+    #[test]
+    fn aimd_follows_aimdlimit() {
+        let cfg = LimiterConfig {
+            kind: LimiterKind::Aimd,
+            ..Default::default()
+        };
+        let mut a = Aimd::new(&cfg);
+        let ms = Duration::from_millis;
+        // 20 in flight: the 21st is rejected.
+        for _ in 0..20 {
+            assert_eq!(a.acquire(), Admit::Go);
+        }
+        assert_eq!(a.acquire(), Admit::Reject);
+        // A success with inflight 20: 20 * 2 >= 20, so 21.
+        a.sample(ms(10), 20, false);
+        assert_eq!(a.limit(), 21);
+        // With inflight 10: 10 * 2 < 21, unchanged.
+        a.sample(ms(10), 10, false);
+        assert_eq!(a.limit(), 21);
+        // Grow to 40, then a drop: (int)(40 * 0.9) = 36; an RTT of 6 s (> 5 s) too: 32.
+        for _ in 0..19 {
+            a.sample(ms(10), 40, false);
+        }
+        assert_eq!(a.limit(), 40);
+        a.sample(ms(10), 40, true);
+        assert_eq!(a.limit(), 36);
+        a.sample(Duration::from_secs(6), 1, false);
+        assert_eq!(a.limit(), 32);
+        // Exactly 5 s is not above the timeout.
+        a.sample(Duration::from_secs(5), 16, false);
+        assert_eq!(a.limit(), 33);
+        // Drops never go below minLimit 20, growth never above maxLimit 200.
+        for _ in 0..100 {
+            a.sample(ms(1), 1, true);
+        }
+        assert_eq!(a.limit(), 20);
+        for _ in 0..1000 {
+            a.sample(ms(1), 1000, false);
+        }
+        assert_eq!(a.limit(), 200);
+    }
+
     #[test]
     fn validation_names_the_field() {
+        let c = LimiterConfig {
+            kind: LimiterKind::Aimd,
+            backoff_ratio: 0.4,
+            ..Default::default()
+        };
+        assert_eq!(c.validate().unwrap_err().path, "limiter.backoff_ratio");
         let c = LimiterConfig {
             kind: LimiterKind::AwsAdaptive,
             cubic_beta: 1.0,

@@ -253,7 +253,7 @@ impl Window {
                 } else {
                     *len += 1;
                 }
-                ring[*next] = u8::from(failure) * FAILED | u8::from(slow) * SLOW;
+                ring[*next] = (u8::from(failure) * FAILED) | (u8::from(slow) * SLOW);
                 *failures += u32::from(failure);
                 *slows += u32::from(slow);
                 *next = (*next + 1) % ring.len();

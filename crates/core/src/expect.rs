@@ -187,16 +187,17 @@ fn full_summary() -> Summary {
         Ok(Value::Table(t)) => t,
         _ => return Summary::default(),
     };
-    // Optional numbers left out of a default summary (`recovery_ms`): present as 0, found by
+    // Optional numbers left out of a default summary (`recovery_ms`): present as 1, found by
     // trying, so a field added to the core later is listed too. Optional flags stay out.
     for f in fields_of::<Summary>() {
         if t.contains_key(*f) {
             continue;
         }
-        // An optional number (`recovery_ms`) or a count left out when zero (`shed`, as 1).
-        for zero in [Value::Float(0.0), Value::Integer(1)] {
+        // A float, or a count left out when zero (`first_tries_refused`, `limiter_delayed`):
+        // 1, not 0, which such a field would leave out again.
+        for one in [Value::Float(1.0), Value::Integer(1)] {
             let mut with = t.clone();
-            with.insert((*f).to_string(), zero);
+            with.insert((*f).to_string(), one);
             if Value::Table(with.clone()).try_into::<Summary>().is_ok() {
                 t = with;
                 break;

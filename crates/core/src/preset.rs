@@ -10,6 +10,9 @@
 //!   `ExponentialBackoff`: `rand * min(2^(attempt - 1), 20)` s), `retries/quota.py`
 //!   (`INITIAL_CAPACITY = 500`), `RetryQuotaChecker` (`_RETRY_COST = 5`,
 //!   `_TIMEOUT_RETRY_REQUEST = 10`, `_NO_RETRY_INCREMENT = 1`). No `Retry-After`.
+//! - `aws-adaptive`: `aws-standard` plus the client rate limiter of `retries/adaptive.py`
+//!   (botocore's `_register_retries` registers the standard handler, then the adaptive one):
+//!   `[limiter] kind = "aws-adaptive"` with `throttling.py`'s and `bucket.py`'s constants.
 //! - `aws-standard-2026` (botocore behind `AWS_NEW_RETRIES_2026`, 1.43.3): backoff
 //!   `rand * min(scale * 2^(attempt - 1), 20)` s with `non_throttling_base_scale = 0.05` and
 //!   `throttling_base_scale = 1`, `x-amz-retry-after` kept within `[t, t + 5 s]`, quota
@@ -29,9 +32,10 @@ use crate::load::merge;
 use toml::{Table, Value};
 
 /// The mode names, in the order a "did you mean" lists them.
-pub const MODES: [&str; 6] = [
+pub const MODES: [&str; 7] = [
     "aws-legacy",
     "aws-standard",
+    "aws-adaptive",
     "aws-standard-2026",
     "aws-standard-2026-dynamodb",
     "aws-js-standard",
@@ -76,6 +80,12 @@ pub fn preset(mode: &str) -> Option<Table> {
         "#
         .to_string(),
         "aws-standard" => standard.to_string(),
+        "aws-adaptive" => format!(
+            r#"{standard}
+            [limiter]
+            kind = "aws-adaptive"
+            "#
+        ),
         "aws-standard-2026" | "aws-standard-2026-dynamodb" => {
             let dynamo = mode.ends_with("dynamodb");
             format!(
@@ -173,6 +183,14 @@ pub fn expand(scope: &mut Table, prefix: &str) -> Result<(), (String, String)> {
             ),
         )
     })?;
+    if !prefix.is_empty() && preset.contains_key("limiter") {
+        return Err((
+            path,
+            format!(
+                "`{name}` needs a client-side [limiter], which only the clients (the top-level [retry]) have; use it there, or aws-standard here"
+            ),
+        ));
+    }
     for (section, mut fill) in preset {
         match scope.remove(&section) {
             Some(Value::Table(user)) => {

@@ -150,6 +150,20 @@ pub struct Summary {
     /// Retries whose delay was the server's `Retry-After` instead of the backoff.
     #[serde(default)]
     pub retry_after_waits: u64,
+    /// Attempts the client's `[limiter]` held until it had a token (AWS adaptive mode), and
+    /// their total wait in ms. Absent from JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub limiter_delayed: u64,
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub limiter_wait_ms: f64,
+    /// First tries still waiting for the `[limiter]` when the run stopped (never sent): with
+    /// them, `attempts + first_tries_refused + first_tries_waiting = intents + retries`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub first_tries_waiting: u64,
+    /// Attempts the client's `[limiter]` refused (AIMD beyond its limit): never sent; the first
+    /// tries among them are in `first_tries_refused`. Absent from JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub limiter_rejected: u64,
     /// Successes per second over the run.
     #[serde(default)]
     pub goodput_per_s: f64,
@@ -194,6 +208,10 @@ pub struct Layered {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// What one tier of the request path did.

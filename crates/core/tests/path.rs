@@ -446,16 +446,18 @@ fn every_intent_of_every_shipped_model_has_exactly_one_outcome() {
             // Every send is counted: sent, or refused in the caller (issue 14, item 4).
             if s.tiers.len() == 1 {
                 assert_eq!(
-                    s.attempts + s.first_tries_refused,
+                    s.attempts + s.first_tries_refused + s.first_tries_waiting,
                     s.intents + s.retries,
-                    "{what}: attempts {} + first tries refused {} against intents {} + retries {}",
+                    "{what}: attempts {} + first tries refused {} + waiting {} against intents {} + retries {}",
                     s.attempts,
                     s.first_tries_refused,
+                    s.first_tries_waiting,
                     s.intents,
                     s.retries
                 );
                 assert!(
-                    s.first_tries_refused <= s.breaker_rejected + s.throttled_locally,
+                    s.first_tries_refused
+                        <= s.breaker_rejected + s.throttled_locally + s.limiter_rejected,
                     "{what}"
                 );
             }

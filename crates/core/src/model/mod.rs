@@ -11,6 +11,7 @@ pub use crate::invalid::Invalid;
 use crate::policy::breaker::BreakerConfig;
 use crate::policy::budget::BudgetConfig;
 use crate::policy::hedge::HedgeConfig;
+use crate::policy::limiter::LimiterConfig;
 use crate::policy::ratelimit::{RateLimitConfig, RetryAfter};
 use crate::policy::recovery::RecoveryConfig;
 use crate::policy::{Class, Scope};
@@ -56,6 +57,9 @@ pub struct Model {
     pub breaker: BreakerConfig,
     /// gRPC hedging instead of retrying.
     pub hedge: HedgeConfig,
+    /// A client-side limiter on the clients' own sends (`docs/policies.md`, "Client-side
+    /// limiters").
+    pub limiter: LimiterConfig,
     /// How recovery after a trigger (spike, outage) is measured.
     pub recovery: RecoveryConfig,
 }
@@ -79,6 +83,7 @@ impl Default for Model {
             budget: BudgetConfig::default(),
             breaker: BreakerConfig::default(),
             hedge: HedgeConfig::default(),
+            limiter: LimiterConfig::default(),
             recovery: RecoveryConfig::default(),
         }
     }

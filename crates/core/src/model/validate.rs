@@ -265,6 +265,13 @@ impl Model {
                 "\"envoy\" (rate_limited_retry_back_off) with [hedge] is not modelled; use \"honour\" or \"ignore\"",
             ));
         }
+        self.limiter.validate()?;
+        if self.limiter.enabled() && self.hedge.delay.is_some() {
+            return Err(invalid(
+                "limiter.kind",
+                "a client-side limiter with [hedge] is not modelled (the AWS SDKs do not hedge); remove [hedge] or set limiter.kind = \"none\"",
+            ));
+        }
         self.recovery.validate()?;
         self.validate_layers()?;
         self.validate_tiers()?;
@@ -404,6 +411,7 @@ impl Model {
         let per_client = (self.budget.kind != crate::policy::budget::BudgetKind::None
             && self.budget.scope == Scope::Client)
             || (self.breaker.enabled && self.breaker.scope == Scope::Client)
+            || (self.limiter.enabled() && self.limiter.scope == Scope::Client)
             || (s.rate_limit.enabled()
                 && s.rate_limit.scope == Scope::Client
                 && self.tiers.is_empty()

@@ -5,6 +5,7 @@
 //! budget, breaker and Retry-After handling. An *inner* call is the same loop run by the client
 //! inside a tier for one request that tier is serving; its answer becomes the tier's answer.
 
+use super::limit::Gate;
 use super::tier::{Outcome, Request};
 use super::{Event, PathSim, pidx};
 use crate::model::{KeyMode, LossNotice, RetryAfterPolicy, StoreMode};
@@ -540,6 +541,63 @@ impl PathSim<'_> {
         if !self.admit_k::<I>(now, c) {
             return self.rejected_locally_k::<I>(now, c);
         }
+        if !self.hops[h].limiters.is_empty() {
+            let (client, epoch) = (self.client_k::<I>(c), self.lp_k::<I>(c).epoch);
+            match self.limiter_gate(now, h, client, c, epoch) {
+                Gate::Go => {}
+                // Waiting for the client's rate limiter: `transmit` sends it with the token.
+                Gate::Waits => return,
+                Gate::Rejected => {
+                    let l = self.lp_k::<I>(c);
+                    let (first, retry) = (l.attempts == 0, l.attempts > 0 && l.retry_cost > 0);
+                    let hs = &mut self.hops[h];
+                    hs.n.limiter_rejected += 1;
+                    hs.n.first_tries_refused += u64::from(first);
+                    if !hs.budgets.is_empty() {
+                        hs.budgets[pidx(hs.budget_shared, client)].unsent(true, retry);
+                    }
+                    return self.rejected_locally_k::<I>(now, c);
+                }
+            }
+        }
+        self.transmit_k::<I>(now, c);
+    }
+
+    /// Records when `c`'s latest attempt went out (slow calls of the breaker).
+    fn mark_sent<const I: bool>(&mut self, c: CallRef, now: Time) {
+        let v = if I {
+            &mut self.sent_inner
+        } else {
+            &mut self.sent_top
+        };
+        if v.len() <= c.slot() {
+            v.resize(c.slot() + 1, Time::ZERO);
+        }
+        v[c.slot()] = now;
+    }
+
+    /// When `c`'s latest attempt went out; with hedging, the latest copy (an approximation:
+    /// an earlier copy's answer is timed from the latest copy).
+    fn sent_at<const I: bool>(&self, c: CallRef) -> Time {
+        let v = if I { &self.sent_inner } else { &self.sent_top };
+        v.get(c.slot()).copied().unwrap_or(Time::ZERO)
+    }
+
+    /// Dispatches on the kind of `c` to [`Self::transmit_k`].
+    pub(super) fn transmit(&mut self, now: Time, c: CallRef) {
+        if c.is_inner() {
+            self.transmit_k::<true>(now, c)
+        } else {
+            self.transmit_k::<false>(now, c)
+        }
+    }
+
+    /// An admitted attempt goes out: counted, timed, and sent over the hop's network.
+    fn transmit_k<const I: bool>(&mut self, now: Time, c: CallRef) {
+        let h = self.hop_k::<I>(c);
+        if self.hops[h].timed {
+            self.mark_sent::<I>(c, now);
+        }
         let hedge_delay = self.hops[h].hedge_delay;
         let max_attempts = self.hops[h].max_attempts;
         let l = self.lp_mut_k::<I>(c);
@@ -724,9 +782,16 @@ impl PathSim<'_> {
             hs.budgets[k].on_outcome(now, class, retryable, cost);
         }
         if !hs.breakers.is_empty() {
+            let took = now.since(self.sent_at::<I>(c));
+            let hs = &mut self.hops[h];
             let k = pidx(hs.breaker_shared, client);
-            hs.breakers[k].on_result(now, class.is_server_failure());
+            hs.breakers[k].on_call(now, class.is_server_failure(), took);
         }
+        if !self.hops[h].limiters.is_empty() {
+            let took = now.since(self.sent_at::<I>(c));
+            self.limiter_sees(now, h, client, class, took);
+        }
+        let hs = &self.hops[h];
         if hs.hedge_delay.is_some() {
             return self.hedge_sees_k::<I>(now, c, attempt, class, retryable, retry_after);
         }

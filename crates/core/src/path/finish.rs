@@ -143,6 +143,10 @@ impl PathSim<'_> {
                 .map(|b| b.opened)
                 .sum(),
             retry_after_waits: sum_hops(|n| n.retry_after_waits),
+            limiter_delayed: sum_hops(|n| n.limiter_delayed),
+            first_tries_waiting: self.first_tries_waiting(),
+            limiter_rejected: sum_hops(|n| n.limiter_rejected),
+            limiter_wait_ms: sum_hops(|n| n.limiter_wait_ns) as f64 / 1e6,
             goodput_per_s: per_s(c.succeeded),
             offered_per_s: per_s(b.arrivals),
             tiers,

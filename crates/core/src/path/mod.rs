@@ -21,6 +21,7 @@ pub mod spec;
 
 mod call;
 mod finish;
+mod limit;
 mod store;
 mod tier;
 mod workload;
@@ -31,6 +32,7 @@ use crate::metrics::Completions;
 use crate::model::{Model, WorkloadKind};
 use crate::policy::breaker::Breaker;
 use crate::policy::budget::{Budget, BudgetKind};
+use crate::policy::limiter::{Limiter, LimiterKind};
 use crate::policy::ratelimit::TokenBucket;
 use crate::policy::{ClassSet, Scope};
 use crate::queue::EventQueue;
@@ -98,6 +100,8 @@ pub(crate) enum Event {
         epoch: u32,
         attempt: u16,
     },
+    /// Limiter `slot` of hop `hop` may have a token for its oldest waiting send.
+    Limiter { hop: u8, slot: u32, generation: u32 },
 }
 
 /// A hop's policy state: one instance per client process at the top, one per tier below.
@@ -108,6 +112,11 @@ struct HopState {
     budget_adaptive: bool,
     breakers: Vec<Breaker>,
     breaker_shared: bool,
+    /// The `[limiter]` instances and the sends waiting for them (hop 0 only).
+    limiters: Vec<limit::LimiterSlot>,
+    limiter_shared: bool,
+    /// The breaker needs each attempt's duration (slow calls): send times are kept.
+    timed: bool,
     retry_after_cap: Duration,
     hedge_delay: Option<Duration>,
     /// Hot copies of the spec, read on every attempt.
@@ -148,6 +157,11 @@ struct HopCounters {
     responses_lost: u64,
     late_responses: u64,
     retry_after_waits: u64,
+    /// Sends the `[limiter]` held until it had a token, and their total wait.
+    limiter_delayed: u64,
+    limiter_wait_ns: u64,
+    /// Attempts the `[limiter]` refused (Netflix AIMD beyond its limit).
+    limiter_rejected: u64,
 }
 
 /// Counters of the intents themselves.
@@ -196,6 +210,10 @@ pub struct PathSim<'m> {
     events: u64,
     /// `--trace`: records a few intents' steps; `None` (one check per step) when off.
     trace: Option<Box<Tracer>>,
+    /// When the latest attempt of each top and inner call went out, on hops that are `timed`
+    /// (indexed by slot; kept apart from the slabs so that a top call stays one cache line).
+    sent_top: Vec<Time>,
+    sent_inner: Vec<Time>,
 }
 
 /// Asks the CPU to start loading `x`'s cache line; a hint with no effect on results.
@@ -285,6 +303,12 @@ impl<'m> PathSim<'m> {
                         Vec::new()
                     },
                     breaker_shared: h.breaker.scope == Scope::Shared || k > 0,
+                    limiters: match Limiter::new(&h.limiter, Time::ZERO) {
+                        Some(l) => vec![limit::LimiterSlot::new(l); n(h.limiter.scope)],
+                        None => Vec::new(),
+                    },
+                    limiter_shared: h.limiter.scope == Scope::Shared || k > 0,
+                    timed: h.breaker.enabled || h.limiter.kind == LimiterKind::Aimd,
                     retry_after_cap: h.retry.retry_after_cap.unwrap_or(h.retry.cap),
                     hedge_delay: h.hedge.delay,
                     hedging: h.hedge.delay.is_some(),
@@ -340,6 +364,8 @@ impl<'m> PathSim<'m> {
             c: Counters::default(),
             events: 0,
             trace: None,
+            sent_top: Vec::new(),
+            sent_inner: Vec::new(),
         };
         // Capacity changes at the edges of each drop window (pushed first: they pop first).
         for (t, s) in sim.spec.tiers.iter().enumerate() {
@@ -472,6 +498,11 @@ impl<'m> PathSim<'m> {
                     self.hedge(now, call);
                 }
             }
+            Event::Limiter {
+                hop,
+                slot,
+                generation,
+            } => self.limiter_wake(now, hop as usize, slot as usize, generation),
             Event::Capacity { tier } => {
                 let t = tier as usize;
                 self.tiers[t].capacity = self.tiers[t].capacity_at(&self.spec.tiers[t].server, now);

@@ -18,6 +18,7 @@ use crate::policy::Scope;
 use crate::policy::breaker::BreakerConfig;
 use crate::policy::budget::{BudgetConfig, BudgetKind};
 use crate::policy::hedge::HedgeConfig;
+use crate::policy::limiter::LimiterConfig;
 
 /// A caller and its link to the tier below.
 #[derive(Clone, Debug)]
@@ -29,6 +30,8 @@ pub struct Hop {
     pub budget: BudgetConfig,
     pub breaker: BreakerConfig,
     pub hedge: HedgeConfig,
+    /// A client-side limiter (`[limiter]`, the clients' hop only).
+    pub limiter: LimiterConfig,
 }
 
 /// A server on the path.
@@ -54,6 +57,7 @@ impl PathSpec {
             budget,
             breaker: m.breaker.clone(),
             hedge: m.hedge.clone(),
+            limiter: m.limiter.clone(),
         };
         let mut bottom = TierSpec {
             name: "server".into(),
@@ -86,6 +90,7 @@ impl PathSpec {
                         budget: l.budget.map_or_else(BudgetConfig::default, layer_budget),
                         breaker: BreakerConfig::default(),
                         hedge: HedgeConfig::default(),
+                        limiter: LimiterConfig::default(),
                     });
                 }
             }
@@ -116,6 +121,7 @@ impl PathSpec {
                 budget: t.budget.clone(),
                 breaker: t.breaker.clone(),
                 hedge: t.hedge.clone(),
+                limiter: LimiterConfig::default(),
             });
         }
         tiers.push(bottom);

@@ -20,7 +20,18 @@
 //!
 //! As in resilience4j, an outcome is recorded in whatever state the breaker is in when it arrives
 //! (a call permitted while closed that ends while half-open counts for half-open; one that ends
-//! while open is ignored). Slow-call thresholds, forced and disabled states are not modelled.
+//! while open is ignored).
+//!
+//! **Slow calls** (`CircuitBreakerMetrics.onSuccess`/`onError`): a call whose duration (from the
+//! attempt going out to its outcome) is above `slow_call_duration_threshold` counts as slow,
+//! success or failure; the breaker opens (from closed, and from half-open when its permitted
+//! calls are in) when the failure rate *or* the slow-call rate `slow * 100 / calls` is at or
+//! above its threshold (`checkIfThresholdsExceeded`). Defaults `DEFAULT_SLOW_CALL_RATE_THRESHOLD
+//! = 100` and `DEFAULT_SLOW_CALL_DURATION_THRESHOLD = 60` s: only a window of nothing but
+//! minute-long calls opens it. **Forced states** (`transitionToForcedOpenState`,
+//! `transitionToDisabledState`): `forced = "open"` rejects every call, `"disabled"` permits every
+//! call and records nothing; neither ever changes state.
+//!
 //! Defaults are resilience4j's: threshold 50 %, count-based window of 100, minimum 100 calls,
 //! 60 s open, 10 calls in half-open, no half-open limit, no automatic transition
 //! (resilience4j-circuitbreaker `CircuitBreakerConfig.java`: `DEFAULT_FAILURE_RATE_THRESHOLD = 50`,
@@ -66,6 +77,22 @@ pub struct BreakerConfig {
     /// Open becomes half-open when `wait_in_open` has passed, without waiting for a call.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub automatic_transition: bool,
+    /// Percent of slow calls at or above which the breaker opens, in (0, 100].
+    pub slow_call_rate_threshold: f64,
+    /// A call that takes longer than this is slow.
+    pub slow_call_duration_threshold: Duration,
+    /// A forced state: `"open"` (reject every call) or `"disabled"` (permit every call, record
+    /// nothing); absent = the state machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forced: Option<Forced>,
+}
+
+/// resilience4j's `FORCED_OPEN` and `DISABLED` states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Forced {
+    Open,
+    Disabled,
 }
 
 impl Default for BreakerConfig {
@@ -82,6 +109,10 @@ impl Default for BreakerConfig {
             permitted_in_half_open: 10,
             max_wait_in_half_open: None,
             automatic_transition: false,
+            // `DEFAULT_SLOW_CALL_RATE_THRESHOLD`, `DEFAULT_SLOW_CALL_DURATION_THRESHOLD`.
+            slow_call_rate_threshold: 100.0,
+            slow_call_duration_threshold: Duration::from_secs(60),
+            forced: None,
         }
     }
 }
@@ -101,6 +132,21 @@ impl BreakerConfig {
                     "must be a percentage in (0, 100], got {}",
                     self.failure_rate_threshold
                 ),
+            );
+        }
+        if !(self.slow_call_rate_threshold > 0.0 && self.slow_call_rate_threshold <= 100.0) {
+            return bad(
+                "breaker.slow_call_rate_threshold",
+                format!(
+                    "must be a percentage in (0, 100], got {}",
+                    self.slow_call_rate_threshold
+                ),
+            );
+        }
+        if self.slow_call_duration_threshold.0 == 0 {
+            return bad(
+                "breaker.slow_call_duration_threshold",
+                "must be a positive duration (resilience4j requires at least 1 ns)".into(),
             );
         }
         if self.window_size == 0 || self.window_size > 1_000_000 {
@@ -138,31 +184,37 @@ pub enum State {
     HalfOpen { since: Time },
 }
 
-/// Calls and failures over a sliding window.
+/// An outcome's flags in a count window.
+const FAILED: u8 = 1;
+const SLOW: u8 = 2;
+
+/// Calls, failures and slow calls over a sliding window.
 #[derive(Clone, Debug)]
 enum Window {
-    /// A ring of the last `ring.len()` outcomes (true = failure).
+    /// A ring of the last `ring.len()` outcomes ([`FAILED`] | [`SLOW`]).
     Count {
-        ring: Vec<bool>,
+        ring: Vec<u8>,
         next: usize,
         len: usize,
         failures: u32,
+        slow: u32,
     },
-    /// One `(epoch second, calls, failures)` aggregate per second.
-    Time { buckets: Vec<(u64, u32, u32)> },
+    /// One `(epoch second, calls, failures, slow)` aggregate per second.
+    Time { buckets: Vec<(u64, u32, u32, u32)> },
 }
 
 impl Window {
     fn new(kind: WindowType, size: u32) -> Self {
         match kind {
             WindowType::CountBased => Window::Count {
-                ring: vec![false; size as usize],
+                ring: vec![0; size as usize],
                 next: 0,
                 len: 0,
                 failures: 0,
+                slow: 0,
             },
             WindowType::TimeBased => Window::Time {
-                buckets: vec![(u64::MAX, 0, 0); size as usize],
+                buckets: vec![(u64::MAX, 0, 0, 0); size as usize],
             },
         }
     }
@@ -173,33 +225,37 @@ impl Window {
                 next,
                 len,
                 failures,
+                slow,
                 ..
             } => {
                 *next = 0;
                 *len = 0;
                 *failures = 0;
+                *slow = 0;
             }
-            Window::Time { buckets } => buckets.fill((u64::MAX, 0, 0)),
+            Window::Time { buckets } => buckets.fill((u64::MAX, 0, 0, 0)),
         }
     }
 
-    fn record(&mut self, now: Time, failure: bool) {
+    fn record(&mut self, now: Time, failure: bool, slow: bool) {
         match self {
             Window::Count {
                 ring,
                 next,
                 len,
                 failures,
+                slow: slows,
             } => {
                 if *len == ring.len() {
-                    if ring[*next] {
-                        *failures -= 1;
-                    }
+                    let old = ring[*next];
+                    *failures -= u32::from(old & FAILED != 0);
+                    *slows -= u32::from(old & SLOW != 0);
                 } else {
                     *len += 1;
                 }
-                ring[*next] = failure;
+                ring[*next] = (u8::from(failure) * FAILED) | (u8::from(slow) * SLOW);
                 *failures += u32::from(failure);
+                *slows += u32::from(slow);
                 *next = (*next + 1) % ring.len();
             }
             Window::Time { buckets } => {
@@ -207,25 +263,31 @@ impl Window {
                 let n = buckets.len();
                 let b = &mut buckets[(sec % n as u64) as usize];
                 if b.0 != sec {
-                    *b = (sec, 0, 0);
+                    *b = (sec, 0, 0, 0);
                 }
                 b.1 += 1;
                 b.2 += u32::from(failure);
+                b.3 += u32::from(slow);
             }
         }
     }
 
-    /// `(calls, failures)` in the window ending at `now`.
-    fn totals(&self, now: Time) -> (u32, u32) {
+    /// `(calls, failures, slow calls)` in the window ending at `now`.
+    fn totals(&self, now: Time) -> (u32, u32, u32) {
         match self {
-            Window::Count { len, failures, .. } => (*len as u32, *failures),
+            Window::Count {
+                len,
+                failures,
+                slow,
+                ..
+            } => (*len as u32, *failures, *slow),
             Window::Time { buckets } => {
                 let sec = now.0 / 1_000_000_000;
                 let n = buckets.len() as u64;
                 buckets
                     .iter()
                     .filter(|b| b.0 != u64::MAX && b.0 + n > sec && b.0 <= sec)
-                    .fold((0, 0), |(c, f), b| (c + b.1, f + b.2))
+                    .fold((0, 0, 0), |(c, f, s), b| (c + b.1, f + b.2, s + b.3))
             }
         }
     }
@@ -235,6 +297,9 @@ impl Window {
 #[derive(Clone, Debug)]
 pub struct Breaker {
     threshold: f64,
+    slow_threshold: f64,
+    slow_duration: Duration,
+    forced: Option<Forced>,
     minimum_calls: u32,
     wait: Duration,
     permitted: u32,
@@ -246,6 +311,7 @@ pub struct Breaker {
     permits_left: u32,
     half_calls: u32,
     half_failures: u32,
+    half_slow: u32,
     /// Times the breaker opened.
     pub opened: u64,
 }
@@ -258,6 +324,9 @@ impl Breaker {
         };
         Breaker {
             threshold: c.failure_rate_threshold,
+            slow_threshold: c.slow_call_rate_threshold,
+            slow_duration: c.slow_call_duration_threshold,
+            forced: c.forced,
             minimum_calls,
             wait: c.wait_in_open,
             permitted: c.permitted_in_half_open,
@@ -268,6 +337,7 @@ impl Breaker {
             permits_left: 0,
             half_calls: 0,
             half_failures: 0,
+            half_slow: 0,
             opened: 0,
         }
     }
@@ -281,6 +351,7 @@ impl Breaker {
         self.permits_left = self.permitted;
         self.half_calls = 0;
         self.half_failures = 0;
+        self.half_slow = 0;
     }
 
     /// The changes that happen on a timer in resilience4j, applied when they are due: open to
@@ -306,6 +377,9 @@ impl Breaker {
     /// `tryAcquirePermission`: may a call go out now?
     #[inline]
     pub fn try_acquire(&mut self, now: Time) -> bool {
+        if let Some(f) = self.forced {
+            return f == Forced::Disabled;
+        }
         if self.automatic || self.max_half_open.is_some() {
             self.catch_up(now);
         }
@@ -344,21 +418,33 @@ impl Breaker {
         self.opened += 1;
     }
 
-    fn rate_exceeded(&self, calls: u32, failures: u32) -> bool {
-        f64::from(failures) * 100.0 / f64::from(calls) >= self.threshold
+    /// `checkIfThresholdsExceeded`: the failure rate or the slow-call rate.
+    fn rate_exceeded(&self, calls: u32, failures: u32, slow: u32) -> bool {
+        let pct = |n: u32| f64::from(n) * 100.0 / f64::from(calls);
+        pct(failures) >= self.threshold || pct(slow) >= self.slow_threshold
     }
 
-    /// Records a call's outcome (`failure` = it counts as a failure).
+    /// Records the outcome of a call that was not slow (`failure` = it counts as a failure).
     #[inline]
     pub fn on_result(&mut self, now: Time, failure: bool) {
+        self.on_call(now, failure, Duration::ZERO)
+    }
+
+    /// Records a call's outcome and how long it took (slow: longer than the threshold).
+    #[inline]
+    pub fn on_call(&mut self, now: Time, failure: bool, took: Duration) {
+        if self.forced.is_some() {
+            return;
+        }
+        let slow = took > self.slow_duration;
         if self.automatic || self.max_half_open.is_some() {
             self.catch_up(now);
         }
         match self.state {
             State::Closed => {
-                self.window.record(now, failure);
-                let (calls, failures) = self.window.totals(now);
-                if calls >= self.minimum_calls && self.rate_exceeded(calls, failures) {
+                self.window.record(now, failure, slow);
+                let (calls, failures, slows) = self.window.totals(now);
+                if calls >= self.minimum_calls && self.rate_exceeded(calls, failures, slows) {
                     self.open(now);
                 }
             }
@@ -366,8 +452,9 @@ impl Breaker {
             State::HalfOpen { .. } => {
                 self.half_calls += 1;
                 self.half_failures += u32::from(failure);
+                self.half_slow += u32::from(slow);
                 if self.half_calls >= self.permitted {
-                    if self.rate_exceeded(self.half_calls, self.half_failures) {
+                    if self.rate_exceeded(self.half_calls, self.half_failures, self.half_slow) {
                         self.open(now);
                     } else {
                         self.state = State::Closed;
@@ -475,6 +562,71 @@ mod tests {
         b.on_result(ms(2600), true);
         b.on_result(ms(2700), true);
         assert!(matches!(b.state(), State::Open { .. }));
+    }
+
+    /// Slow calls (resilience4j `CircuitBreakerMetrics.onSuccess`: slow when the duration is
+    /// *above* the threshold) open the breaker from closed and from half-open, successes or not.
+    #[test]
+    fn slow_calls_open_it() {
+        let mut b = Breaker::new(&BreakerConfig {
+            slow_call_rate_threshold: 60.0,
+            slow_call_duration_threshold: Duration::from_secs(2),
+            ..small()
+        });
+        let s = Duration::from_secs;
+        // 5 successes, 2 of them slow: 40 % < 60 %, 0 % failed.
+        for (i, took) in [s(3), s(1), s(2), s(5), s(0)].into_iter().enumerate() {
+            b.on_call(ms(i as u64), false, took);
+        }
+        assert_eq!(b.state(), State::Closed, "exactly 2 s is not slow");
+        b.on_call(ms(5), false, s(3));
+        // 3 of 6 = 50 %: closed; the 4th slow call makes 4 of 7 = 57 %, the 5th 5 of 8 = 62.5 %.
+        b.on_call(ms(6), false, s(3));
+        assert_eq!(b.state(), State::Closed);
+        b.on_call(ms(7), false, s(3));
+        assert_eq!(b.state(), State::Open { since: ms(7) });
+        // Half-open: 2 permitted calls, one slow success: 50 % < 60 %, closed again.
+        assert!(b.try_acquire(ms(1007)) && b.try_acquire(ms(1008)));
+        b.on_call(ms(1010), false, s(3));
+        b.on_call(ms(1011), false, s(1));
+        assert_eq!(b.state(), State::Closed);
+        // The default thresholds (100 %, 60 s): only a window of nothing but slow calls opens.
+        let mut d = Breaker::new(&small());
+        for i in 0..4 {
+            d.on_call(ms(i), false, s(61));
+        }
+        d.on_call(ms(4), false, s(60));
+        assert_eq!(
+            d.state(),
+            State::Closed,
+            "4 of 5 slow, and 60 s is not above 60 s"
+        );
+        for i in 5..14 {
+            d.on_call(ms(i), false, s(61));
+        }
+        assert_eq!(d.state(), State::Closed, "9 of the last 10 slow");
+        d.on_call(ms(14), false, s(61));
+        assert_eq!(d.state(), State::Open { since: ms(14) }, "10 of 10 slow");
+    }
+
+    #[test]
+    fn forced_states_never_change() {
+        let mut open = Breaker::new(&BreakerConfig {
+            forced: Some(Forced::Open),
+            ..small()
+        });
+        let mut off = Breaker::new(&BreakerConfig {
+            forced: Some(Forced::Disabled),
+            ..small()
+        });
+        for i in 0..50 {
+            assert!(!open.try_acquire(ms(i * 1000)));
+            assert!(off.try_acquire(ms(i * 1000)));
+            open.on_result(ms(i * 1000), false);
+            off.on_result(ms(i * 1000), true);
+        }
+        assert_eq!((open.opened, off.opened), (0, 0));
+        assert_eq!(off.state(), State::Closed);
     }
 
     /// A scripted sequence through every transition the two timers add.

@@ -9,6 +9,7 @@
 //! - [`breaker`]: a circuit breaker with resilience4j's semantics.
 //! - [`ratelimit`]: a token bucket, for a server answering 429 with `Retry-After`.
 //! - [`hedge`]: gRPC's hedging policy (extra copies after a delay, first success wins).
+//! - [`limiter`]: client-side limits on a client's own sends (the AWS SDKs' adaptive mode).
 //! - [`recovery`]: did goodput return to its pre-trigger level, and how long did it take.
 //!
 //! The engine ([`crate::sim`]) owns the policy state; these types never draw random numbers
@@ -18,6 +19,7 @@
 pub mod breaker;
 pub mod budget;
 pub mod hedge;
+pub mod limiter;
 pub mod ratelimit;
 pub mod recovery;
 pub mod window;

@@ -18,9 +18,7 @@ use retrystorm_core::map::Cell;
 use retrystorm_core::model::Model;
 use retrystorm_core::stats::{self, Estimate};
 use retrystorm_core::summary::Summary;
-use retrystorm_core::sweep::{
-    Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, fingerprint, parse_shard,
-};
+use retrystorm_core::sweep::{Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard};
 use retrystorm_core::time::Duration;
 use retrystorm_report::sweep::{header_line, record_line};
 use retrystorm_report::{Heatmap, fmt, heatmap_chart, text_table};
@@ -147,15 +145,7 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
         }
         models.push(m);
     }
-    let header = SweepHeader {
-        schema_version: SWEEP_SCHEMA_VERSION,
-        kind: "header".into(),
-        model: scenario.name.clone(),
-        model_hash: fingerprint(text.as_bytes()),
-        sets: a.model.sets.clone(),
-        jobs: total,
-        grid: grid.clone(),
-    };
+    let header = SweepHeader::new(&scenario.name, &text, &a.model.sets, &grid, total);
     let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
     let pool = pool(a.model.jobs)?;
     let bar = progress::bar(jobs.len() as u64, "runs");

@@ -14,9 +14,7 @@ use rayon::prelude::*;
 use retrystorm_core::load::Override;
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;
-use retrystorm_core::sweep::{
-    Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, fingerprint, parse_shard,
-};
+use retrystorm_core::sweep::{Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard};
 use retrystorm_report::sweep::{
     DEFAULT_METRIC, SweepLine, aggregate, header_line, parse_sweep_line, record_line, sweep_chart,
     sweep_table,
@@ -235,15 +233,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         seeds: stats::replication_seeds(base_seed, a.model.seeds),
     };
     let total = check_grid_size(&grid)?;
-    let header = SweepHeader {
-        schema_version: SWEEP_SCHEMA_VERSION,
-        kind: "header".into(),
-        model: scenario.name.clone(),
-        model_hash: fingerprint(text.as_bytes()),
-        sets: a.model.sets.clone(),
-        jobs: total,
-        grid: grid.clone(),
-    };
+    let header = SweepHeader::new(&scenario.name, &text, &a.model.sets, &grid, total);
     let (shard_i, shard_n) = match &a.shard {
         Some(s) => parse_shard(s).map_err(|e| CliError::Input(format!("--shard {s}: {e}")))?,
         None => (1, 1),

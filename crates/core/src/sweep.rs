@@ -350,6 +350,22 @@ pub struct SweepHeader {
     pub jobs: u64,
 }
 
+impl SweepHeader {
+    /// The header of a sweep of `grid` over the model file `text` (named `model`) with the
+    /// `--set` flags `sets`, of `jobs` runs in all.
+    pub fn new(model: &str, text: &str, sets: &[String], grid: &Grid, jobs: u64) -> SweepHeader {
+        SweepHeader {
+            schema_version: SWEEP_SCHEMA_VERSION,
+            kind: "header".into(),
+            model: model.to_string(),
+            model_hash: fingerprint(text.as_bytes()),
+            sets: sets.to_vec(),
+            grid: grid.clone(),
+            jobs,
+        }
+    }
+}
+
 /// One line per run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepRecord {

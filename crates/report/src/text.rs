@@ -14,7 +14,9 @@ use comfy_table::{CellAlignment, Table, presets::NOTHING};
 const GAP: u16 = 2;
 
 /// Renders `headers` and `rows` as an aligned text table; column `i` is right-aligned when
-/// `right(i)` (numbers), else left-aligned (names). A row may be shorter than the header.
+/// `right(i)` (numbers), else left-aligned (names). A row may be shorter than the header. A
+/// column with no text at all (empty header and cells) is one character wide (comfy-table's
+/// minimum), its rule one dash.
 pub fn aligned(headers: &[String], rows: &[Vec<String>], right: impl Fn(usize) -> bool) -> String {
     // comfy-table's own header line spans the padding between columns too, so the rule is a row
     // of dashes as wide as the widest cell of each column, measured by comfy-table itself.
@@ -59,7 +61,10 @@ mod tests {
     #[test]
     fn names_left_numbers_right_rule_as_wide_as_each_column() {
         let headers = strings(&["variant", "n", "p99 ms"]);
-        let rows = vec![strings(&["a", "10,000", "1.5"]), strings(&["long name", "7", "851"])];
+        let rows = vec![
+            strings(&["a", "10,000", "1.5"]),
+            strings(&["long name", "7", "851"]),
+        ];
         let t = aligned(&headers, &rows, |i| i > 0);
         assert_eq!(
             t,
@@ -83,6 +88,16 @@ mod tests {
     fn header_only() {
         let t = aligned(&strings(&["a", "bb"]), &[], |i| i == 1);
         assert_eq!(t, "a  bb\n-  --\n");
+    }
+
+    #[test]
+    fn an_empty_column_is_one_space_wide() {
+        let t = aligned(
+            &strings(&["a", "", "b"]),
+            &[strings(&["x", "", "y"])],
+            |_| false,
+        );
+        assert_eq!(t, "a     b\n-  -  -\nx     y\n");
     }
 
     #[test]

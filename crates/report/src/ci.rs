@@ -61,38 +61,7 @@ pub fn text_table(headers: &[String], rows: &[Vec<String>]) -> String {
 
 /// As [`text_table`], with the first `left` columns left-aligned and the rest right-aligned.
 pub fn text_table_left(headers: &[String], rows: &[Vec<String>], left: usize) -> String {
-    let n = headers.len();
-    let mut w: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (i, c) in r.iter().enumerate().take(n) {
-            w[i] = w[i].max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let mut line = |cells: &[String]| {
-        let mut l = String::new();
-        for (i, c) in cells.iter().enumerate() {
-            if i > 0 {
-                l.push_str("  ");
-            }
-            let pad = w[i].saturating_sub(c.chars().count());
-            if i < left {
-                l.push_str(c);
-                l.extend(std::iter::repeat_n(' ', pad));
-            } else {
-                l.extend(std::iter::repeat_n(' ', pad));
-                l.push_str(c);
-            }
-        }
-        out.push_str(l.trim_end());
-        out.push('\n');
-    };
-    line(headers);
-    line(&w.iter().map(|n| "-".repeat(*n)).collect::<Vec<_>>());
-    for r in rows {
-        line(r);
-    }
-    out
+    crate::text::aligned(headers, rows, |i| i >= left)
 }
 
 /// The headers and rows of [`ci_table`], for other renderers (HTML).

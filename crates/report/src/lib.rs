@@ -28,6 +28,7 @@ mod style;
 mod svg;
 pub mod sweep;
 mod table;
+mod text;
 
 pub use crate::ci::{ci_rows, ci_table, ci_view, text_table};
 pub use crate::csv::{

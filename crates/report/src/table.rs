@@ -31,15 +31,6 @@ impl Column {
             cells: rows.iter().map(|v| f(&v.summary)).collect(),
         }
     }
-
-    fn width(&self) -> usize {
-        self.cells
-            .iter()
-            .map(|c| c.chars().count())
-            .chain(std::iter::once(self.header.chars().count()))
-            .max()
-            .unwrap_or(0)
-    }
 }
 
 /// The bucket width shared by every variant, if they agree.
@@ -67,35 +58,8 @@ pub fn comparison_table(report: &RunReport) -> String {
     let (cols, outcomes) = comparison_columns(report);
     let rows: Vec<&VariantResult> = report.variants.iter().collect();
     let any = |f: fn(&Summary) -> u64| rows.iter().any(|v| f(&v.summary) != 0);
-    let widths: Vec<usize> = cols.iter().map(Column::width).collect();
-    let mut out = String::new();
-    let mut line = |cells: &mut dyn Iterator<Item = (&str, Align)>| {
-        let mut l = String::new();
-        for (i, (text, align)) in cells.enumerate() {
-            if i > 0 {
-                l.push_str("  ");
-            }
-            let pad = widths[i].saturating_sub(text.chars().count());
-            match align {
-                Align::Left => {
-                    l.push_str(text);
-                    l.extend(std::iter::repeat_n(' ', pad));
-                }
-                Align::Right => {
-                    l.extend(std::iter::repeat_n(' ', pad));
-                    l.push_str(text);
-                }
-            }
-        }
-        out.push_str(l.trim_end());
-        out.push('\n');
-    };
-    line(&mut cols.iter().map(|c| (c.header.as_str(), c.align)));
-    let rules: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-    line(&mut rules.iter().map(|r| (r.as_str(), Align::Left)));
-    for r in 0..rows.len() {
-        line(&mut cols.iter().map(|c| (c.cells[r].as_str(), c.align)));
-    }
+    let (headers, cells) = grid(&cols, rows.len());
+    let mut out = crate::text::aligned(&headers, &cells, |i| cols[i].align == Align::Right);
 
     if !outcomes && any(|s| s.applied_once) {
         out.push_str("every settled intent's effect was applied exactly once\n");
@@ -109,11 +73,8 @@ pub fn comparison_table(report: &RunReport) -> String {
 /// as a paragraph.
 pub fn comparison_markdown(report: &RunReport) -> String {
     let (cols, _) = comparison_columns(report);
-    let headers: Vec<String> = cols.iter().map(|c| c.header.clone()).collect();
+    let (headers, rows) = grid(&cols, report.variants.len());
     let right: Vec<bool> = cols.iter().map(|c| c.align == Align::Right).collect();
-    let rows: Vec<Vec<String>> = (0..report.variants.len())
-        .map(|r| cols.iter().map(|c| c.cells[r].clone()).collect())
-        .collect();
     let mut out = format!(
         "**{}** (seed {})\n\n",
         crate::markdown::escape(&report.model),
@@ -129,6 +90,15 @@ pub fn comparison_markdown(report: &RunReport) -> String {
         }
     }
     out
+}
+
+/// The headers and the `n` rows of cells of `cols`.
+fn grid(cols: &[Column], n: usize) -> (Vec<String>, Vec<Vec<String>>) {
+    let headers = cols.iter().map(|c| c.header.clone()).collect();
+    let rows = (0..n)
+        .map(|r| cols.iter().map(|c| c.cells[r].clone()).collect())
+        .collect();
+    (headers, rows)
 }
 
 /// The columns of the comparison table, and whether the outcome columns are among them.

@@ -145,17 +145,18 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     // its survivors to the first stage.
     let (first, seeds) = match &halving {
         None => (k * n0, n0),
-        Some(h) => (
-            k * h.r0 + k.div_ceil(h.eta) * n0.saturating_sub(h.r0),
-            h.r0,
-        ),
+        Some(h) => (k * h.r0 + k.div_ceil(h.eta) * n0.saturating_sub(h.r0), h.r0),
     };
     if budget < first as u64 {
         return Err(CliError::Input(format!(
             "--budget {budget}: the first stage alone needs {} ({} x {seeds} seeds{})",
             plural(first as u64, "run"),
             plural(k as u64, "candidate"),
-            if halving.is_some() { " and its survivors' top-up" } else { "" }
+            if halving.is_some() {
+                " and its survivors' top-up"
+            } else {
+                ""
+            }
         )));
     }
     let settings = Settings {

@@ -15,6 +15,9 @@
 /// `values[candidate][metric][replication]`.
 pub type Values = Vec<Vec<Vec<f64>>>;
 
+/// Runs `(candidate, replication)` pairs into the values; returns how many it ran.
+pub type Run<'a> = dyn FnMut(Vec<(usize, usize)>, &mut Values) -> u64 + 'a;
+
 /// How to halve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Halving {
@@ -38,7 +41,7 @@ impl Halving {
         alive: &mut [bool],
         halved: &mut [Option<usize>],
         values: &mut Values,
-        run: &mut dyn FnMut(Vec<(usize, usize)>, &mut Values) -> u64,
+        run: &mut Run<'_>,
         stays: &dyn Fn(usize, &Values) -> bool,
         score: &dyn Fn(usize, &Values) -> f64,
     ) -> (u64, usize) {

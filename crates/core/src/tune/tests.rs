@@ -160,5 +160,9 @@ fn halving_drops_the_infeasible_and_stops_within_the_budget() {
     assert!(o.runs <= 40, "{}", o.runs);
     assert_eq!(o.best, Some(7));
     assert!((8..12).all(|c| o.status[c] == Status::Infeasible && o.halved[c] == Some(1)));
-    assert!((0..5).all(|c| o.status[c] == Status::Halved), "{:?}", o.status);
+    assert!(
+        (0..5).all(|c| o.status[c] == Status::Halved),
+        "{:?}",
+        o.status
+    );
 }

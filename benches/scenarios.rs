@@ -295,6 +295,7 @@ fn tune(c: &mut Criterion) {
         alpha: 0.05,
         indifference: Indifference::Relative(0.05),
         budget: 1000,
+        halving: None,
     };
     let mut g = c.benchmark_group("tune");
     config_group(&mut g, true);

@@ -323,3 +323,51 @@ fn a_sharded_first_stage_merged_gives_the_unsharded_search() {
     assert_eq!(code, 2);
     assert!(err.contains("--out"), "{err}");
 }
+
+#[test]
+fn halving_keeps_the_best_drops_the_clearly_worse_at_stage_1_for_any_thread_count() {
+    // With 30% failures every extra attempt adds load: one attempt is best by construction,
+    // four or more are clearly worse and must go at the first stage.
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let run = |jobs: &str| {
+        let (code, out, err) = tune(
+            &m,
+            &[
+                "--vary",
+                "retry.max_attempts=1..6:1",
+                "--vary",
+                "retry.base=10ms,50ms,100ms",
+                "--minimize",
+                "amplification",
+                "--halving",
+                "--jobs",
+                jobs,
+                "--json",
+                "-",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let one = run("1");
+    assert_eq!(one, run("2"));
+    let v: serde_json::Value = serde_json::from_str(&one).unwrap();
+    assert_eq!(v["procedure"], "successive-halving+kim-nelson-kn");
+    let best = v["best"].as_u64().unwrap() as usize;
+    let cands = v["candidates"].as_array().unwrap();
+    let attempts = |c: &serde_json::Value| c["params"][0][1].as_str().unwrap().to_string();
+    assert_eq!(attempts(&cands[best - 1]), "1", "{one}");
+    let mut dropped = 0;
+    for c in cands {
+        if attempts(c).parse::<u32>().unwrap() >= 4 {
+            assert_eq!(c["status"], "halved", "{c}");
+            assert_eq!(c["halving_stage"], 1, "{c}");
+            assert_eq!(c["seeds"], 2, "{c}");
+            dropped += 1;
+        }
+    }
+    assert_eq!(dropped, 9);
+    // Fewer runs than KN's first stage alone over all 18 candidates.
+    assert!(v["runs"].as_u64().unwrap() < 18 * 5, "{}", v["runs"]);
+}

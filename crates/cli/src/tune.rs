@@ -53,6 +53,10 @@ fn objectives(a: &TuneArgs) -> Result<Vec<Objective>, CliError> {
     Ok(out)
 }
 
+/// Seeds per candidate in the first stage of successive halving (the fewest that give a
+/// confidence interval).
+const HALVING_FIRST_SEEDS: usize = 2;
+
 fn value(s: &retrystorm_core::summary::Summary, m: &str) -> f64 {
     expect::metric(s, m).unwrap_or(f64::NAN)
 }
@@ -133,11 +137,26 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     let k = cands.len();
     let n0 = a.first_stage as usize;
     let budget = a.budget.unwrap_or(20 * k as u64);
-    if budget < (k * n0) as u64 {
+    let halving = a.halving.map(|eta| tune::halving::Halving {
+        eta: eta as usize,
+        r0: HALVING_FIRST_SEEDS,
+    });
+    // Without halving every candidate gets the first stage; with it, stage 1 and the top-up of
+    // its survivors to the first stage.
+    let (first, seeds) = match &halving {
+        None => (k * n0, n0),
+        Some(h) => (k * h.r0 + k.div_ceil(h.eta) * n0.saturating_sub(h.r0), h.r0),
+    };
+    if budget < first as u64 {
         return Err(CliError::Input(format!(
-            "--budget {budget}: the first stage alone needs {} ({} x {n0} seeds)",
-            plural((k * n0) as u64, "run"),
-            plural(k as u64, "candidate")
+            "--budget {budget}: the first stage alone needs {} ({} x {seeds} seeds{})",
+            plural(first as u64, "run"),
+            plural(k as u64, "candidate"),
+            if halving.is_some() {
+                " and its survivors' top-up"
+            } else {
+                ""
+            }
         )));
     }
     let settings = Settings {
@@ -145,6 +164,7 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
         alpha: 0.05,
         indifference,
         budget,
+        halving,
     };
     let metrics = tune::metrics(&objectives, &constraints);
     let pool = pool(a.model.jobs)?;
@@ -293,8 +313,12 @@ fn text_view(
     label: &dyn Fn(usize) -> String,
 ) -> String {
     let k = cands.len();
+    let halving = match a.halving {
+        Some(eta) => format!(", successive halving (eta {eta}, from {HALVING_FIRST_SEEDS} seeds)"),
+        None => String::new(),
+    };
     let mut out = format!(
-        "{model}: tune over {} ({}), {} first-stage seeds, KN at 95%, indifference {} {}\n{} of a budget of {}\n\n",
+        "{model}: tune over {} ({}){halving}, {} first-stage seeds, KN at 95%, indifference {} {}\n{} of a budget of {}\n\n",
         plural(k as u64, "candidate"),
         sampling.as_str(),
         a.first_stage,
@@ -328,6 +352,9 @@ fn text_view(
             });
         }
         let mut verdict = o.status[c].as_str().to_string();
+        if let Some(s) = o.halved[c] {
+            verdict.push_str(&format!(" at stage {s}"));
+        }
         let undecided: Vec<&str> = constraints
             .iter()
             .zip(&o.feasibility[c])
@@ -401,7 +428,7 @@ fn json_view(
                     (m.clone(), json!({"mean": num(e.mean), "half_width": num(e.half_width)}))
                 })
                 .collect();
-            json!({
+            let mut v = json!({
                 "id": c + 1,
                 "params": cands[c].params,
                 "variant": cands[c].variant,
@@ -410,7 +437,11 @@ fn json_view(
                 "constraints": constraints.iter().zip(&o.feasibility[c]).map(|(e, f)| json!({"constraint": e.to_string(), "verdict": f.as_str()})).collect::<Vec<_>>(),
                 "status": o.status[c].as_str(),
                 "pareto": o.pareto.contains(&c),
-            })
+            });
+            if let Some(s) = o.halved[c] {
+                v["halving_stage"] = json!(s);
+            }
+            v
         })
         .collect();
     json!({
@@ -418,7 +449,7 @@ fn json_view(
         "kind": "tune",
         "model": model,
         "sampling": sampling.as_str(),
-        "procedure": "kim-nelson-kn",
+        "procedure": if o.halved.iter().any(Option::is_some) { "successive-halving+kim-nelson-kn" } else { "kim-nelson-kn" },
         "confidence": 0.95,
         "objectives": objectives.iter().map(|x| json!({"metric": x.metric, "goal": if x.maximize {"maximize"} else {"minimize"}})).collect::<Vec<_>>(),
         "constraints": constraints.iter().map(|e| e.to_string()).collect::<Vec<_>>(),

@@ -10,6 +10,7 @@
 //! constraints are all met may eliminate others, and a candidate that violates one leaves the
 //! contest. The Pareto front is taken over the feasible candidates' means ([`pareto`]).
 
+pub mod halving;
 pub mod kn;
 pub mod pareto;
 pub mod sample;
@@ -73,6 +74,8 @@ pub struct Settings {
     pub indifference: Indifference,
     /// The most runs in all.
     pub budget: u64,
+    /// Successive halving before KN (`--halving ETA`), for large candidate sets.
+    pub halving: Option<halving::Halving>,
 }
 
 /// A constraint's verdict from its metric's 95% interval.
@@ -145,6 +148,8 @@ pub enum Status {
     Open,
     /// Beaten on the first objective by a feasible candidate (KN).
     Eliminated,
+    /// Not in the best `1/η` at a successive-halving stage ([`Outcome::halved`] says which).
+    Halved,
     /// A constraint fails at 95% confidence.
     Infeasible,
 }
@@ -155,6 +160,7 @@ impl Status {
             Status::Best => "best",
             Status::Open => "open",
             Status::Eliminated => "eliminated",
+            Status::Halved => "halved",
             Status::Infeasible => "infeasible",
         }
     }
@@ -178,6 +184,8 @@ pub struct Outcome {
     /// Pairs the budget left undecided: `(best or contender, other contender)`.
     pub open: Vec<(usize, usize)>,
     pub runs: u64,
+    /// The successive-halving stage (from 1) that dropped each candidate, if one did.
+    pub halved: Vec<Option<usize>>,
     /// δ in the first objective's unit.
     pub delta: f64,
     pub h2: f64,
@@ -229,15 +237,46 @@ pub fn search(
         }
         asked.len() as u64
     };
-    let first: Vec<(usize, usize)> = (0..k).flat_map(|c| (0..n0).map(move |r| (c, r))).collect();
+    let primary = &objectives[0];
+    let mut alive = vec![true; k];
+    let mut halved = vec![None; k];
+    let mut have = 0;
+    if let Some(h) = &settings.halving {
+        let judge = |c: usize, values: &Vec<Vec<Vec<f64>>>| {
+            let unmeasured = values[c][0].iter().any(|x| x.is_nan());
+            let infeasible = constraints
+                .iter()
+                .zip(&cidx)
+                .any(|(e, m)| feasibility(e, &values[c][*m]) == Feasibility::Infeasible);
+            !(unmeasured || infeasible)
+        };
+        let (spent, seeds) = h.run(
+            n0,
+            settings.budget,
+            &mut alive,
+            &mut halved,
+            &mut values,
+            &mut run,
+            &judge,
+            &|c, values| {
+                let xs = &values[c][0];
+                primary.signed(xs.iter().sum::<f64>() / xs.len() as f64)
+            },
+        );
+        runs += spent;
+        have = seeds;
+    }
+    let n0 = n0.max(have);
+    let first: Vec<(usize, usize)> = (0..k)
+        .filter(|c| alive[*c])
+        .flat_map(|c| (have..n0).map(move |r| (c, r)))
+        .collect();
     runs += run(first, &mut values);
 
-    let mut alive = vec![true; k];
     let mut feas = vec![Vec::new(); k];
     let mut r = n0;
     let mut h2 = 0.0;
     let mut delta = 0.0;
-    let primary = &objectives[0];
     let signed = |values: &Vec<Vec<Vec<f64>>>| -> Vec<Vec<f64>> {
         values
             .iter()
@@ -311,6 +350,8 @@ pub fn search(
                 || values[c][0].iter().any(|x| x.is_nan())
             {
                 Status::Infeasible
+            } else if halved[c].is_some() {
+                Status::Halved
             } else {
                 Status::Eliminated
             }
@@ -343,7 +384,10 @@ pub fn search(
                 .map(|(c, _)| c)
         })
         .flatten();
-    let feasible_idx: Vec<usize> = (0..k).filter(|c| feasible[*c]).collect();
+    // A candidate dropped by halving has too few seeds to stand on the front.
+    let feasible_idx: Vec<usize> = (0..k)
+        .filter(|c| feasible[*c] && halved[*c].is_none())
+        .collect();
     let points: Vec<Vec<f64>> = feasible_idx
         .iter()
         .map(|c| {
@@ -389,6 +433,7 @@ pub fn search(
         pareto,
         open,
         runs,
+        halved,
         delta,
         h2,
     }

@@ -13,6 +13,7 @@ fn settings(budget: u64) -> Settings {
         alpha: 0.05,
         indifference: Indifference::Absolute(0.5),
         budget,
+        halving: None,
     }
 }
 
@@ -108,5 +109,60 @@ fn a_snippet_groups_keys_by_table() {
     assert_eq!(
         snippet(&p),
         "seed = 3\n\n[retry]\nbase = \"50ms\"\nmax_attempts = 4\n\n[budget]\nkind = \"grpc\"\n"
+    );
+}
+
+#[test]
+fn halving_keeps_the_best_and_drops_the_clearly_worse_at_stage_one() {
+    // 27 candidates; #5 is the best by construction, #0..#8 are close to it, the rest are far
+    // worse. Stage 1 (2 seeds) keeps 9 of 27, stage 2 (6 seeds) 3 of 9, then KN.
+    let means: Vec<f64> = (0..27)
+        .map(|c| match c {
+            5 => 1.0,
+            c if c < 9 => 3.0 + c as f64 * 0.1,
+            c => 20.0 + c as f64,
+        })
+        .collect();
+    let mut s = settings(10_000);
+    s.halving = Some(halving::Halving { eta: 3, r0: 2 });
+    let mut f = synthetic(means.clone(), 0.2);
+    let o = search(27, &[min("x")], &[], &s, &mut f);
+    assert_eq!(o.best, Some(5));
+    for c in 9..27 {
+        assert_eq!(o.halved[c], Some(1), "#{c}");
+        assert_eq!(o.status[c], Status::Halved);
+        assert_eq!(o.values[c][0].len(), 2);
+    }
+    let survivors = (0..27).filter(|c| o.halved[*c].is_none()).count();
+    assert_eq!(survivors, 3);
+    assert!((0..9).all(|c| o.halved[c] != Some(1)));
+    // Fewer runs than KN's first stage over all 27 (27 x 5 = 135) plus its stages.
+    let mut f = synthetic(means, 0.2);
+    let plain = search(27, &[min("x")], &[], &settings(10_000), &mut f);
+    assert_eq!(plain.best, Some(5));
+    assert!(plain.halved.iter().all(Option::is_none));
+}
+
+#[test]
+fn halving_drops_the_infeasible_and_stops_within_the_budget() {
+    let means: Vec<f64> = (0..12).map(|c| c as f64 * 100.0).collect();
+    let mut e = Expectation::parse("peak_retries < 750").unwrap();
+    e.metric = "x".into();
+    let mut s = settings(40);
+    s.halving = Some(halving::Halving { eta: 3, r0: 2 });
+    let mut f = synthetic(means, 0.0);
+    // Maximise: the infeasible high ones (#8..#11) must not survive however they rank.
+    let max = Objective {
+        metric: "x".into(),
+        maximize: true,
+    };
+    let o = search(12, &[max], &[e], &s, &mut f);
+    assert!(o.runs <= 40, "{}", o.runs);
+    assert_eq!(o.best, Some(7));
+    assert!((8..12).all(|c| o.status[c] == Status::Infeasible && o.halved[c] == Some(1)));
+    assert!(
+        (0..5).all(|c| o.status[c] == Status::Halved),
+        "{:?}",
+        o.status
     );
 }

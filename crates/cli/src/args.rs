@@ -365,10 +365,13 @@ pub struct TuneArgs {
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub candidates: u64,
     /// Successive halving before KN for large candidate sets: stages from 2 seeds keep the best
-    /// 1/ETA and multiply the seeds by ETA (default 3) until at most ETA candidates are left.
-    #[arg(long, value_name = "ETA", num_args = 0..=1, default_missing_value = "3",
-          value_parser = clap::value_parser!(u32).range(2..=100), conflicts_with_all = ["shard", "first_stage_from"])]
-    pub halving: Option<u32>,
+    /// 1/ETA and multiply the seeds by ETA until at most ETA candidates are left.
+    #[arg(long, conflicts_with_all = ["shard", "first_stage_from"])]
+    pub halving: bool,
+    /// Successive halving's reduction factor ETA (with --halving).
+    #[arg(long, value_name = "ETA", default_value_t = 3, requires = "halving",
+          value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub eta: u32,
     /// Write the result as JSON here ("-" for stdout, which replaces the table).
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,

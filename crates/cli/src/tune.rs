@@ -137,8 +137,8 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     let k = cands.len();
     let n0 = a.first_stage as usize;
     let budget = a.budget.unwrap_or(20 * k as u64);
-    let halving = a.halving.map(|eta| tune::halving::Halving {
-        eta: eta as usize,
+    let halving = a.halving.then(|| tune::halving::Halving {
+        eta: a.eta as usize,
         r0: HALVING_FIRST_SEEDS,
     });
     // Without halving every candidate gets the first stage; with it, stage 1 and the top-up of
@@ -313,9 +313,13 @@ fn text_view(
     label: &dyn Fn(usize) -> String,
 ) -> String {
     let k = cands.len();
-    let halving = match a.halving {
-        Some(eta) => format!(", successive halving (eta {eta}, from {HALVING_FIRST_SEEDS} seeds)"),
-        None => String::new(),
+    let halving = if a.halving {
+        format!(
+            ", successive halving (eta {}, from {HALVING_FIRST_SEEDS} seeds)",
+            a.eta
+        )
+    } else {
+        String::new()
     };
     let mut out = format!(
         "{model}: tune over {} ({}){halving}, {} first-stage seeds, KN at 95%, indifference {} {}\n{} of a budget of {}\n\n",

@@ -1037,8 +1037,131 @@ mod tests {
         assert_eq!(l.acquire(Time::ZERO), Admit::Reject);
     }
 
+    /// `Log10RootIntFunction.create(0)`: `max(1, (int) log10 t)` from its table below 1000.
+    #[test]
+    fn log10_root_matches_the_lookup_table() {
+        for (t, want) in [(0, 1), (1, 1), (9, 1), (10, 1), (99, 1), (100, 2), (999, 2)] {
+            assert_eq!(log10_root(t), want, "{t}");
+        }
+        assert_eq!(log10_root(1000), 3);
+        assert_eq!(log10_root(12_345), 4);
+    }
+
+    fn vegas(cfg: &LimiterConfig) -> Vegas {
+        Vegas::new(cfg, Stream::new(7, 0, Purpose::LimiterProbe, 0))
+    }
+
+    /// VegasLimit._update / updateEstimatedLimit on a scripted RTT sequence at the Builder's
+    /// defaults (initialLimit 20, maxConcurrency 1000, smoothing 1.0, alpha 3 L, beta 6 L,
+    /// threshold L, increase L, decrease L, L = log10root(limit)).
+    #[test]
+    fn vegas_follows_vegaslimit() {
+        let cfg = LimiterConfig {
+            kind: LimiterKind::Vegas,
+            ..Default::default()
+        };
+        let mut v = vegas(&cfg);
+        let ms = Duration::from_millis;
+        let us = Duration::from_micros;
+        // The first sample only sets rtt_noload.
+        v.sample(ms(10), 20, false);
+        assert_eq!((v.rtt_noload(), v.estimated), (10_000_000, 20.0));
+        // No queue: queue = ceil(20 * (1 - 10/10)) = 0 <= threshold 1, so + beta 6.
+        v.sample(ms(10), 20, false);
+        assert_eq!(v.estimated, 26.0);
+        v.sample(ms(10), 13, false);
+        assert_eq!(v.estimated, 32.0);
+        // Under half the limit in flight (15 * 2 < 32): unchanged.
+        v.sample(ms(10), 15, false);
+        assert_eq!(v.estimated, 32.0);
+        // 20 ms: queue = ceil(32 * 0.5) = 16 > beta 6, so - 1.
+        v.sample(ms(20), 32, false);
+        assert_eq!(v.estimated, 31.0);
+        // 11 ms: queue = ceil(31 * (1 - 10/11)) = 3, in [alpha 3, beta 6]: unchanged.
+        v.sample(ms(11), 31, false);
+        assert_eq!(v.estimated, 31.0);
+        // 10.5 ms: queue = ceil(31 * (1 - 10/10.5)) = 2 < alpha 3: + 1.
+        v.sample(us(10_500), 31, false);
+        assert_eq!(v.estimated, 32.0);
+        // A drop decreases whatever is in flight.
+        v.sample(ms(10), 0, true);
+        assert_eq!(v.estimated, 31.0);
+        // A smaller RTT is the new rtt_noload and changes nothing else.
+        v.sample(ms(5), 31, false);
+        assert_eq!((v.rtt_noload(), v.estimated), (5_000_000, 31.0));
+        // Growing without a queue: + 6 up to 103 (L = 1 below 100), then + 12 (L = 2),
+        // clamped at maxConcurrency 1000.
+        let mut want = 31.0;
+        for _ in 0..100 {
+            v.sample(ms(5), 1000, false);
+            want = (want + 6.0 * log10_root(want as i64) as f64).min(1000.0);
+            assert_eq!(v.estimated, want);
+        }
+        assert_eq!(v.limit(), 1000);
+        // Drops walk down by L and stop at 1.
+        for _ in 0..2000 {
+            v.sample(ms(5), 0, true);
+        }
+        assert_eq!(v.limit(), 1);
+    }
+
+    #[test]
+    fn vegas_smoothing_weights_the_new_limit() {
+        let cfg = LimiterConfig {
+            kind: LimiterKind::Vegas,
+            smoothing: Some(0.5),
+            ..Default::default()
+        };
+        let mut v = vegas(&cfg);
+        v.sample(Duration::from_millis(10), 20, false);
+        v.sample(Duration::from_millis(10), 20, false);
+        // (1 - 0.5) * 20 + 0.5 * 26.
+        assert_eq!(v.estimated, 23.0);
+    }
+
+    /// `shouldProbe`: once `probeCount >= jitter * probeMultiplier * limit` the sample's RTT
+    /// becomes rtt_noload even when larger; the jitter is `nextDouble(0.5, 1)` from the stream.
+    #[test]
+    fn vegas_probes_the_no_load_rtt() {
+        let cfg = LimiterConfig {
+            kind: LimiterKind::Vegas,
+            initial_limit: 2,
+            probe_multiplier: 1,
+            ..Default::default()
+        };
+        let mut v = vegas(&cfg);
+        let first = 0.5 + 0.5 * Stream::new(7, 0, Purpose::LimiterProbe, 0).uniform();
+        assert_eq!(v.probe_jitter, first);
+        assert!((0.5..1.0).contains(&v.probe_jitter));
+        // The threshold is jitter * 2 in (1, 2): the first sample sets rtt_noload, the second
+        // probes.
+        v.sample(Duration::from_millis(10), 2, false);
+        assert_eq!(v.rtt_noload(), 10_000_000);
+        v.sample(Duration::from_millis(50), 2, false);
+        assert_eq!(
+            (v.rtt_noload(), v.probe_count, v.estimated),
+            (50_000_000, 0, 2.0)
+        );
+        assert_ne!(v.probe_jitter, first);
+        // Another instance's stream gives other probes.
+        let other = Vegas::new(&cfg, Stream::new(7, 1, Purpose::LimiterProbe, 0));
+        assert_ne!(other.probe_jitter, first);
+    }
+
     #[test]
     fn validation_names_the_field() {
+        let c = LimiterConfig {
+            kind: LimiterKind::Vegas,
+            probe_multiplier: 0,
+            ..Default::default()
+        };
+        assert_eq!(c.validate().unwrap_err().path, "limiter.probe_multiplier");
+        let c = LimiterConfig {
+            kind: LimiterKind::Vegas,
+            smoothing: Some(0.0),
+            ..Default::default()
+        };
+        assert_eq!(c.validate().unwrap_err().path, "limiter.smoothing");
         let c = LimiterConfig {
             kind: LimiterKind::Gradient2,
             rtt_tolerance: 0.9,

@@ -160,7 +160,7 @@ struct HopCounters {
     /// Sends the `[limiter]` held until it had a token, and their total wait.
     limiter_delayed: u64,
     limiter_wait_ns: u64,
-    /// Attempts the `[limiter]` refused (Netflix AIMD beyond its limit).
+    /// Attempts the `[limiter]` refused (a Netflix limiter beyond its limit).
     limiter_rejected: u64,
 }
 

@@ -430,7 +430,7 @@ impl Gradient2 {
         if f64::from(inflight) < self.estimated / 2.0 {
             return;
         }
-        let gradient = (self.tolerance * long / short).min(1.0).max(0.5);
+        let gradient = (self.tolerance * long / short).clamp(0.5, 1.0);
         let new = self.estimated * gradient + self.queue_size;
         let new = self.estimated * (1.0 - self.smoothing) + new * self.smoothing;
         self.estimated = new.min(self.max).max(self.min);

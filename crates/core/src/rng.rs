@@ -34,6 +34,8 @@ pub enum Purpose {
     Tune = 18,
     /// The jitter Envoy adds to a server's `Retry-After` (`retry.retry_after = "envoy"`).
     RetryAfter = 19,
+    /// Netflix Vegas's probe jitter (`[limiter] kind = "vegas"`), one stream per limiter.
+    LimiterProbe = 20,
 }
 
 /// splitmix64's finaliser: a bijective 64-bit mixer.

@@ -32,7 +32,7 @@ use crate::metrics::Completions;
 use crate::model::{Model, WorkloadKind};
 use crate::policy::breaker::Breaker;
 use crate::policy::budget::{Budget, BudgetKind};
-use crate::policy::limiter::{Limiter, LimiterKind};
+use crate::policy::limiter::Limiter;
 use crate::policy::ratelimit::TokenBucket;
 use crate::policy::{ClassSet, Scope};
 use crate::queue::EventQueue;
@@ -160,7 +160,7 @@ struct HopCounters {
     /// Sends the `[limiter]` held until it had a token, and their total wait.
     limiter_delayed: u64,
     limiter_wait_ns: u64,
-    /// Attempts the `[limiter]` refused (Netflix AIMD beyond its limit).
+    /// Attempts the `[limiter]` refused (a Netflix limiter beyond its limit).
     limiter_rejected: u64,
 }
 
@@ -303,12 +303,17 @@ impl<'m> PathSim<'m> {
                         Vec::new()
                     },
                     breaker_shared: h.breaker.scope == Scope::Shared || k > 0,
-                    limiters: match Limiter::new(&h.limiter, Time::ZERO) {
-                        Some(l) => vec![limit::LimiterSlot::new(l); n(h.limiter.scope)],
-                        None => Vec::new(),
-                    },
+                    limiters: (0..n(h.limiter.scope) as u64)
+                        .filter_map(|i| {
+                            // Entity: the hop in the high half, the instance in the low.
+                            let entity = (k as u64) << 32 | i;
+                            let probe = Stream::new(seed, entity, Purpose::LimiterProbe, 0);
+                            Limiter::new(&h.limiter, Time::ZERO, probe)
+                        })
+                        .map(limit::LimiterSlot::new)
+                        .collect(),
                     limiter_shared: h.limiter.scope == Scope::Shared || k > 0,
-                    timed: h.breaker.enabled || h.limiter.kind == LimiterKind::Aimd,
+                    timed: h.breaker.enabled || Limiter::is_concurrency(h.limiter.kind),
                     retry_after_cap: h.retry.retry_after_cap.unwrap_or(h.retry.cap),
                     hedge_delay: h.hedge.delay,
                     hedging: h.hedge.delay.is_some(),

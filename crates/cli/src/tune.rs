@@ -137,7 +137,7 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     let k = cands.len();
     let n0 = a.first_stage as usize;
     let budget = a.budget.unwrap_or(20 * k as u64);
-    let halving = a.halving.then(|| tune::halving::Halving {
+    let halving = a.halving.then_some(tune::halving::Halving {
         eta: a.eta as usize,
         r0: HALVING_FIRST_SEEDS,
     });

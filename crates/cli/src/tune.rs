@@ -11,9 +11,7 @@ use retrystorm_core::load::Override;
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;
 use retrystorm_core::summary::Summary;
-use retrystorm_core::sweep::{
-    Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, fingerprint, parse_shard,
-};
+use retrystorm_core::sweep::{Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard};
 use retrystorm_core::tune::{self, Objective, Outcome, Settings, sample};
 use retrystorm_report::{ParetoPoint, fmt, pareto_chart, text_table};
 use serde_json::json;
@@ -173,15 +171,8 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
         seeds: stats::replication_seeds(base_seed, a.first_stage),
         ..grid.clone()
     };
-    let header = SweepHeader {
-        schema_version: SWEEP_SCHEMA_VERSION,
-        kind: "header".into(),
-        model: scenario.name.clone(),
-        model_hash: fingerprint(text.as_bytes()),
-        sets: a.model.sets.clone(),
-        jobs: stage.checked_jobs().unwrap_or(u64::MAX),
-        grid: stage.clone(),
-    };
+    let jobs = stage.checked_jobs().unwrap_or(u64::MAX);
+    let header = SweepHeader::new(&scenario.name, &text, &a.model.sets, &stage, jobs);
     let job_of = |c: &Candidate, r: usize| {
         (c.point * stage.variants.len() as u64 + c.variant_index as u64) * n0 as u64 + r as u64
     };

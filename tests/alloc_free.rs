@@ -231,8 +231,10 @@ fn model(path: &str, variant: &str, sets: &[&str]) -> retrystorm::model::Model {
 /// of timed. A one-client herd run makes 26 today (the summary's names, the tier table, the
 /// queue's buckets); a histogram, series or CDF per run would add to it. At 1000 clients the
 /// buffers grow by doubling (the intents, the queue's buckets, the per-bucket counts, the exact
-/// completion times): 151 today, a few per buffer, not one per client.
-const PER_RUN_LIMIT: [(u64, u64); 2] = [(1, 40), (1000, 200)];
+/// completion times): 310 today, a few per buffer, not one per client. (151 with one queue
+/// bucket per bit; the base-16 queue fills up to 4 times as many buckets, and a 2000-seed sweep
+/// of it takes the same time.)
+const PER_RUN_LIMIT: [(u64, u64); 2] = [(1, 40), (1000, 400)];
 
 #[test]
 fn a_sweep_run_has_a_small_fixed_cost_by_structure() {

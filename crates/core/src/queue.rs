@@ -5,33 +5,50 @@
 //! for. On the hold model the `radix-heap` crate kept 8-13 M holds/s from 10^3 to 10^6 pending
 //! events, while `std::collections::BinaryHeap` fell from 17 to 0.7 M/s (it wins only at 10^3)
 //! and the `priority-queue` crate stayed below 7 M/s. This is our own radix heap over the time
-//! alone: FIFO ties come from its structure instead of a 64-bit sequence number in the key, which
-//! halves an entry and lets a bitmask find the next bucket (numbers and the command in
-//! `docs/performance.md`). Cancelled events are not removed; their handler checks a generation
-//! number and returns (lazy deletion), one comparison instead of an indexed heap's bookkeeping
-//! on every push and pop.
+//! alone, with 16 buckets per 4-bit digit instead of one per bit: FIFO ties come from its
+//! structure instead of a 64-bit sequence number in the key, and an event moves between buckets
+//! at most once per hex digit of its distance from the clock (7 times across 100 ms, against up
+//! to 27 with one bucket per bit), which is what a burst of millions of timers pays for (numbers
+//! and the command in `docs/performance.md`). Cancelled events are not removed; their handler
+//! checks a generation number and returns (lazy deletion), one comparison instead of an indexed
+//! heap's bookkeeping on every push and pop.
 
 use crate::time::Time;
 use std::collections::VecDeque;
 
+/// Bits of the time per level of buckets.
+const DIGIT: u32 = 4;
+/// Buckets per level: one per value of a digit.
+const WIDTH: usize = 1 << DIGIT;
+/// Levels: one per digit of a 64-bit time.
+const LEVELS: usize = 64 / DIGIT as usize;
+/// Buckets in all, and the words of their bitmask.
+const BUCKETS: usize = LEVELS * WIDTH;
+const WORDS: usize = BUCKETS / 64;
+
 /// A monotone priority queue of events ordered by `(time, insertion sequence)`.
 ///
-/// A radix heap over the time alone (Ahuja et al.): bucket 0 holds the events at exactly the
-/// current time, bucket `i` (1..=64) those whose time first differs from it at bit `i - 1`.
-/// Popping from an empty bucket 0 takes the lowest non-empty bucket (a bitmask finds it), moves
-/// the clock to its earliest time and spreads it over the lower buckets, which are all empty.
+/// A radix heap over the time alone (Ahuja et al.), in base 16: an event at exactly the current
+/// time waits in `current`; any other sits in the bucket `(level, digit)` where `level` is the
+/// highest hex digit at which its time differs from the clock and `digit` its own value there.
+/// Bucket order is time order (a lower level shares more leading digits with the clock; within a
+/// level, the lower digit is earlier), so the lowest non-empty bucket (a bitmask finds it) holds
+/// the earliest event. Refilling takes that bucket: at level 0 all its events share one time and
+/// it becomes `current` whole; higher up, the clock moves to its earliest time and the bucket is
+/// spread over the lower levels, which are all empty.
 ///
-/// Ties need no sequence number: every bucket is in insertion order (a push appends the newest
-/// event; a spread copies a bucket in order into empty buckets), and bucket 0 is popped from the
-/// front, so equal times come out first-in-first-out. An entry is the time and the event (24
-/// bytes for the engine's events, against 48 with a 128-bit `(time, seq)` key).
+/// Ties need no sequence number: equal times always share a bucket, every bucket is in insertion
+/// order (a push appends the newest event; a spread copies a bucket in order into empty buckets),
+/// and `current` is popped from the front, so equal times come out first-in-first-out. An entry
+/// is the time and the event (24 bytes for the engine's events, against 48 with a 128-bit
+/// `(time, seq)` key).
 pub struct EventQueue<E> {
-    /// Bucket 0: events at exactly `now`, in insertion order.
+    /// Events at exactly `now`, in insertion order.
     current: VecDeque<(u64, E)>,
-    /// Buckets 1..=64, at index 0..=63.
+    /// Bucket `level * WIDTH + digit`.
     buckets: Vec<Vec<(u64, E)>>,
-    /// Bit `i - 1` set when bucket `i` is non-empty.
-    nonempty: u64,
+    /// Bit `b % 64` of word `b / 64` set when bucket `b` is non-empty.
+    nonempty: [u64; WORDS],
     len: usize,
     pushed: u64,
     now: Time,
@@ -43,25 +60,32 @@ impl<E> Default for EventQueue<E> {
     }
 }
 
-/// The largest spread bucket whose events [`EventQueue::pop_with`] announces.
+/// The largest refilled bucket whose events [`EventQueue::pop_with`] announces.
 const SOON: usize = 256;
 
-/// The most entries of capacity a drained bucket keeps (96 KB of the engine's events): a
-/// steady state reuses its buffers; a burst's huge buckets are freed once spread.
-const KEEP: usize = 4096;
+/// The most entries of capacity a drained bucket keeps (24 KB of the engine's events; 6 MB for
+/// all 256 buckets at most): a steady state reuses its buffers; a burst's huge buckets are freed
+/// once spread.
+const KEEP: usize = 1024;
 
-/// The bucket of time `t` when the clock is at `now`: 0 if equal, else the bit length of `t ^ now`.
+/// The bucket of time `t` when the clock is at `now`, or `None` if the two are equal.
 #[inline]
-fn bucket(t: u64, now: u64) -> usize {
-    (64 - (t ^ now).leading_zeros()) as usize
+fn bucket(t: u64, now: u64) -> Option<usize> {
+    let x = t ^ now;
+    if x == 0 {
+        return None;
+    }
+    let level = (63 - x.leading_zeros()) / DIGIT;
+    let digit = (t >> (level * DIGIT)) as usize & (WIDTH - 1);
+    Some(level as usize * WIDTH + digit)
 }
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             current: VecDeque::new(),
-            buckets: (0..64).map(|_| Vec::new()).collect(),
-            nonempty: 0,
+            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            nonempty: [0; WORDS],
             len: 0,
             pushed: 0,
             now: Time::ZERO,
@@ -81,12 +105,15 @@ impl<E> EventQueue<E> {
         self.pushed += 1;
         self.len += 1;
         match bucket(t, self.now.0) {
-            0 => self.current.push_back((t, event)),
-            i => {
-                self.buckets[i - 1].push((t, event));
-                self.nonempty |= 1 << (i - 1);
-            }
+            None => self.current.push_back((t, event)),
+            Some(b) => self.put(b, t, event),
         }
+    }
+
+    #[inline]
+    fn put(&mut self, b: usize, t: u64, event: E) {
+        self.buckets[b].push((t, event));
+        self.nonempty[b / 64] |= 1 << (b % 64);
     }
 
     /// Removes and returns the earliest event, advancing the clock to its time.
@@ -95,8 +122,9 @@ impl<E> EventQueue<E> {
         self.pop_with(|_| {})
     }
 
-    /// As [`Self::pop`], calling `soon` on every event of a bucket that is about to be spread:
-    /// these are the next events to pop, so an engine can prefetch the state they will touch.
+    /// As [`Self::pop`], calling `soon` on every event of a small bucket that is about to be
+    /// refilled from: these are the next events to pop, so an engine can prefetch the state they
+    /// will touch.
     #[inline]
     pub fn pop_with(&mut self, soon: impl FnMut(&E)) -> Option<(Time, E)> {
         if self.current.is_empty() {
@@ -107,40 +135,54 @@ impl<E> EventQueue<E> {
         Some((Time(t), e))
     }
 
-    /// Moves the clock to the earliest pending time and spreads its bucket over the lower ones.
+    /// Moves the clock to the earliest pending time and refills `current` from its bucket.
     fn refill(&mut self, mut soon: impl FnMut(&E)) -> Option<()> {
-        if self.nonempty == 0 {
-            return None;
-        }
-        let k = self.nonempty.trailing_zeros() as usize;
+        let w = self.nonempty.iter().position(|&w| w != 0)?;
+        let k = w * 64 + self.nonempty[w].trailing_zeros() as usize;
+        self.nonempty[w] &= !(1 << (k % 64));
         let mut drained = std::mem::take(&mut self.buckets[k]);
-        self.nonempty &= !(1 << k);
-        let min = drained.iter().map(|&(t, _)| t).min()?;
         // A bucket this small pops soon, while what `soon` prefetched is still in the cache.
         if drained.len() <= SOON {
             drained.iter().for_each(|(_, e)| soon(e));
         }
+        if k < WIDTH {
+            // Level 0: one time, already in insertion order. It becomes `current` whole, and the
+            // empty `current` (a `VecDeque` turns into a `Vec` and back without copying) takes
+            // its place to be reused, unless it is large.
+            let t = drained.first()?.0;
+            debug_assert!(t >= self.now.0, "the clock went back");
+            self.now = Time(t);
+            let spent = std::mem::replace(&mut self.current, VecDeque::from(drained));
+            if spent.capacity() <= KEEP {
+                self.buckets[k] = Vec::from(spent);
+            }
+            return Some(());
+        }
+        let min = drained.iter().map(|&(t, _)| t).min()?;
         debug_assert!(min >= self.now.0, "the clock went back");
         self.now = Time(min);
         // A large bucket is counted out first, so that each lower bucket grows once, to size,
-        // instead of doubling its way there (copies, and up to twice the room).
+        // instead of doubling its way there (copies, and up to twice the room). Its events all
+        // land below its own level.
+        let below = k / WIDTH * WIDTH;
         if drained.len() > KEEP {
-            let mut counts = [0usize; 65];
+            let mut counts = vec![0usize; below];
+            let mut equal = 0;
             for &(t, _) in &drained {
-                counts[bucket(t, min)] += 1;
+                match bucket(t, min) {
+                    None => equal += 1,
+                    Some(b) => counts[b] += 1,
+                }
             }
-            self.current.reserve(counts[0]);
-            for (b, &n) in self.buckets.iter_mut().zip(&counts[1..]) {
+            self.current.reserve(equal);
+            for (b, &n) in self.buckets.iter_mut().zip(&counts) {
                 b.reserve(n);
             }
         }
         for (t, e) in drained.drain(..) {
             match bucket(t, min) {
-                0 => self.current.push_back((t, e)),
-                i => {
-                    self.buckets[i - 1].push((t, e));
-                    self.nonempty |= 1 << (i - 1);
-                }
+                None => self.current.push_back((t, e)),
+                Some(b) => self.put(b, t, e),
             }
         }
         // Keep the drained bucket's capacity for its next use, unless it is large: its events
@@ -241,7 +283,7 @@ mod tests {
         let mut q = EventQueue::new();
         let mut r = BinaryHeap::new();
         let mut s = crate::rng::Stream::new(9, 0, crate::rng::Purpose::Start, 0);
-        let n = 20 * KEEP as u64;
+        let n = 100 * KEEP as u64;
         for seq in 0..n {
             let t = s.range_u64(0, 1 << 30);
             q.push(Time(t), seq);

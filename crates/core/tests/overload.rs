@@ -264,6 +264,31 @@ fn finagle_allows_its_percentage_of_requests() {
 }
 
 #[test]
+fn tower_and_linkerd_budgets_allow_their_reserve_under_total_failure() {
+    // No success deposits (tower) and every failure is retryable (Linkerd): the reserve alone,
+    // min_per_sec * ttl = 10 * 10 retries (withdrawals of 5 against a reserve of 500).
+    for kind in ["tower", "linkerd"] {
+        let s = run(&one(&always_failing(&format!("kind = \"{kind}\""))), 1).summary;
+        assert_eq!(s.retries, 100, "{kind}");
+        let s = run(
+            &one(&always_failing(&format!(
+                "kind = \"{kind}\"\nmin_retries_per_sec = 0"
+            ))),
+            1,
+        )
+        .summary;
+        assert_eq!(s.retries, 0, "{kind}");
+    }
+    let e = refused("[budget]\nkind = \"linkerd\"\nttl = \"500ms\"");
+    assert!(
+        e.contains("budget.ttl") && e.contains("does not retry"),
+        "{e}"
+    );
+    let e = refused("[budget]\nkind = \"tower\"\npercent_can_retry = 2000");
+    assert!(e.contains("budget.percent_can_retry"), "{e}");
+}
+
+#[test]
 fn adaptive_throttling_rejects_locally_when_nothing_is_accepted() {
     let s = run(&one(&always_failing("kind = \"adaptive\"")), 1).summary;
     assert!(s.throttled_locally > 900, "{s:?}");

@@ -1,4 +1,4 @@
-//! Retry budgets: four published ways for a client to stop retries from multiplying load.
+//! Retry budgets: published ways for a client to stop retries from multiplying load.
 //!
 //! - **gRPC retry throttling** (gRFC A6 "gRPC Retry Design", section "Throttling Retry Attempts
 //!   and Hedged RPCs"; grpc-core `retry_throttle.cc`): a token count starts at `maxTokens`; every
@@ -25,6 +25,11 @@
 //!   two minutes) and rejects a new attempt locally with probability
 //!   `max(0, (requests - K * accepts) / (requests + 1))`, K = 2 by default. It applies to first
 //!   tries and retries alike; a request rejected locally is never sent.
+//! - **tower's retry budget and Linkerd's `retryBudget`** ([`TowerBudget`]): tower's
+//!   `TpsBudget` (0.5; `Budget` in 0.4), ten slots over `ttl`, deposits of 1 (or 1000), a
+//!   withdrawal of `1 / retry_percent` truncated in `f32`, a reserve of `min_per_sec * ttl`
+//!   withdrawals. `tower` deposits on a success (tower's module example), `linkerd` on every
+//!   response linkerd2-proxy will not retry.
 
 use super::window::WindowedAdder;
 use super::{Class, Scope};
@@ -56,6 +61,14 @@ pub enum BudgetKind {
     /// Envoy's cluster retry budget (`circuit_breakers.thresholds.retry_budget`) or, without
     /// `budget_percent` and `min_retry_concurrency`, its `max_retries` circuit breaker.
     Envoy,
+    /// tower's retry budget (`tower::retry::budget::Budget` in 0.4, `TpsBudget` in 0.5) with
+    /// the deposit where tower's module example puts it: on a success. `ttl`,
+    /// `min_retries_per_sec` (tower's `min_per_sec`), `percent_can_retry` (`retry_percent`).
+    Tower,
+    /// Linkerd's ServiceProfile `retryBudget` (linkerd2-proxy builds a tower `TpsBudget` from
+    /// `ttl`, `minRetriesPerSecond`, `retryRatio`): every response the proxy will not retry
+    /// deposits, every retry withdraws.
+    Linkerd,
     /// Finagle's arithmetic without its time window (the `[[layer]]` tables' `kind = "ratio"`):
     /// each call deposits `percent_can_retry` retries, each retry withdraws one, and the balance
     /// starts at `min_retries`. So retries <= `min_retries + percent_can_retry * calls`.
@@ -225,6 +238,43 @@ impl BudgetConfig {
                         format!(
                             "Finagle requires 0 <= percentCanRetry <= 1000, got {}",
                             self.percent_can_retry
+                        ),
+                    ));
+                }
+            }
+            BudgetKind::Tower | BudgetKind::Linkerd => {
+                let (who, ignored) = if self.kind == BudgetKind::Tower {
+                    ("tower's TpsBudget::new asserts", "")
+                } else {
+                    (
+                        "linkerd2-proxy requires",
+                        " (the proxy ignores such a retryBudget and does not retry)",
+                    )
+                };
+                if self.ttl < Duration::from_secs(1) || self.ttl > Duration::from_secs(60) {
+                    return Err(invalid(
+                        "budget.ttl",
+                        format!("{who} 1s <= ttl <= 60s, got {}{ignored}", self.ttl),
+                    ));
+                }
+                if !(self.percent_can_retry.is_finite()
+                    && (0.0..=1000.0).contains(&self.percent_can_retry))
+                {
+                    return Err(invalid(
+                        "budget.percent_can_retry",
+                        format!(
+                            "{who} 0 <= retry percent (ratio) <= 1000, got {}{ignored}",
+                            self.percent_can_retry
+                        ),
+                    ));
+                }
+                if self.min_retries_per_sec >= i32::MAX as u32 {
+                    return Err(invalid(
+                        "budget.min_retries_per_sec",
+                        format!(
+                            "{who} min retries per second < {}, got {}{ignored}",
+                            i32::MAX,
+                            self.min_retries_per_sec
                         ),
                     ));
                 }
@@ -443,6 +493,105 @@ impl FinagleBudget {
     }
 }
 
+/// tower's retry budget: `tower/src/retry/budget.rs` (`Budget`, `Bucket`; tower 0.4.13) and
+/// `tower/src/retry/budget/tps_budget.rs` (`TpsBudget`; tower 0.5.3), whose arithmetic is the
+/// same. Linkerd's proxy uses it as is (linkerd2-proxy `linkerd/service-profiles/src/proto.rs`,
+/// `convert_retry_budget`).
+///
+/// - `new(ttl, min_per_sec, retry_percent: f32)`: `(deposit, withdraw)` is `(0, 1)` when
+///   `retry_percent == 0`, `(1, (1.0 / retry_percent) as isize)` when `retry_percent <= 1`,
+///   else `(1000, (1000.0 / retry_percent) as isize)`, in `f32` and truncated (so 0.3 withdraws
+///   3, i.e. one retry per 3 deposits, and 0.7 withdraws 1). `reserve = min_per_sec *
+///   ttl.as_secs() * withdraw`.
+/// - Ten slots of `ttl / 10` each, plus a `writer` for the current slot. `expire()`: nothing
+///   until `window` has passed since the generation's time; then the writer is committed to
+///   `slots[index]`, one slot is zeroed per `window` beyond the first (the `while diff > window`
+///   loop, at most all ten here), `index` moves past them, and the generation's time becomes
+///   *now* (not a slot boundary).
+/// - `sum() = writer + slots + reserve`; `try_get(amt)` takes `amt` when `sum >= amt`.
+///
+/// The generation starts at time zero, as tower's starts at `Instant::now()` on construction.
+#[derive(Clone, Debug)]
+pub struct TowerBudget {
+    slots: [i64; 10],
+    writer: i64,
+    index: usize,
+    generation: Time,
+    /// `ttl / 10` in ns (`Duration / u32`, exact for whole nanoseconds).
+    window: u64,
+    reserve: i64,
+    deposit: i64,
+    withdraw: i64,
+}
+
+impl TowerBudget {
+    pub fn new(ttl: Duration, min_per_sec: u32, retry_percent: f64) -> Self {
+        // tower takes `retry_percent: f32` (Linkerd's proto `retry_ratio` is a `float`).
+        let p = retry_percent as f32;
+        let (deposit, withdraw) = if p == 0.0 {
+            (0, 1)
+        } else if p <= 1.0 {
+            (1, (1.0f32 / p) as i64)
+        } else {
+            (1000, (1000.0f32 / p) as i64)
+        };
+        let reserve = i64::from(min_per_sec)
+            .saturating_mul((ttl.0 / 1_000_000_000) as i64)
+            .saturating_mul(withdraw);
+        TowerBudget {
+            slots: [0; 10],
+            writer: 0,
+            index: 0,
+            generation: Time::ZERO,
+            window: ttl.0 / 10,
+            reserve,
+            deposit,
+            withdraw,
+        }
+    }
+    /// `Bucket::expire`.
+    fn expire(&mut self, now: Time) {
+        let diff = now.0.saturating_sub(self.generation.0);
+        if diff < self.window || self.window == 0 {
+            return;
+        }
+        self.slots[self.index] = std::mem::take(&mut self.writer);
+        // The `while diff > window` loop runs ceil(diff / window) - 1 times.
+        let zeroed = (diff - 1) / self.window;
+        let n = self.slots.len() as u64;
+        for k in 0..zeroed.min(n) {
+            self.slots[((self.index as u64 + 1 + k) % n) as usize] = 0;
+        }
+        self.index = ((self.index as u64 + 1 + zeroed % n) % n) as usize;
+        self.generation = now;
+    }
+    /// `Bucket::sum`: the writer, the slots and the reserve.
+    pub fn sum(&self) -> i64 {
+        self.slots
+            .iter()
+            .fold(self.writer, |a, &s| a.saturating_add(s))
+            .saturating_add(self.reserve)
+    }
+    /// `Budget::deposit`.
+    pub fn deposit(&mut self, now: Time) {
+        self.expire(now);
+        self.writer += self.deposit;
+    }
+    /// `Budget::withdraw`: true when the balance covers a withdrawal, which it then takes.
+    pub fn withdraw(&mut self, now: Time) -> bool {
+        self.expire(now);
+        let ok = self.sum() >= self.withdraw;
+        if ok {
+            self.writer -= self.withdraw;
+        }
+        ok
+    }
+    /// `(deposit, withdraw)` per call, as tower computes them.
+    pub fn amounts(&self) -> (i64, i64) {
+        (self.deposit, self.withdraw)
+    }
+}
+
 /// The SRE book's client-side adaptive throttling.
 #[derive(Clone, Debug)]
 pub struct AdaptiveThrottle {
@@ -625,6 +774,8 @@ pub enum Budget {
     Finagle(FinagleBudget),
     Adaptive(AdaptiveThrottle),
     Envoy(EnvoyBudget),
+    /// tower's budget; `true` = Linkerd's deposit rule (every response not retried).
+    Tower(TowerBudget, bool),
 }
 
 impl Budget {
@@ -647,6 +798,10 @@ impl Budget {
                 Budget::Ratio(RatioBudget::new(c.percent_can_retry, c.min_retries))
             }
             BudgetKind::Envoy => Budget::Envoy(EnvoyBudget::new(c)),
+            BudgetKind::Tower | BudgetKind::Linkerd => Budget::Tower(
+                TowerBudget::new(c.ttl, c.min_retries_per_sec, c.percent_can_retry),
+                c.kind == BudgetKind::Linkerd,
+            ),
         }
     }
 
@@ -732,6 +887,13 @@ impl Budget {
             }
             // `cost` is 1 when a retry made this attempt (what `try_retry` returned).
             Budget::Envoy(e) => e.ended(cost > 0),
+            // tower's module example deposits on `Ok(_)`; linkerd2-proxy's `RetryPolicy::retry`
+            // (`linkerd/app/outbound/src/http/retry.rs`) on every response it will not retry.
+            Budget::Tower(t, linkerd) => {
+                if (*linkerd && !retryable) || (!*linkerd && class == Class::Success) {
+                    t.deposit(now);
+                }
+            }
             Budget::Unlimited | Budget::Finagle(_) | Budget::Ratio(_) | Budget::TokenBucket(_) => {}
         }
     }
@@ -749,6 +911,7 @@ impl Budget {
             Budget::TokenBucket(b) => b.try_withdraw().then_some(0),
             Budget::FailureRatio(f) => f.allows().then_some(0),
             Budget::Envoy(e) => e.try_start().then_some(1),
+            Budget::Tower(t, _) => t.withdraw(now).then_some(0),
         }
     }
 }
@@ -916,6 +1079,106 @@ mod tests {
         }
     }
 
+    /// tower's own tests (`tower/src/retry/budget/tps_budget.rs`: `tps_empty`, `tps_leaky`,
+    /// `tps_slots`, `tps_reserve`; the same four in 0.4's `budget.rs`), with tokio's paused clock
+    /// replaced by simulated time.
+    #[test]
+    fn tower_budget_passes_towers_own_tests() {
+        let ms = |x: u64| Time(x * 1_000_000);
+        let secs = Duration::from_secs;
+        // empty
+        let mut b = TowerBudget::new(secs(1), 0, 1.0);
+        assert!(!b.withdraw(Time::ZERO));
+        // leaky
+        let mut b = TowerBudget::new(secs(1), 0, 1.0);
+        b.deposit(Time::ZERO);
+        assert!(!b.withdraw(ms(3000)));
+        // slots
+        let mut b = TowerBudget::new(secs(1), 0, 0.5);
+        b.deposit(Time::ZERO);
+        b.deposit(Time::ZERO);
+        assert!(
+            b.withdraw(ms(901)),
+            "900ms later, the deposit should still be valid"
+        );
+        b.deposit(ms(2902));
+        b.deposit(ms(3203));
+        b.deposit(ms(4004));
+        assert!(
+            b.withdraw(ms(4004)),
+            "the first deposit is expired, but the 2nd should still be valid"
+        );
+        // reserve
+        let mut b = TowerBudget::new(secs(1), 5, 1.0);
+        for _ in 0..5 {
+            assert!(b.withdraw(Time::ZERO));
+        }
+        assert!(!b.withdraw(Time::ZERO));
+    }
+
+    #[test]
+    fn tower_budget_amounts_truncate_in_f32() {
+        let secs = Duration::from_secs;
+        assert_eq!(TowerBudget::new(secs(10), 10, 0.2).amounts(), (1, 5));
+        assert_eq!(TowerBudget::new(secs(10), 10, 0.3).amounts(), (1, 3));
+        assert_eq!(TowerBudget::new(secs(10), 10, 0.7).amounts(), (1, 1));
+        assert_eq!(TowerBudget::new(secs(10), 10, 1.5).amounts(), (1000, 666));
+        assert_eq!(TowerBudget::new(secs(10), 10, 0.0).amounts(), (0, 1));
+        // Default (10 s, 10, 0.2): reserve 10 * 10 * 5 = 500, i.e. 100 retries.
+        let b = TowerBudget::new(secs(10), 10, 0.2);
+        assert_eq!(b.sum(), 500);
+        // ttl.as_secs() truncates: 1.9 s holds 1 s of reserve.
+        assert_eq!(TowerBudget::new(Duration(1_900_000_000), 4, 1.0).sum(), 4);
+    }
+
+    #[test]
+    fn tower_window_drifts_with_the_generation() {
+        // ttl 1 s: slots of 100 ms; the sum holds the writer and ten slots.
+        let ms = |x: u64| Time(x * 1_000_000);
+        let mut b = TowerBudget::new(Duration::from_secs(1), 0, 1.0);
+        b.deposit(ms(50));
+        // 100 ms after the generation (0): the writer goes to slot 0, no slot zeroed.
+        b.deposit(ms(100));
+        // Slot 0 is overwritten only when the index comes back to it: ten expiries later.
+        for k in 1..10 {
+            b.deposit(ms(100 + 100 * k));
+            b.withdraw(ms(100 + 100 * k));
+        }
+        assert!(b.sum() >= 1, "the 50 ms deposit still counts at 1 s");
+        // A long gap zeroes every slot (the loop wraps the ring), then the writer is empty too.
+        b.deposit(ms(1000));
+        b.expire(ms(60_000));
+        assert_eq!(b.sum(), 0);
+    }
+
+    #[test]
+    fn linkerd_deposits_on_responses_it_does_not_retry() {
+        let c = |kind| BudgetConfig {
+            kind,
+            ttl: Duration::from_secs(1),
+            min_retries_per_sec: 0,
+            percent_can_retry: 1.0,
+            ..Default::default()
+        };
+        let t = Time(1);
+        // A non-retryable failure deposits for Linkerd, not for tower's example policy.
+        let mut l = Budget::new(&c(BudgetKind::Linkerd));
+        let mut w = Budget::new(&c(BudgetKind::Tower));
+        for b in [&mut l, &mut w] {
+            b.on_send(t, true, 0.0);
+            b.on_outcome(t, Class::ClientError, false, 0);
+        }
+        assert_eq!(l.try_retry(t, Class::ServerError), Some(0));
+        assert_eq!(w.try_retry(t, Class::ServerError), None);
+        // Both deposit on a success; a retryable failure deposits nothing.
+        for b in [&mut l, &mut w] {
+            b.on_outcome(t, Class::ServerError, true, 0);
+            assert_eq!(b.try_retry(t, Class::ServerError), None);
+            b.on_outcome(t, Class::Success, false, 0);
+            assert_eq!(b.try_retry(t, Class::ServerError), Some(0));
+        }
+    }
+
     #[test]
     fn validation_names_the_field() {
         let c = BudgetConfig {
@@ -930,5 +1193,39 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(c.validate().unwrap_err().path, "budget.max_tokens");
+        for kind in [BudgetKind::Tower, BudgetKind::Linkerd] {
+            let c = BudgetConfig {
+                kind,
+                ttl: Duration(999_999_999),
+                ..Default::default()
+            };
+            assert_eq!(c.validate().unwrap_err().path, "budget.ttl");
+            let c = BudgetConfig {
+                kind,
+                percent_can_retry: 1000.5,
+                ..Default::default()
+            };
+            assert_eq!(c.validate().unwrap_err().path, "budget.percent_can_retry");
+            let c = BudgetConfig {
+                kind,
+                min_retries_per_sec: i32::MAX as u32,
+                ..Default::default()
+            };
+            assert_eq!(c.validate().unwrap_err().path, "budget.min_retries_per_sec");
+            assert!(
+                BudgetConfig {
+                    kind,
+                    ..Default::default()
+                }
+                .validate()
+                .is_ok()
+            );
+        }
+        let c = BudgetConfig {
+            kind: BudgetKind::Linkerd,
+            ttl: Duration::from_secs(61),
+            ..Default::default()
+        };
+        assert!(c.validate().unwrap_err().message.contains("does not retry"));
     }
 }

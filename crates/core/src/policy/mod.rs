@@ -5,7 +5,8 @@
 //!
 //! - [`window`]: a sliding window of counts in slices (Finagle's `WindowedAdder`).
 //! - [`budget`]: retry budgets: gRPC retry throttling (gRFC A6), the AWS SDK standard retry quota,
-//!   Finagle's `RetryBudget`, and the SRE book's client-side adaptive throttling.
+//!   Finagle's `RetryBudget`, tower's and Linkerd's retry budgets, and the SRE book's client-side
+//!   adaptive throttling.
 //! - [`breaker`]: a circuit breaker with resilience4j's semantics.
 //! - [`ratelimit`]: a token bucket, for a server answering 429 with `Retry-After`.
 //! - [`hedge`]: gRPC's hedging policy (extra copies after a delay, first success wins).

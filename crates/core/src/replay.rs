@@ -1,11 +1,12 @@
 //! Production traffic replay (`workload.kind = "trace"`): arrival times read from an access log
 //! export, CSV or JSON Lines, parsed here from text the command line read (the core does no I/O).
 //!
-//! Each row is one intent: `timestamp` (required), `class` (optional: the caller the request came
+//! Each row is one request: `timestamp` (required), `class` (optional: the caller the request came
 //! from, e.g. a client service; each distinct class is one client process, the unit of `scope =
 //! "client"` budgets, breakers and rate limits) and `key` (optional: the request's idempotency
-//! key, checked and counted, not yet used by the engine). A timestamp is a number of seconds
-//! (`1733280000.125`, epoch or relative) or a duration with a unit (`"1.5s"`, `"250ms"`); times
+//! key: rows sharing one are one intent, see `path::keyed`). A timestamp is a number of seconds
+//! (`1733280000.125`, epoch or relative), an RFC 3339 date-time (`2026-12-04T13:00:00.125Z`, as
+//! access logs write them) or a duration with a unit (`"1.5s"`, `"250ms"`); times
 //! are taken relative to the earliest one, in integer nanoseconds, and rows are replayed in time
 //! order (ties in file order). `workload.speed` divides the offsets: 2.0 replays the same traffic
 //! in half the time, twice the load. Any other column is refused, naming file, line and column.
@@ -20,6 +21,9 @@ pub struct TraceArrival {
     pub at: Duration,
     /// Index into [`Trace::classes`], or 0 without a class column.
     pub class: u32,
+    /// The row's intent: rows with the same `key` share one ([`Trace::intents`]); a row
+    /// without a key has its own. Numbered in time order; 0 without a key column.
+    pub intent: u32,
 }
 
 /// A parsed trace, sorted by time.
@@ -30,6 +34,9 @@ pub struct Trace {
     pub classes: Vec<String>,
     /// Distinct `key` values (0 without the column).
     pub keys: u64,
+    /// With a key column: how many rows each intent has (indexed by [`TraceArrival::intent`]);
+    /// empty without one, when every row is an intent of its own.
+    pub intents: Vec<u32>,
 }
 
 /// The columns a trace may have.
@@ -72,7 +79,6 @@ impl Trace {
         }
         let first = rows.iter().map(|r| r.ns).min().unwrap_or(0);
         let mut classes: Vec<String> = Vec::new();
-        let mut keys: Vec<&str> = Vec::new();
         let mut arrivals = Vec::with_capacity(rows.len());
         for r in &rows {
             let class = match &r.class {
@@ -85,13 +91,11 @@ impl Trace {
                     }
                 },
             };
-            if let Some(k) = &r.key {
-                keys.push(k);
-            }
             let at = u64::try_from(r.ns - first).unwrap_or(u64::MAX);
             arrivals.push(TraceArrival {
                 at: Duration(at),
                 class,
+                intent: 0,
             });
         }
         if classes.len() as u64 > crate::model::MAX_POLICY_INSTANCES {
@@ -108,13 +112,33 @@ impl Trace {
             ));
         }
         // Stable: rows at the same time keep their file order.
-        arrivals.sort_by_key(|a| a.at);
-        keys.sort_unstable();
-        keys.dedup();
+        let mut order: Vec<usize> = (0..rows.len()).collect();
+        order.sort_by_key(|&i| arrivals[i].at);
+        let mut arrivals: Vec<TraceArrival> = order.iter().map(|&i| arrivals[i]).collect();
+        let mut keys = 0;
+        let mut intents = Vec::new();
+        if rows.iter().any(|r| r.key.is_some()) {
+            // Intents numbered by first appearance in time order; a BTreeMap, so nothing
+            // depends on hashing.
+            let mut of_key: std::collections::BTreeMap<&str, u32> = Default::default();
+            for (a, &i) in arrivals.iter_mut().zip(&order) {
+                let next = intents.len() as u32;
+                a.intent = match rows[i].key.as_deref() {
+                    Some(k) => *of_key.entry(k).or_insert(next),
+                    None => next,
+                };
+                if a.intent == next {
+                    intents.push(0);
+                }
+                intents[a.intent as usize] += 1;
+            }
+            keys = of_key.len() as u64;
+        }
         Ok(Trace {
             arrivals,
             classes,
-            keys: keys.len() as u64,
+            keys,
+            intents,
         })
     }
 
@@ -154,7 +178,7 @@ fn err(
 /// A timestamp in integer nanoseconds: decimal seconds (no float on the way) or a duration.
 fn timestamp_ns(text: &str) -> Result<i128, String> {
     let s = text.trim();
-    let allowed = "a number of seconds (1733280000.125) or a duration with a unit (\"1.5s\")";
+    let allowed = "a number of seconds (1733280000.125), an RFC 3339 date-time (\"2026-12-04T13:00:00.125Z\") or a duration with a unit (\"1.5s\")";
     if s.is_empty() {
         return Err(format!("empty; expected {allowed}"));
     }
@@ -188,9 +212,43 @@ fn timestamp_ns(text: &str) -> Result<i128, String> {
             .ok_or_else(|| format!("{s:?} is too large"))?;
         return Ok(if neg { -ns } else { ns });
     }
+    if looks_like_date(s) {
+        return rfc3339_ns(s);
+    }
     Duration::parse(s)
         .map(|d| i128::from(d.0))
         .map_err(|_| format!("{s:?}: expected {allowed}"))
+}
+
+/// Whether `s` starts as a date does (`YYYY-MM-DD`), so a malformed one gets the RFC 3339 error.
+fn looks_like_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 10
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && b[5..7].iter().all(u8::is_ascii_digit)
+        && b[7] == b'-'
+}
+
+/// An RFC 3339 date-time (`2026-12-04T13:00:00.125Z`, `2026-12-04 14:00:00+01:00`) in integer
+/// nanoseconds since the Unix epoch, by chrono's `parse_from_rfc3339` (RFC 3339 §5.6: a `T` or a
+/// space between date and time, `Z` or a numeric offset required, up to 9 fraction digits). A
+/// leap second (`23:59:60`) counts as the second before the next minute, as chrono reads it.
+fn rfc3339_ns(s: &str) -> Result<i128, String> {
+    // chrono truncates a longer fraction; a trace's clock is not silently rounded.
+    if let Some((_, frac)) = s.split_once('.') {
+        if frac.bytes().take_while(u8::is_ascii_digit).count() > 9 {
+            return Err(format!(
+                "{s:?} has more than 9 decimals in its RFC 3339 seconds (nanoseconds are the finest)"
+            ));
+        }
+    }
+    let t = chrono::DateTime::parse_from_rfc3339(s).map_err(|e| {
+        format!(
+            "{s:?} is not an RFC 3339 date-time ({e}); expected e.g. \"2026-12-04T13:00:00.125Z\" (with `Z` or an offset such as +01:00)"
+        )
+    })?;
+    Ok(i128::from(t.timestamp()) * 1_000_000_000 + i128::from(t.timestamp_subsec_nanos()))
 }
 
 fn csv_rows(origin: &str, text: &str) -> Result<Vec<Row>, LoadError> {
@@ -320,7 +378,7 @@ fn jsonl_rows(origin: &str, text: &str) -> Result<Vec<Row>, LoadError> {
             Some(Value::Number(x)) => timestamp_ns(&x.to_string()),
             Some(Value::String(s)) => timestamp_ns(s),
             Some(other) => Err(format!(
-                "expected a number of seconds or a duration string, got {other}"
+                "expected a number of seconds, an RFC 3339 date-time or a duration string, got {other}"
             )),
         }
         .map_err(|m| {
@@ -383,6 +441,52 @@ mod tests {
         let got: Vec<(u64, u32)> = t.arrivals.iter().map(|a| (a.at.0, a.class)).collect();
         assert_eq!(got, [(0, 1), (750_000_000, 0), (750_000_000, 2)]);
         assert_eq!(t.keys, 1);
+    }
+
+    #[test]
+    fn rfc3339_date_times_are_read_to_the_nanosecond_with_their_offsets() {
+        let t = Trace::parse(
+            "t.csv",
+            "timestamp\n2026-12-04T13:00:00Z\n2026-12-04 14:00:00.000000001+01:00\n2026-12-04t13:00:01.5z\n2026-12-04T12:59:59.75-00:00\n",
+        )
+        .unwrap();
+        let at: Vec<u64> = t.arrivals.iter().map(|a| a.at.0).collect();
+        // 12:59:59.75 is the earliest; 14:00+01:00 is 13:00 UTC and a nanosecond.
+        assert_eq!(at, [0, 250_000_000, 250_000_001, 1_750_000_000]);
+        // Epoch seconds and RFC 3339 name the same instants: 2026-12-04T13:00:00Z = 1796389200.
+        let t = Trace::parse(
+            "t.jsonl",
+            "{\"timestamp\": \"2026-12-04T13:00:00.125Z\"}\n{\"timestamp\": 1796389200}\n",
+        )
+        .unwrap();
+        let at: Vec<u64> = t.arrivals.iter().map(|a| a.at.0).collect();
+        assert_eq!(at, [0, 125_000_000]);
+        // A leap second is the second before the next minute, as chrono reads it.
+        let t = Trace::parse(
+            "t.csv",
+            "timestamp\n2016-12-31T23:59:59Z\n2016-12-31T23:59:60.5Z\n2017-01-01T00:00:00Z\n",
+        )
+        .unwrap();
+        let at: Vec<u64> = t.arrivals.iter().map(|a| a.at.0).collect();
+        assert_eq!(at, [0, 1_000_000_000, 1_500_000_000]);
+    }
+
+    #[test]
+    fn a_malformed_date_time_says_what_rfc3339_needs() {
+        for bad in [
+            "2026-12-04T13:00:00",
+            "2026-13-04T13:00:00Z",
+            "2026-12-04",
+            "2026-12-04T13:00:00.1234567891Z",
+        ] {
+            let e = Trace::parse("t.csv", &format!("timestamp\n1.0\n{bad}\n")).unwrap_err();
+            assert_eq!(
+                (e.line, e.field.as_deref()),
+                (Some(3), Some("timestamp")),
+                "{e}"
+            );
+            assert!(e.to_string().contains("RFC 3339"), "{e}");
+        }
     }
 
     #[test]

@@ -75,6 +75,11 @@ pub struct Summary {
     /// `max_events`). With `lost + applied_once + duplicated`, every intent in exactly one class.
     #[serde(default)]
     pub outcome_pending: u64,
+    /// A replayed trace with a `key` column: the distinct intents of the rows started (a key
+    /// or a row without one). Rows sharing a key are one intent, so the classes above (lost to
+    /// outcome_pending) count these, not rows; absent without a key column.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub keys: u64,
     /// Total times an effect ran.
     pub effects: u64,
     /// Attempts that reached the server.

@@ -613,6 +613,9 @@ pub enum StoreMode {
     /// Key recorded before the effect; a concurrent duplicate waits and shares the result.
     RecordBefore,
     /// Key recorded before the effect; a concurrent duplicate gets 409 Conflict (IETF draft).
+    /// Spelled `record-before-409` as documented; `record-before409` (the name derived from the
+    /// variant before this was noticed) is still read.
+    #[serde(rename = "record-before-409", alias = "record-before409")]
     RecordBefore409,
     /// Key recorded only after the effect: concurrent duplicates both run it (the article's bug).
     RecordAfter,

@@ -461,6 +461,9 @@ impl PathSim<'_> {
                 (self.tops.len() - 1) as u32
             }
         };
+        if let Some(k) = self.keyed.as_mut() {
+            k.start(w.replay.arrivals[id as usize].intent);
+        }
         self.live += 1;
         self.c.intents += 1;
         self.hops[0].n.received += 1;
@@ -1089,24 +1092,44 @@ impl PathSim<'_> {
                 t.applied,
             );
         }
-        match t.applied {
-            0 => self.c.lost += 1,
-            1 => self.c.applied_once += 1,
-            _ => self.c.duplicated += 1,
-        }
-        if t.lp.settled == Settled::Success && t.applied == 0 {
-            self.c.phantom += 1;
-        }
-        if t.lp.settled == Settled::Failure && t.applied > 0 {
-            self.c.false_failures += 1;
-        }
         let idem = &self.model.idempotency;
-        if idem.store != StoreMode::None && !self.store.is_empty() {
-            let top = match idem.key {
-                KeyMode::None => 0,
-                KeyMode::PerIntent => t.lp.key_gen,
-                KeyMode::PerAttempt => t.lp.attempts,
-            };
+        let succeeded = t.lp.settled == Settled::Success;
+        let top = match idem.key {
+            KeyMode::None => 0,
+            KeyMode::PerIntent => t.lp.key_gen,
+            KeyMode::PerAttempt => t.lp.attempts,
+        };
+        let store_live = idem.store != StoreMode::None && !self.store.is_empty();
+        // A trace's key: the row is a submission of its key's intent, judged with its last row.
+        let (applied, phantom, false_failure) = match self.keyed.as_mut() {
+            None => (
+                Some(t.applied),
+                succeeded && t.applied == 0,
+                !succeeded && t.applied > 0,
+            ),
+            Some(k) => {
+                let key = self.model.workload.replay.arrivals[t.id as usize].intent;
+                match k.finalise(key, t.applied, succeeded, top) {
+                    None => (None, false, false),
+                    Some(o) => {
+                        if store_live && idem.key == KeyMode::PerIntent {
+                            self.store.forget(u64::from(key), o.top);
+                        }
+                        (Some(o.applied), o.phantom, o.false_failure)
+                    }
+                }
+            }
+        };
+        match applied {
+            None => {}
+            Some(0) => self.c.lost += 1,
+            Some(1) => self.c.applied_once += 1,
+            Some(_) => self.c.duplicated += 1,
+        }
+        self.c.phantom += u64::from(phantom);
+        self.c.false_failures += u64::from(false_failure);
+        let keyed_store = self.keyed.is_some() && idem.key == KeyMode::PerIntent;
+        if store_live && !keyed_store {
             self.store.forget(t.id, top);
         }
         let t = &mut self.tops[slot];

@@ -106,7 +106,11 @@ impl PathSim<'_> {
             duplicated: c.duplicated,
             phantom: c.phantom,
             false_failures: c.false_failures,
-            outcome_pending: self.live,
+            outcome_pending: self
+                .keyed
+                .as_ref()
+                .map_or(self.live, |k| k.started - k.finished),
+            keys: self.keyed.as_ref().map_or(0, |k| k.started),
             effects: c.effects,
             arrivals: b.arrivals,
             timeouts: sum_hops(|n| n.timeouts),

@@ -21,6 +21,7 @@ pub mod spec;
 
 mod call;
 mod finish;
+mod keyed;
 mod limit;
 mod store;
 mod tier;
@@ -214,6 +215,8 @@ pub struct PathSim<'m> {
     /// (indexed by slot; kept apart from the slabs so that a top call stays one cache line).
     sent_top: Vec<Time>,
     sent_inner: Vec<Time>,
+    /// A replayed trace's key column: rows sharing a key are one intent; `None` without one.
+    keyed: Option<keyed::Keyed>,
 }
 
 /// Asks the CPU to start loading `x`'s cache line; a hint with no effect on results.
@@ -371,6 +374,10 @@ impl<'m> PathSim<'m> {
             trace: None,
             sent_top: Vec::new(),
             sent_inner: Vec::new(),
+            keyed: match w.kind {
+                WorkloadKind::Trace => keyed::Keyed::of(&w.replay),
+                _ => None,
+            },
         };
         // Capacity changes at the edges of each drop window (pushed first: they pop first).
         for (t, s) in sim.spec.tiers.iter().enumerate() {

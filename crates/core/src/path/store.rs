@@ -37,7 +37,7 @@ impl std::hash::Hasher for MixHasher {
     }
 }
 
-/// Keys by `(intent id << 16) | key`, the record's version, and emptied waiter lists for reuse.
+/// Keys by `(intent << 16) | key` (see `store_key`), the record's version, and emptied waiter lists for reuse.
 #[derive(Default)]
 pub(crate) struct Store {
     keys: HashMap<u64, KeyState, std::hash::BuildHasherDefault<MixHasher>>,
@@ -69,9 +69,18 @@ impl PathSim<'_> {
         self.model.idempotency.store != StoreMode::None
     }
 
+    /// Keys by `(intent << 16) | key`: the intent is the request's own, or with a trace's key
+    /// column and per-intent keys the trace key's ([`super::keyed`]), shared by its rows.
     #[inline]
     fn store_key(&self, req: &Request) -> u64 {
-        (self.id(req.call) << 16) | u64::from(req.key)
+        let id = self.id(req.call);
+        let owner = match &self.keyed {
+            Some(_) if self.model.idempotency.key == crate::model::KeyMode::PerIntent => {
+                u64::from(self.model.workload.replay.arrivals[id as usize].intent)
+            }
+            _ => id,
+        };
+        (owner << 16) | u64::from(req.key)
     }
 
     /// The handler looks the key up before running: a committed key replays its result, one in

@@ -285,15 +285,15 @@ fn a_sharded_first_stage_merged_gives_the_unsharded_search() {
     for (i, s) in [("1/2", &s1), ("2/2", &s2)] {
         let (code, out, err) = with(&["--shard", i, "--out", s]);
         assert_eq!(code, 0, "{err}");
-        assert!(out.contains("--first-stage-from"), "{out}");
+        assert!(out.contains("the first stage: shard"), "{out}");
+        assert!(err.contains("--first-stage-from"), "{err}");
     }
-    // One shard alone is refused, naming what is missing.
-    let (code, _, err) = with(&["--first-stage-from", &s1]);
-    assert_eq!(code, 2);
-    assert!(
-        err.contains("9 runs of the first stage's 18 missing"),
-        "{err}"
-    );
+    // One shard alone: the search runs the other's runs itself, says so, and ends the same.
+    let (code, out, err) = with(&["--first-stage-from", &s1, "--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("9 runs of the search's"), "{err}");
+    assert!(err.contains("ran them here"), "{err}");
+    assert_eq!(out, whole);
     let o = Command::cargo_bin("retrystorm")
         .unwrap()
         .args(["merge", &s1, &s2, "-o", &all])
@@ -370,4 +370,235 @@ fn halving_keeps_the_best_drops_the_clearly_worse_at_stage_1_for_any_thread_coun
     assert_eq!(dropped, 9);
     // Fewer runs than KN's first stage alone over all 18 candidates.
     assert!(v["runs"].as_u64().unwrap() < 18 * 5, "{}", v["runs"]);
+}
+
+fn merge(inputs: &[String], out: &str) -> String {
+    let o = Command::cargo_bin("retrystorm")
+        .unwrap()
+        .arg("merge")
+        .args(inputs)
+        .args(["-o", out])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Runs the search `flags` as a batch system would, 2 shards a stage: the first stage's shards,
+/// then rounds of `--first-stage-from MERGED --shard I/2` and merging the old merged file with
+/// the new shards, until a shard says the search is complete; then the final run without
+/// `--shard`. Every shard is also run with `--jobs 2` and must give the same bytes. Returns the
+/// final `--json` and the stages the shards ran, in order.
+fn shard_to_the_end(m: &Path, dir: &Path, flags: &[&str]) -> (String, Vec<String>) {
+    let p = |n: String| dir.join(n).to_str().unwrap().to_string();
+    let all = p("all.jsonl".into());
+    let mut stages = Vec::new();
+    for round in 0.. {
+        assert!(round < 40, "the rounds do not end: {stages:?}");
+        let mut shards = Vec::new();
+        let mut complete = 0;
+        for i in 1..=2 {
+            let (out1, out2) = (
+                p(format!("r{round}-{i}.jsonl")),
+                p(format!("j{round}-{i}.jsonl")),
+            );
+            let mut bytes = Vec::new();
+            for (jobs, out) in [("1", &out1), ("2", &out2)] {
+                let shard = format!("{i}/2");
+                let mut v: Vec<&str> = flags.to_vec();
+                if round > 0 {
+                    v.extend(["--first-stage-from", &all]);
+                }
+                v.extend(["--shard", &shard, "--out", out, "--jobs", jobs]);
+                let (code, stdout, err) = tune(m, &v);
+                assert_eq!(code, 0, "{err}");
+                if stdout.contains("the tune search is complete") {
+                    assert!(err.contains("without --shard"), "{err}");
+                    assert!(
+                        !Path::new(out).exists(),
+                        "a complete search writes no shard"
+                    );
+                    complete += 1;
+                    continue;
+                }
+                assert!(err.contains("next: "), "{err}");
+                if jobs == "1" {
+                    let stage = stdout.split(": shard").next().unwrap().to_string();
+                    if i == 1 {
+                        stages.push(stage.trim_start_matches("t: tune, ").to_string());
+                    }
+                }
+                bytes.push(std::fs::read(out).unwrap());
+            }
+            if bytes.len() == 2 {
+                assert!(
+                    bytes[0] == bytes[1],
+                    "--jobs 1 and 2 differ in round {round}"
+                );
+                shards.push(out1);
+            }
+        }
+        if complete > 0 {
+            assert_eq!(complete, 4, "every shard of a complete search says so");
+            break;
+        }
+        assert_eq!(shards.len(), 2);
+        let mut inputs = Vec::new();
+        if round > 0 {
+            inputs.push(all.clone());
+        }
+        inputs.extend(shards);
+        let said = merge(&inputs, &all);
+        assert!(said.contains("of a tune search"), "{said}");
+    }
+    let mut v: Vec<&str> = flags.to_vec();
+    v.extend(["--first-stage-from", &all, "--json", "-"]);
+    let (code, out, err) = tune(m, &v);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("ran them here"), "{err}");
+    (out, stages)
+}
+
+#[test]
+fn a_halving_search_sharded_through_every_stage_gives_the_unsharded_bytes() {
+    // 12 candidates: halving stages 1 (2 seeds) and 2 (6 seeds) keep the two near-tied ones
+    // (a base of 10ms or 10.1ms), which KN then runs one seed a stage until the budget is spent.
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let flags = [
+        "--vary",
+        "retry.max_attempts=2..5:1",
+        "--vary",
+        "retry.base=10ms,10100us,12ms",
+        "--minimize",
+        "completion_ms.p99",
+        "--indifference",
+        "0.001",
+        "--halving",
+        "--budget",
+        "46",
+    ];
+    let mut v = flags.to_vec();
+    v.extend(["--json", "-"]);
+    let (code, whole, err) = tune(&m, &v);
+    assert_eq!(code, 0, "{err}");
+    let (sharded, stages) = shard_to_the_end(&m, dir.path(), &flags);
+    assert_eq!(sharded, whole);
+    assert_eq!(
+        stages[..2],
+        ["successive-halving stage 1", "successive-halving stage 2"]
+    );
+    assert!(stages.len() >= 4, "{stages:?}");
+    assert!(
+        stages[2..].iter().all(|s| s.starts_with("KN stage")),
+        "{stages:?}"
+    );
+    let w: serde_json::Value = serde_json::from_str(&whole).unwrap();
+    assert_eq!(w["procedure"], "successive-halving+kim-nelson-kn");
+    assert_eq!(w["runs"], 46, "{whole}");
+}
+
+#[test]
+fn a_kn_search_sharded_through_every_stage_gives_the_unsharded_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let flags = [
+        "--vary",
+        "retry.base=10ms,10100us,12ms",
+        "--minimize",
+        "completion_ms.p99",
+        "--indifference",
+        "0.001",
+        "--budget",
+        "24",
+    ];
+    let mut v = flags.to_vec();
+    v.extend(["--json", "-"]);
+    let (code, whole, err) = tune(&m, &v);
+    assert_eq!(code, 0, "{err}");
+    let (sharded, stages) = shard_to_the_end(&m, dir.path(), &flags);
+    assert_eq!(sharded, whole);
+    assert_eq!(
+        stages,
+        [
+            "the first stage",
+            "KN stage 6 (3 contenders at seed 6)",
+            "KN stage 7 (3 contenders at seed 7)",
+            "KN stage 8 (3 contenders at seed 8)"
+        ]
+    );
+    let all = dir.path().join("all.jsonl");
+    let all = all.to_str().unwrap();
+    // Another model's runs, or another seed's, are refused, naming what differs.
+    for (extra, names) in [
+        (["--set", "server.capacity=5"], "--set"),
+        (["--seed", "99"], "--seed"),
+    ] {
+        let mut v = flags.to_vec();
+        v.extend(extra);
+        v.extend(["--first-stage-from", all]);
+        let (code, _, err) = tune(&m, &v);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("another search") && err.contains(names),
+            "{err}"
+        );
+        assert!(err.contains("all.jsonl"), "{err}");
+    }
+    // Runs the search never asks for change nothing: the file of a search with a larger budget
+    // and another objective gives this search's bytes.
+    let s2 = dir.path().join("more");
+    std::fs::create_dir(&s2).unwrap();
+    let more = [
+        "--vary",
+        "retry.base=10ms,10100us,12ms",
+        "--minimize",
+        "amplification",
+        "--first-stage",
+        "8",
+        "--budget",
+        "30",
+    ];
+    shard_to_the_end(&m, &s2, &more);
+    let bigger = s2.join("all.jsonl");
+    let mut v = flags.to_vec();
+    v.extend([
+        "--first-stage-from",
+        bigger.to_str().unwrap(),
+        "--json",
+        "-",
+    ]);
+    let (code, out, err) = tune(&m, &v);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, whole);
+    // A plain sweep of the grid is runs too (without --shard), but not a file to shard on.
+    let sw = dir.path().join("sweep.jsonl");
+    let o = Command::cargo_bin("retrystorm")
+        .unwrap()
+        .arg("sweep")
+        .arg(&m)
+        .args([
+            "--vary",
+            "retry.base=10ms,10100us,12ms",
+            "--seeds",
+            "5",
+            "--out",
+        ])
+        .arg(&sw)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut v = flags.to_vec();
+    v.extend(["--first-stage-from", sw.to_str().unwrap(), "--json", "-"]);
+    let (code, out, err) = tune(&m, &v);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, whole);
+    assert!(err.contains("9 runs of the search's 24"), "{err}");
+    v.truncate(v.len() - 2);
+    let shard_out = dir.path().join("x.jsonl");
+    v.extend(["--shard", "1/2", "--out", shard_out.to_str().unwrap()]);
+    let (code, _, err) = tune(&m, &v);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not the runs of `tune --shard`"), "{err}");
+    assert!(!shard_out.exists());
 }

@@ -366,7 +366,7 @@ pub struct TuneArgs {
     pub candidates: u64,
     /// Successive halving before KN for large candidate sets: stages from 2 seeds keep the best
     /// 1/ETA and multiply the seeds by ETA until at most ETA candidates are left.
-    #[arg(long, conflicts_with_all = ["shard", "first_stage_from"])]
+    #[arg(long)]
     pub halving: bool,
     /// Successive halving's reduction factor ETA (with --halving).
     #[arg(long, value_name = "ETA", default_value_t = 3, requires = "halving",
@@ -378,15 +378,18 @@ pub struct TuneArgs {
     /// Write the Pareto chart of the first two objectives as SVG here.
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,
-    /// Run only slice I of N of the first stage (needs --out) and stop; join the slices with
-    /// `merge` and continue with --first-stage-from.
-    #[arg(long, value_name = "I/N", conflicts_with = "first_stage_from")]
+    /// Run only slice I of N of the next stage the search needs (the first stage, without
+    /// --first-stage-from) and stop (needs --out); join the slices with `merge` (and the runs so
+    /// far) and go on with --first-stage-from MERGED.jsonl, until it says the search is complete.
+    #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
     /// With --shard: write the slice's runs as a sweep file here.
     #[arg(long, short = 'o', value_name = "PATH", requires = "shard")]
     pub out: Option<PathBuf>,
-    /// Take the first stage from this merged sweep file of `tune --shard` runs, then search on.
-    #[arg(long, value_name = "MERGED.jsonl")]
+    /// Take the runs already done from this merged sweep file of `tune --shard` runs (or a
+    /// sweep of the same grid), then search on: with --shard, to the next stage; without, to the
+    /// end, running what is not in it.
+    #[arg(long, visible_alias = "runs-from", value_name = "MERGED.jsonl")]
     pub first_stage_from: Option<PathBuf>,
 }
 

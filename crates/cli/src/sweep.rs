@@ -563,6 +563,15 @@ pub fn merge(a: MergeArgs) -> Result<(), CliError> {
         text.push_str(&record_line(r));
     }
     output::write(output::Out::new("--out", &a.out), &text)?;
+    // A search's file holds the runs it asked for, not its whole grid: none is missing.
+    if let Some(command) = &header.search {
+        return output::print(&format!(
+            "merged {}: {} of a {command} search into {}\n",
+            plural(a.inputs.len() as u64, "file"),
+            plural(runs.len() as u64, "run"),
+            a.out.display()
+        ));
+    }
     let missing = header.jobs - runs.len() as u64;
     if missing > 0 {
         eprintln!(

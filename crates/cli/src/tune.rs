@@ -11,7 +11,9 @@ use retrystorm_core::load::Override;
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;
 use retrystorm_core::summary::Summary;
-use retrystorm_core::sweep::{Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard};
+use retrystorm_core::sweep::{
+    Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard, shard_slice,
+};
 use retrystorm_core::tune::{self, Objective, Outcome, Settings, sample};
 use retrystorm_report::{ParetoPoint, fmt, pareto_chart, text_table};
 use serde_json::json;
@@ -166,44 +168,53 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     };
     let metrics = tune::metrics(&objectives, &constraints);
     let pool = pool(a.model.jobs)?;
-    // The first stage as a sweep: its header, and where each (candidate, replication) sits.
-    let stage = Grid {
-        seeds: stats::replication_seeds(base_seed, a.first_stage),
-        ..grid.clone()
+    let values_of = |s: &Summary| -> Vec<f64> { metrics.iter().map(|m| value(s, m)).collect() };
+    let from = match &a.first_stage_from {
+        Some(p) => Some(read_runs(p, &a, &scenario.name, &text, &grid, base_seed)?),
+        None => None,
     };
-    let jobs = stage.checked_jobs().unwrap_or(u64::MAX);
-    let header = SweepHeader::new(&scenario.name, &text, &a.model.sets, &stage, jobs);
-    let job_of = |c: &Candidate, r: usize| {
-        (c.point * stage.variants.len() as u64 + c.variant_index as u64) * n0 as u64 + r as u64
+    let stored = |c: usize, r: usize| -> Option<&Summary> {
+        let runs = &from.as_ref()?.runs;
+        runs.get(&(cands[c].point, cands[c].variant_index, r))
     };
     if let Some(s) = &a.shard {
-        return first_stage_shard(a.out.as_deref(), s, &header, &cands, n0, &job_of, &pool);
+        let header = search_header(&a, &scenario.name, &text, &grid, base_seed)?;
+        let lookup = |c: usize, r: usize| stored(c, r).map(values_of);
+        let replay = tune::replay(k, &objectives, &constraints, &settings, &lookup);
+        return shard_stage(&a, s, &header, from.as_ref(), &cands, replay, &pool);
     }
-    let stored = match &a.first_stage_from {
-        Some(p) => first_stage_from(p, &header, &cands, n0, &job_of)?,
-        None => BTreeMap::new(),
-    };
     let bar = progress::bar(budget, "runs");
+    let ran_here = std::sync::atomic::AtomicU64::new(0);
     let mut batch = |asked: &[(usize, usize)]| -> Vec<Vec<f64>> {
         pool.install(|| {
             asked
                 .par_iter()
                 .map(|(c, r)| {
-                    let s = match stored.get(&job_of(&cands[*c], *r)) {
-                        Some(s) => s.clone(),
+                    let v = match stored(*c, *r) {
+                        Some(s) => values_of(s),
                         None => {
+                            ran_here.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             let seed = base_seed.wrapping_add(*r as u64);
-                            retrystorm_core::run_summary(&cands[*c].model, seed).summary
+                            values_of(&retrystorm_core::run_summary(&cands[*c].model, seed).summary)
                         }
                     };
                     bar.inc(1);
-                    metrics.iter().map(|m| value(&s, m)).collect()
+                    v
                 })
                 .collect()
         })
     };
     let o = tune::search(k, &objectives, &constraints, &settings, &mut batch);
     bar.finish_and_clear();
+    let ran_here = ran_here.into_inner();
+    if let (Some(f), true) = (&from, ran_here > 0) {
+        progress::note(&format!(
+            "--first-stage-from {}: {} of the search's {} not in it; ran them here (merge every shard of a stage to spare them)",
+            f.name,
+            plural(ran_here, "run"),
+            o.runs
+        ));
+    }
 
     let label = |c: usize| -> String {
         let mut parts: Vec<String> = cands[c]
@@ -461,53 +472,214 @@ fn json_view(
     })
 }
 
-/// `--shard I/N --out FILE`: runs slice `I` of the first stage (every candidate's first
-/// `--first-stage` seeds, round-robin over the runs) and writes it as a sweep file; `merge` joins
-/// the slices and `--first-stage-from MERGED.jsonl` continues the search from them.
-fn first_stage_shard(
-    out: Option<&Path>,
+/// The replications a file of a search's runs has room for per candidate: the most any search
+/// asks for, whatever its `--first-stage` and `--budget`.
+const SEARCH_SEEDS: usize = tune::MAX_REPLICATIONS;
+
+/// The runs of `--first-stage-from`, by grid point, variant (its index in the grid) and
+/// replication.
+struct Runs {
+    name: String,
+    runs: BTreeMap<(u64, usize, usize), Summary>,
+    /// Written by `tune --shard` (merged), so the next stage's shards merge with it; otherwise
+    /// a sweep of the same grid, or the first stage of an older `tune --shard`.
+    search: bool,
+}
+
+/// The flags a run's result depends on beyond the model file and the grid: `--set`, and
+/// `--max-events` as the `max_events=N` it stands for.
+fn run_sets(a: &TuneArgs) -> Vec<String> {
+    let mut sets = a.model.sets.clone();
+    if let Some(n) = a.model.max_events {
+        sets.push(format!("max_events={n}"));
+    }
+    sets
+}
+
+/// The header of the file of a search's runs (`tune --shard`): the model file, [`run_sets`],
+/// the `--vary` axes, the variants searched and room for [`SEARCH_SEEDS`] seeds from the base
+/// seed. The search's other flags are not in it, as a run's result does not depend on them.
+fn search_header(
+    a: &TuneArgs,
+    model: &str,
+    text: &str,
+    grid: &Grid,
+    base_seed: u64,
+) -> Result<SweepHeader, CliError> {
+    let g = Grid {
+        seeds: stats::replication_seeds(base_seed, SEARCH_SEEDS as u32),
+        ..grid.clone()
+    };
+    let jobs = g.checked_jobs().ok_or_else(|| {
+        CliError::Input(format!(
+            "--vary: the grid is too large to number its runs in a file (its points x variants x {SEARCH_SEEDS} seeds pass 2^64); --shard and --first-stage-from need fewer points"
+        ))
+    })?;
+    Ok(SweepHeader::new(model, text, &run_sets(a), &g, jobs).of_search("tune"))
+}
+
+/// What makes `theirs` the runs of another search than `ours` (with the `--set` flags `sets`),
+/// if anything: a different model file, flags, axes, variants or seeds.
+fn other_search(ours: &SweepHeader, theirs: &SweepHeader, sets: &[String]) -> Option<String> {
+    if ours.model_hash != theirs.model_hash || ours.model != theirs.model {
+        return Some("the model file differs".into());
+    }
+    if theirs.sets != sets {
+        return Some(format!(
+            "its --set (and --max-events) flags were {:?}, now {sets:?}",
+            theirs.sets
+        ));
+    }
+    if ours.grid.axes != theirs.grid.axes {
+        return Some("its --vary axes differ".into());
+    }
+    if ours.grid.variants != theirs.grid.variants {
+        return Some(format!(
+            "its variants were {:?}, now {:?} (--variant)",
+            theirs.grid.variants, ours.grid.variants
+        ));
+    }
+    let base = ours.grid.seeds[0];
+    if theirs.grid.seeds.first() != Some(&base) {
+        return Some(format!(
+            "its seeds start at {}, now at {base} (--seed)",
+            theirs.grid.seeds[0]
+        ));
+    }
+    let n = theirs.grid.seeds.len();
+    if theirs.grid.seeds != stats::replication_seeds(base, n as u32) {
+        return Some("its seeds are not SEED, SEED+1, ...".into());
+    }
+    (theirs.search.is_some() && ours != theirs).then(|| "its header differs".into())
+}
+
+/// Reads `--first-stage-from`: the merged runs of `tune --shard` for this search, or a sweep
+/// of the same grid (the first stage of an older `tune --shard` is one), refused when written
+/// for another model, flags, axes, variants or seed.
+fn read_runs(
+    path: &Path,
+    a: &TuneArgs,
+    model: &str,
+    text: &str,
+    grid: &Grid,
+    base_seed: u64,
+) -> Result<Runs, CliError> {
+    let name = path.display().to_string();
+    let ours = search_header(a, model, text, grid, base_seed)?;
+    let f = crate::sweep::read_sweep(path)?;
+    let search = f.header.search.is_some();
+    let sets = if search {
+        ours.sets.clone()
+    } else {
+        a.model.sets.clone()
+    };
+    if let Some(why) = other_search(&ours, &f.header, &sets) {
+        return Err(CliError::Input(format!(
+            "--first-stage-from {name}: written by another search ({why}); give this search's merged runs, or run without --first-stage-from"
+        )));
+    }
+    if f.torn {
+        progress::note(&format!(
+            "{name}: ignoring a torn last line (an interrupted write)"
+        ));
+    }
+    let g = &f.header.grid;
+    let runs = f
+        .records
+        .into_iter()
+        .map(|r| {
+            let j = g.job(r.job);
+            ((j.point, j.variant, j.replication), r.summary)
+        })
+        .collect();
+    Ok(Runs { name, runs, search })
+}
+
+/// What a stage is, for the messages of `--shard`.
+fn stage_name(stage: tune::Stage, a: &TuneArgs, contenders: usize) -> String {
+    match stage {
+        tune::Stage::Halving(s) => format!("successive-halving stage {s}"),
+        tune::Stage::First if a.halving => format!(
+            "KN's first stage (the survivors' top-up to {} seeds)",
+            a.first_stage
+        ),
+        tune::Stage::First => "the first stage".into(),
+        tune::Stage::Kn(r) => format!(
+            "KN stage {} ({} at seed {})",
+            r + 1,
+            plural(contenders as u64, "contender"),
+            r + 1
+        ),
+    }
+}
+
+/// `--shard I/N --out FILE`: replays the search against `--first-stage-from`'s runs (none
+/// without it), takes the first stage it cannot complete, runs slice `I` of `N` of that stage's
+/// missing runs (positions `j` with `j mod N = I - 1`) and writes them as a sweep file with the
+/// search's header; `merge` joins them with the runs so far, and the next round takes the
+/// merged file. With every run there it says the search is complete and writes nothing.
+fn shard_stage(
+    a: &TuneArgs,
     shard: &str,
     header: &SweepHeader,
+    from: Option<&Runs>,
     cands: &[Candidate],
-    n0: usize,
-    job_of: &(dyn Fn(&Candidate, usize) -> u64 + Sync),
+    replay: tune::Replay,
     pool: &rayon::ThreadPool,
 ) -> Result<(), CliError> {
     let (i, n) =
         parse_shard(shard).map_err(|e| CliError::Input(format!("--shard {shard}: {e}")))?;
-    let out = out.ok_or_else(|| {
+    let out = a.out.as_deref().ok_or_else(|| {
         CliError::Input(
-            "--shard: a shard's first-stage runs go to a sweep file: give --out SHARD.jsonl, join the shards with `retrystorm merge`, then tune with --first-stage-from MERGED.jsonl".into(),
+            "--shard: a shard's runs go to a sweep file: give --out SHARD.jsonl, join the shards with `retrystorm merge`, then tune with --first-stage-from MERGED.jsonl".into(),
         )
     })?;
-    let all: Vec<(usize, usize)> = (0..cands.len())
-        .flat_map(|c| (0..n0).map(move |r| (c, r)))
-        .collect();
-    if i > all.len() as u64 {
+    if let Some(f) = from.filter(|f| !f.search) {
         return Err(CliError::Input(format!(
-            "--shard {shard}: the first stage has {}, so this shard would have none",
-            plural(all.len() as u64, "run")
+            "--first-stage-from {}: a sweep file (or an older `tune --shard` first stage), not the runs of `tune --shard`, so the next stage's shards would not merge with it; finish the search from it without --shard, or shard the search afresh",
+            f.name
         )));
     }
-    let mine: Vec<(usize, usize)> = all
-        .into_iter()
-        .enumerate()
-        .filter(|(k, _)| *k as u64 % n == i - 1)
-        .map(|(_, x)| x)
-        .collect();
+    let (stage, batch, missing) = match replay {
+        tune::Replay::Done(o) => {
+            output::print(&format!(
+                "{}: the tune search is complete: {} holds all {} it asks for; nothing to shard\n",
+                header.model,
+                from.map_or("the file", |f| f.name.as_str()),
+                plural(o.runs, "run")
+            ))?;
+            progress::note("next: run the same tune without --shard and --out for the result");
+            return Ok(());
+        }
+        tune::Replay::Needs {
+            stage,
+            batch,
+            missing,
+        } => (stage, batch, missing),
+    };
+    let what = stage_name(stage, a, batch.len());
+    if from.is_none() && i > missing.len() as u64 {
+        return Err(CliError::Input(format!(
+            "--shard {shard}: {what} has {}, so this shard would have none",
+            plural(missing.len() as u64, "run")
+        )));
+    }
+    let mine = shard_slice(&missing, i, n);
     let grid = &header.grid;
+    let variants = grid.variants.len() as u64;
     let bar = progress::bar(mine.len() as u64, "runs");
     let mut records: Vec<SweepRecord> = pool.install(|| {
         mine.par_iter()
             .map(|(c, r)| {
                 let cand = &cands[*c];
                 let seed = grid.seeds[*r];
-                let summary = retrystorm_core::run_model(&cand.model, seed, &mut |_| {}).summary;
+                let summary = retrystorm_core::run_summary(&cand.model, seed).summary;
                 bar.inc(1);
                 SweepRecord {
                     schema_version: SWEEP_SCHEMA_VERSION,
                     kind: "run".into(),
-                    job: job_of(cand, *r),
+                    job: (cand.point * variants + cand.variant_index as u64) * SEARCH_SEEDS as u64
+                        + *r as u64,
                     point: cand.point,
                     params: cand.params.clone(),
                     variant: cand.variant.clone(),
@@ -525,44 +697,30 @@ fn first_stage_shard(
         t.push_str(&retrystorm_report::sweep::record_line(r));
     }
     output::write(output::Out::new("--out", out), &t)?;
+    let stored = batch.len() - missing.len();
+    let of = match from {
+        Some(f) if stored > 0 => format!(
+            "{} missing ({stored} more already in {})",
+            plural(missing.len() as u64, "run"),
+            f.name
+        ),
+        _ => plural(missing.len() as u64, "run"),
+    };
     output::print(&format!(
-        "{}: tune first stage, shard {i}/{n}: {} into {}; join the shards with `retrystorm merge`, then run the same tune with --first-stage-from MERGED.jsonl\n",
+        "{}: tune, {what}: shard {i}/{n}: {} of its {of} into {}\n",
         header.model,
         plural(records.len() as u64, "run"),
-        out.display()
-    ))
-}
-
-/// The first-stage runs of a merged sweep file written by `tune --shard`, by job; refused when
-/// the file is another search's or lacks a run.
-fn first_stage_from(
-    path: &Path,
-    header: &SweepHeader,
-    cands: &[Candidate],
-    n0: usize,
-    job_of: &(dyn Fn(&Candidate, usize) -> u64 + Sync),
-) -> Result<BTreeMap<u64, Summary>, CliError> {
-    let name = path.display().to_string();
-    let f = crate::sweep::read_sweep(path)?;
-    if f.header != *header {
-        return Err(CliError::Input(format!(
-            "--first-stage-from {name}: written by another search (its model file, --set, --vary, --variant, --seed or --first-stage differ)"
-        )));
-    }
-    let mut runs: BTreeMap<u64, Summary> =
-        f.records.into_iter().map(|r| (r.job, r.summary)).collect();
-    let wanted: Vec<u64> = cands
-        .iter()
-        .flat_map(|c| (0..n0).map(move |r| job_of(c, r)))
-        .collect();
-    let missing = wanted.iter().filter(|j| !runs.contains_key(j)).count();
-    if missing > 0 {
-        return Err(CliError::Input(format!(
-            "--first-stage-from {name}: {} of the first stage's {} missing; merge every shard",
-            plural(missing as u64, "run"),
-            wanted.len()
-        )));
-    }
-    runs.retain(|j, _| wanted.contains(j));
-    Ok(runs)
+        out.display(),
+    ))?;
+    let next = match from {
+        Some(f) => format!(
+            "`retrystorm merge {0} SHARD.jsonl... -o {0}` (the runs so far and this stage's), then the same tune with --first-stage-from {0}",
+            f.name
+        ),
+        None => "`retrystorm merge SHARD.jsonl... -o MERGED.jsonl`, then the same tune with --first-stage-from MERGED.jsonl".into(),
+    };
+    progress::note(&format!(
+        "next: when the {n} shards of this stage are done, {next}: with --shard I/{n} for the next stage (it says when the search is complete), or without --shard to finish it here"
+    ));
+    Ok(())
 }

@@ -233,6 +233,17 @@ pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     Ok((i, n))
 }
 
+/// The items of shard `i` of `n` (1-based) of a list of runs, in order: those at positions `j`
+/// with `j % n == i - 1`, as [`Grid::shard`] takes a grid's.
+pub fn shard_slice<T: Clone>(items: &[T], i: u64, n: u64) -> Vec<T> {
+    items
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j as u64 % n == i.wrapping_sub(1))
+        .map(|(_, x)| x.clone())
+        .collect()
+}
+
 /// The sweep's runs: axes × variants × seeds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Grid {
@@ -348,6 +359,11 @@ pub struct SweepHeader {
     pub grid: Grid,
     /// Total runs in the grid.
     pub jobs: u64,
+    /// `"tune"` in a file of a sequential search's runs (`tune --shard`): its grid bounds the
+    /// replications the search may ask for and holds only the runs it asked for, so runs
+    /// missing from it are not a shard left out. Absent from a sweep's header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<String>,
 }
 
 impl SweepHeader {
@@ -362,6 +378,16 @@ impl SweepHeader {
             sets: sets.to_vec(),
             grid: grid.clone(),
             jobs,
+            search: None,
+        }
+    }
+
+    /// The header of the runs of the sequential search `command` (`tune`): see
+    /// [`SweepHeader::search`].
+    pub fn of_search(self, command: &str) -> SweepHeader {
+        SweepHeader {
+            search: Some(command.to_string()),
+            ..self
         }
     }
 }
@@ -532,9 +558,33 @@ mod tests {
         all.sort();
         assert_eq!(all, (0..24).collect::<Vec<_>>());
         assert_eq!(parse_shard("2/3"), Ok((2, 3)));
+        let items: Vec<u64> = (10..17).collect();
+        assert_eq!(shard_slice(&items, 1, 3), [10, 13, 16]);
+        assert_eq!(shard_slice(&items, 3, 3), [12, 15]);
+        assert_eq!(shard_slice(&items[..1], 2, 3), Vec::<u64>::new());
         assert!(
             parse_shard("0/3").is_err() && parse_shard("4/3").is_err() && parse_shard("x").is_err()
         );
+    }
+
+    #[test]
+    fn a_search_header_says_so_and_a_sweep_header_is_unchanged() {
+        let g = Grid {
+            axes: vec![],
+            variants: vec!["v".into()],
+            seeds: vec![1, 2],
+        };
+        let h = SweepHeader::new("m", "x = 1", &[], &g, 2);
+        let t = serde_json::to_string(&h).unwrap();
+        assert!(!t.contains("search"), "{t}");
+        let back: SweepHeader = serde_json::from_str(&t).unwrap();
+        assert_eq!(back, h);
+        let s = h.clone().of_search("tune");
+        let t = serde_json::to_string(&s).unwrap();
+        assert!(t.contains("\"search\":\"tune\""), "{t}");
+        let back: SweepHeader = serde_json::from_str(&t).unwrap();
+        assert_eq!(back, s);
+        assert_ne!(s, h);
     }
 
     #[test]

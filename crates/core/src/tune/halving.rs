@@ -15,8 +15,9 @@
 /// `values[candidate][metric][replication]`.
 pub type Values = Vec<Vec<Vec<f64>>>;
 
-/// Runs `(candidate, replication)` pairs into the values; returns how many it ran.
-pub type Run<'a> = dyn FnMut(Vec<(usize, usize)>, &mut Values) -> u64 + 'a;
+/// Runs stage `s`'s `(candidate, replication)` pairs into the values; returns how many it ran,
+/// or why it could not run them (the search then stops there, see [`super::try_search`]).
+pub type Run<'a, E> = dyn FnMut(usize, Vec<(usize, usize)>, &mut Values) -> Result<u64, E> + 'a;
 
 /// How to halve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,23 +29,23 @@ pub struct Halving {
 }
 
 impl Halving {
-    /// Runs the stages. `run` runs `(candidate, replication)` pairs into `values` and returns
-    /// how many it ran; `stays(c)` is false for a candidate that leaves the contest
+    /// Runs the stages. `run` runs a stage's `(candidate, replication)` pairs into `values` and
+    /// returns how many it ran (an error from it ends the stages and is returned); `stays(c)` is false for a candidate that leaves the contest
     /// (infeasible, unmeasured); `score(c)` is its mean on the first objective, larger better.
     /// Marks the dropped in `alive` and `halved` (their stage); returns the runs spent and the
     /// seeds every survivor has.
     #[allow(clippy::too_many_arguments)]
-    pub fn run(
+    pub fn run<E>(
         &self,
         n0: usize,
         budget: u64,
         alive: &mut [bool],
         halved: &mut [Option<usize>],
         values: &mut Values,
-        run: &mut Run<'_>,
+        run: &mut Run<'_, E>,
         stays: &dyn Fn(usize, &Values) -> bool,
         score: &dyn Fn(usize, &Values) -> f64,
-    ) -> (u64, usize) {
+    ) -> Result<(u64, usize), E> {
         let eta = self.eta.max(2);
         let (mut spent, mut have, mut r) = (0u64, 0usize, self.r0.max(2));
         for stage in 1.. {
@@ -59,7 +60,7 @@ impl Halving {
                 .iter()
                 .flat_map(|c| (have..r).map(move |j| (*c, j)))
                 .collect();
-            spent += run(asked, values);
+            spent += run(stage, asked, values)?;
             have = r;
             let mut ranked = Vec::new();
             for c in contenders {
@@ -81,6 +82,6 @@ impl Halving {
                 break;
             }
         }
-        (spent, have)
+        Ok((spent, have))
     }
 }

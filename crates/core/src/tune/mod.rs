@@ -207,6 +207,22 @@ impl Outcome {
 /// Runs `(candidate, replication)` pairs; one row of metric values per pair, in order.
 pub type Batch<'a> = dyn FnMut(&[(usize, usize)]) -> Vec<Vec<f64>> + 'a;
 
+/// The batch of runs a search asks for at once: the whole of one stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Successive halving's stage `s` (from 1): every contender up to `r0·η^(s−1)` seeds.
+    Halving(usize),
+    /// KN's first stage: every candidate's first `n0` seeds (after halving: its survivors'
+    /// top-up to `n0`).
+    First,
+    /// A KN stage: replication `r` (from 0) of every contender left.
+    Kn(usize),
+}
+
+/// [`Batch`] that may fail: runs one stage's `(candidate, replication)` pairs, or says why not
+/// (the search then stops, see [`try_search`]).
+pub type TryBatch<'a, E> = dyn FnMut(Stage, &[(usize, usize)]) -> Result<Vec<Vec<f64>>, E> + 'a;
+
 /// The most replications one candidate gets.
 pub const MAX_REPLICATIONS: usize = 10_000;
 
@@ -220,6 +236,72 @@ pub fn search(
     settings: &Settings,
     batch: &mut Batch<'_>,
 ) -> Outcome {
+    let mut b =
+        |_: Stage, asked: &[(usize, usize)]| Ok::<_, std::convert::Infallible>(batch(asked));
+    match try_search(k, objectives, constraints, settings, &mut b) {
+        Ok(o) => o,
+        Err(never) => match never {},
+    }
+}
+
+/// What a search over stored runs comes to ([`replay`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Replay {
+    /// Every run the search asked for was stored: its outcome, the same as [`search`]'s.
+    Done(Box<Outcome>),
+    /// The first stage whose runs were not all stored: the stage, all its runs in the order the
+    /// search asks for them, and those of them that are missing (in that order).
+    Needs {
+        stage: Stage,
+        batch: Vec<(usize, usize)>,
+        missing: Vec<(usize, usize)>,
+    },
+}
+
+/// Replays the search against stored runs: `stored(c, r)` is candidate `c`'s replication `r`
+/// as the metric values of [`metrics`], if it was run. The decisions are a function of the
+/// values alone, so with every run stored this is [`search`]'s outcome (and budget count); runs
+/// stored that the search never asks for change nothing. Otherwise it stops at the first
+/// stage it cannot complete and names that stage's runs: run (some of) them, store them, replay.
+pub fn replay(
+    k: usize,
+    objectives: &[Objective],
+    constraints: &[Expectation],
+    settings: &Settings,
+    stored: &dyn Fn(usize, usize) -> Option<Vec<f64>>,
+) -> Replay {
+    let mut b = |stage: Stage, asked: &[(usize, usize)]| {
+        let got: Vec<Option<Vec<f64>>> = asked.iter().map(|(c, r)| stored(*c, *r)).collect();
+        if got.iter().all(Option::is_some) {
+            return Ok(got.into_iter().flatten().collect());
+        }
+        let missing = asked
+            .iter()
+            .zip(&got)
+            .filter(|(_, g)| g.is_none())
+            .map(|(x, _)| *x)
+            .collect();
+        Err(Replay::Needs {
+            stage,
+            batch: asked.to_vec(),
+            missing,
+        })
+    };
+    match try_search(k, objectives, constraints, settings, &mut b) {
+        Ok(o) => Replay::Done(Box::new(o)),
+        Err(needs) => needs,
+    }
+}
+
+/// [`search`] with a batch that may fail: the first error ends the search and is returned. The
+/// stages are asked for in the same order, with the same runs, as by [`search`].
+pub fn try_search<E>(
+    k: usize,
+    objectives: &[Objective],
+    constraints: &[Expectation],
+    settings: &Settings,
+    batch: &mut TryBatch<'_, E>,
+) -> Result<Outcome, E> {
     let metrics = metrics(objectives, constraints);
     let cidx: Vec<usize> = constraints
         .iter()
@@ -228,14 +310,20 @@ pub fn search(
     let n0 = settings.n0.max(2);
     let mut values = vec![vec![Vec::new(); metrics.len()]; k];
     let mut runs = 0u64;
-    let mut run = |asked: Vec<(usize, usize)>, values: &mut Vec<Vec<Vec<f64>>>| {
-        let got = batch(&asked);
+    let mut run = |stage: Stage,
+                   asked: Vec<(usize, usize)>,
+                   values: &mut Vec<Vec<Vec<f64>>>|
+     -> Result<u64, E> {
+        if asked.is_empty() {
+            return Ok(0);
+        }
+        let got = batch(stage, &asked)?;
         for ((c, _), row) in asked.iter().zip(got) {
             for (m, x) in row.into_iter().enumerate() {
                 values[*c][m].push(x);
             }
         }
-        asked.len() as u64
+        Ok(asked.len() as u64)
     };
     let primary = &objectives[0];
     let mut alive = vec![true; k];
@@ -256,13 +344,13 @@ pub fn search(
             &mut alive,
             &mut halved,
             &mut values,
-            &mut run,
+            &mut |s, asked, values| run(Stage::Halving(s), asked, values),
             &judge,
             &|c, values| {
                 let xs = &values[c][0];
                 primary.signed(xs.iter().sum::<f64>() / xs.len() as f64)
             },
-        );
+        )?;
         runs += spent;
         have = seeds;
     }
@@ -271,7 +359,7 @@ pub fn search(
         .filter(|c| alive[*c])
         .flat_map(|c| (have..n0).map(move |r| (c, r)))
         .collect();
-    runs += run(first, &mut values);
+    runs += run(Stage::First, first, &mut values)?;
 
     let mut feas = vec![Vec::new(); k];
     let mut r = n0;
@@ -324,7 +412,11 @@ pub fn search(
         if runs + left.len() as u64 > settings.budget || r >= MAX_REPLICATIONS {
             break;
         }
-        runs += run(left.iter().map(|c| (*c, r)).collect(), &mut values);
+        runs += run(
+            Stage::Kn(r),
+            left.iter().map(|c| (*c, r)).collect(),
+            &mut values,
+        )?;
         r += 1;
     }
 
@@ -423,7 +515,7 @@ pub fn search(
             best = Some(p);
         }
     }
-    Outcome {
+    Ok(Outcome {
         metrics,
         values,
         feasibility: feas,
@@ -436,7 +528,7 @@ pub fn search(
         halved,
         delta,
         h2,
-    }
+    })
 }
 
 fn m_of(metrics: &[String], name: &str, fallback: usize) -> usize {

@@ -166,3 +166,141 @@ fn halving_drops_the_infeasible_and_stops_within_the_budget() {
         o.status
     );
 }
+
+/// Runs the stored search to its end the way `tune --shard I/N` does: each round replays
+/// against the runs stored so far, runs every shard's slice of the missing runs of the stage
+/// it names, and stores them; returns the outcome and the stages in the order asked.
+fn sharded(
+    k: usize,
+    objectives: &[Objective],
+    constraints: &[Expectation],
+    s: &Settings,
+    means: &[f64],
+    shards: u64,
+) -> (Outcome, Vec<Stage>) {
+    let mut store: std::collections::BTreeMap<(usize, usize), Vec<f64>> = Default::default();
+    let mut f = synthetic(means.to_vec(), 0.3);
+    let mut stages = Vec::new();
+    loop {
+        let lookup = |c: usize, r: usize| store.get(&(c, r)).cloned();
+        match replay(k, objectives, constraints, s, &lookup) {
+            Replay::Done(o) => return (*o, stages),
+            Replay::Needs {
+                stage,
+                batch,
+                missing,
+            } => {
+                assert!(!missing.is_empty());
+                assert!(missing.iter().all(|x| batch.contains(x)));
+                stages.push(stage);
+                for i in 1..=shards {
+                    let mine = crate::sweep::shard_slice(&missing, i, shards);
+                    for (x, row) in mine.iter().zip(f(&mine)) {
+                        assert!(store.insert(*x, row).is_none(), "{x:?} ran twice");
+                    }
+                }
+            }
+        }
+        assert!(stages.len() < 10_000);
+    }
+}
+
+#[test]
+fn a_search_replayed_stage_by_stage_is_the_search() {
+    let means: Vec<f64> = (0..27)
+        .map(|c| match c {
+            5 => 1.0,
+            c if c < 9 => 1.1 + c as f64 * 0.02,
+            c => 20.0 + c as f64,
+        })
+        .collect();
+    let mut e = Expectation::parse("peak_retries < 40").unwrap();
+    e.metric = "x".into();
+    for halving in [None, Some(halving::Halving { eta: 3, r0: 2 })] {
+        let mut s = settings(400);
+        s.halving = halving;
+        s.indifference = Indifference::Absolute(0.05);
+        let cons = [e.clone()];
+        let whole = search(
+            27,
+            &[min("x")],
+            &cons,
+            &s,
+            &mut synthetic(means.clone(), 0.3),
+        );
+        for shards in [1, 2, 5] {
+            let (o, stages) = sharded(27, &[min("x")], &cons, &s, &means, shards);
+            assert_eq!(o, whole, "{halving:?}, {shards} shards");
+            assert_eq!(o.runs, whole.runs);
+            // The stages come in the search's order, each once.
+            match halving {
+                Some(_) => {
+                    assert_eq!(stages[..2], [Stage::Halving(1), Stage::Halving(2)]);
+                    assert!(!stages.contains(&Stage::First), "{stages:?}");
+                }
+                None => assert_eq!(stages[0], Stage::First),
+            }
+            let kn: Vec<usize> = stages
+                .iter()
+                .filter_map(|s| match s {
+                    Stage::Kn(r) => Some(*r),
+                    _ => None,
+                })
+                .collect();
+            assert!(!kn.is_empty(), "{stages:?}");
+            assert!(kn.windows(2).all(|w| w[1] == w[0] + 1), "{kn:?}");
+        }
+    }
+}
+
+#[test]
+fn a_replay_names_the_first_stage_it_cannot_complete_and_ignores_runs_never_asked_for() {
+    let means = vec![10.0, 4.0, 12.0, 8.0];
+    let s = settings(1000);
+    let row = |c: usize, r: usize| synthetic(means.clone(), 0.2)(&[(c, r)]).remove(0);
+    // Nothing stored: the whole first stage, candidate by candidate.
+    let none = |_: usize, _: usize| None;
+    let Replay::Needs {
+        stage,
+        batch,
+        missing,
+    } = replay(4, &[min("x")], &[], &s, &none)
+    else {
+        panic!("nothing is stored")
+    };
+    assert_eq!(stage, Stage::First);
+    let first: Vec<(usize, usize)> = (0..4).flat_map(|c| (0..5).map(move |r| (c, r))).collect();
+    assert_eq!(batch, first);
+    assert_eq!(missing, first);
+    // One run of it missing: the same stage, naming that run only.
+    let but_one = |c: usize, r: usize| ((c, r) != (2, 3)).then(|| row(c, r));
+    match replay(4, &[min("x")], &[], &s, &but_one) {
+        Replay::Needs { stage, missing, .. } => {
+            assert_eq!(stage, Stage::First);
+            assert_eq!(missing, [(2, 3)]);
+        }
+        Replay::Done(_) => panic!("a run is missing"),
+    }
+    // Every run of every candidate up to any replication: the search, whatever else is stored.
+    let whole = search(4, &[min("x")], &[], &s, &mut synthetic(means.clone(), 0.2));
+    let all = |c: usize, r: usize| Some(row(c, r));
+    assert_eq!(
+        replay(4, &[min("x")], &[], &s, &all),
+        Replay::Done(Box::new(whole.clone()))
+    );
+    // Stored runs of a different value that the search never asks for change nothing.
+    let asked: std::collections::BTreeSet<(usize, usize)> = (0..4)
+        .flat_map(|c| (0..whole.values[c][0].len()).map(move |r| (c, r)))
+        .collect();
+    let noisy = |c: usize, r: usize| {
+        Some(if asked.contains(&(c, r)) {
+            row(c, r)
+        } else {
+            vec![f64::NAN]
+        })
+    };
+    assert_eq!(
+        replay(4, &[min("x")], &[], &s, &noisy),
+        Replay::Done(Box::new(whole))
+    );
+}

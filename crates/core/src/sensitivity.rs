@@ -628,6 +628,75 @@ mod tests {
         assert_eq!(campolongo(&levels, r, m, 21), big);
     }
 
+    /// SALib's `find_local_maximum` written out as it reads, recomputing every spread in full.
+    fn salib_local(d: &[Vec<f64>], r: usize) -> Vec<usize> {
+        let m = d.len();
+        let first_max = |sets: &[Vec<usize>]| {
+            let mut best = 0;
+            for (i, s) in sets.iter().enumerate() {
+                if spread(d, s) > spread(d, &sets[best]) {
+                    best = i;
+                }
+            }
+            sets[best].clone()
+        };
+        let mut totals = Vec::new();
+        for i in 1..r {
+            let rows: Vec<Vec<usize>> = (0..m)
+                .map(|row| {
+                    let mut o: Vec<usize> = (0..m).filter(|c| *c != row).collect();
+                    o.sort_by(|a, b| d[row][*b].total_cmp(&d[row][*a]).then(a.cmp(b)));
+                    let mut set = o[..i].to_vec();
+                    set.push(row);
+                    set
+                })
+                .collect();
+            let mut set = first_max(&rows);
+            while set.len() < r {
+                let grown: Vec<Vec<usize>> = (0..m)
+                    .filter(|c| !set.contains(c))
+                    .map(|c| [set.clone(), vec![c]].concat())
+                    .collect();
+                set = first_max(&grown);
+            }
+            totals.push(set);
+        }
+        let mut set = first_max(&totals);
+        set.sort_unstable();
+        set
+    }
+
+    #[test]
+    fn the_local_method_is_salibs_step_by_step() {
+        // Seeded distance matrices, and seeded trajectories: the same sets as the plain reading
+        // of SALib's code (the fast version keeps running sums instead of recomputing).
+        let mut draw = Stream::new(3, 0, Purpose::Tune, 98);
+        let mut differs_from_brute = 0;
+        for _ in 0..40 {
+            let m = 12;
+            let mut d = vec![vec![0.0; m]; m];
+            for i in 0..m {
+                for j in i + 1..m {
+                    let x = 1.0 + 9.0 * draw.uniform();
+                    d[i][j] = x;
+                    d[j][i] = x;
+                }
+            }
+            for r in [2, 4, 6] {
+                let fast = local(&d, r);
+                assert_eq!(fast, salib_local(&d, r));
+                let exact = brute_force(&d, r);
+                assert!(spread(&d, &fast) <= spread(&d, &exact) + 1e-9);
+                differs_from_brute += usize::from(fast != exact);
+            }
+        }
+        // Local is a heuristic: on some of these it misses the global maximum.
+        assert!(differs_from_brute > 0);
+        let levels = [4, 3, 2];
+        let d = distances(&levels, &trajectories(&levels, 30, 8));
+        assert_eq!(local(&d, 7), salib_local(&d, 7));
+    }
+
     #[test]
     fn combinations_count_and_saturate() {
         assert_eq!(combinations(6, 4), Some(15));

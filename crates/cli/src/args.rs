@@ -442,7 +442,12 @@ pub struct SensitivityArgs {
     /// Morris trajectories (each runs parameters + 1 points x --seeds).
     #[arg(long, value_name = "R", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub trajectories: u32,
-    /// Write the ranking as a bar chart (mu* and sigma) as SVG here.
+    /// Draw M candidate trajectories and analyse the --trajectories most spread out of them
+    /// (Campolongo et al. 2007; brute force when small, else Ruano et al. 2012's local method).
+    /// Default: off, the trajectories are drawn at random. M > --trajectories, at most 1000.
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub candidates: Option<u32>,
+    /// Write the ranking as a bar chart (mu* with its 95% interval, and sigma) as SVG here.
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,
     /// Write the result as JSON here ("-" for stdout, which replaces the table).

@@ -1,6 +1,8 @@
 //! `retrystorm sensitivity MODEL --vary ... --metric M`: which parameters move a metric, by
 //! Morris elementary effects (`retrystorm_core::sensitivity`), as a ranked table, a bar chart
 //! and JSON. Every point runs on the same seeds, and a point two trajectories share runs once.
+//! `--candidates M` keeps the most spread out of `M` trajectories (Campolongo et al. 2007); `μ*`
+//! carries SALib's bootstrap confidence interval.
 
 use crate::args::SensitivityArgs;
 use crate::commands::{
@@ -49,7 +51,25 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
         seeds: stats::replication_seeds(base_seed, a.model.seeds),
     };
     let levels: Vec<usize> = grid.axes.iter().map(|x| x.values.len()).collect();
-    let trajs = sensitivity::trajectories(&levels, a.trajectories as usize, base_seed);
+    let r = a.trajectories as usize;
+    let design = match a.candidates {
+        None => None,
+        Some(m) if r < 2 => {
+            return Err(CliError::Input(format!(
+                "--candidates {m} needs --trajectories of at least 2: the spread it maximises is between trajectories (got --trajectories {r})"
+            )));
+        }
+        Some(m) if m as usize <= r => {
+            return Err(CliError::Input(format!(
+                "--candidates {m} must exceed --trajectories {r}: it draws M candidate trajectories and keeps the R most spread out"
+            )));
+        }
+        Some(m) => Some(sensitivity::campolongo(&levels, r, m as usize, base_seed)),
+    };
+    let trajs = match &design {
+        Some(d) => d.trajectories.clone(),
+        None => sensitivity::trajectories(&levels, r, base_seed),
+    };
     let point_of = |c: &[usize]| {
         c.iter()
             .zip(&levels)
@@ -98,7 +118,9 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
                 .collect()
         })
         .collect();
-    let factors = sensitivity::effects(&levels, &trajs, &y);
+    let ee = sensitivity::elementary_effects(&levels, &trajs, &y);
+    let factors = sensitivity::measures(&ee);
+    let conf = sensitivity::mu_star_confs(&ee, base_seed);
     let order = sensitivity::ranking(&factors);
     let missing = factors
         .iter()
@@ -135,11 +157,23 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
             models.len(),
             plural(grid.seeds.len() as u64, "seed"),
         );
+        if let (Some(d), Some(m)) = (&design, a.candidates) {
+            t.push_str(&format!(
+                "the {r} most spread out of {m} candidates (Campolongo et al. 2007, {}): spread {} against {} for the first {r}\n\n",
+                match d.selection {
+                    sensitivity::Selection::BruteForce => "by brute force",
+                    sensitivity::Selection::Local => "by Ruano et al. 2012's local method",
+                },
+                fmt::num(d.spread),
+                fmt::num(d.spread_first),
+            ));
+        }
         let headers: Vec<String> = [
             "rank",
             "parameter",
             "levels",
             "mu*",
+            "mu*_conf",
             "mu",
             "sigma",
             "effects",
@@ -156,6 +190,7 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
                     grid.axes[*i].key.clone(),
                     levels[*i].to_string(),
                     num(f.mu_star),
+                    num(conf[*i]),
                     num(f.mu),
                     num(f.sigma),
                     f.effects.to_string(),
@@ -164,8 +199,10 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
             .collect();
         t.push_str(&text_table(&headers, &rows));
         t.push_str(&format!(
-            "\nmu*: the mean |effect| on {} of moving the parameter across its whole range;\nsigma large against mu*: the effect depends on the other parameters or is not linear\n",
-            a.metric
+            "\nmu*: the mean |effect| on {} of moving the parameter across its whole range;\nmu*_conf: the half-width of its {:.0}% bootstrap interval ({} resamples of the effects);\nsigma large against mu*: the effect depends on the other parameters or is not linear\n",
+            a.metric,
+            sensitivity::CONF_LEVEL * 100.0,
+            sensitivity::RESAMPLES,
         ));
         output::print(&t)?;
     }
@@ -181,6 +218,16 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
             "trajectories": trajs.len(),
             "seeds": grid.seeds,
             "runs": runs.len(),
+            "selection": match &design {
+                None => "random".to_string(),
+                Some(d) => format!("campolongo-{}", d.selection.name()),
+            },
+            "candidates": a.candidates,
+            "chosen": design.as_ref().map(|d| &d.chosen),
+            "spread": design.as_ref().map(|d| jnum(d.spread)),
+            "spread_first": design.as_ref().map(|d| jnum(d.spread_first)),
+            "conf_level": sensitivity::CONF_LEVEL,
+            "resamples": sensitivity::RESAMPLES,
             "parameters": order.iter().enumerate().map(|(r, i)| {
                 let f = &factors[*i];
                 json!({
@@ -188,6 +235,7 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
                     "key": grid.axes[*i].key,
                     "values": grid.axes[*i].values,
                     "mu_star": jnum(f.mu_star),
+                    "mu_star_conf": jnum(conf[*i]),
                     "mu": jnum(f.mu),
                     "sigma": jnum(f.sigma),
                     "effects": f.effects,
@@ -204,13 +252,18 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
             .map(|i| Bar {
                 label: grid.axes[*i].key.clone(),
                 value: factors[*i].mu_star,
+                conf: conf[*i],
                 second: factors[*i].sigma,
             })
             .collect();
         let svg = bar_chart(
             &format!("{name}: which parameters move {}", a.metric),
             &format!("Morris μ* and σ of {} (per full range)", a.metric),
-            ("μ* (mean |effect|)", "σ"),
+            (
+                "μ* (mean |effect|)",
+                "σ",
+                &format!("μ* {:.0}% interval", sensitivity::CONF_LEVEL * 100.0),
+            ),
             &bars,
         )
         .map_err(|e| CliError::Output(format!("--svg: {e}")))?;

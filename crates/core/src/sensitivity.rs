@@ -18,6 +18,29 @@
 //! `(seed, trajectory, Tune, 3)` (order and directions), so the same flags give the same
 //! points. `y` at a point is the metric's mean over the same seeds for every point (common random
 //! numbers): a parameter that changes nothing has effects of exactly 0.
+//!
+//! **Spread-out trajectories** ([`campolongo`], `--candidates M`): Campolongo, Cariboni and
+//! Saltelli 2007 draw `M > R` candidate trajectories and keep the `R` that cover the input space
+//! best. The distance of two trajectories is the sum, over every pair of a point of one and a
+//! point of the other, of their Euclidean distance on the `[0, 1]` level scale ([`distance`];
+//! 0 for two identical trajectories, as SALib's `compute_distance`); a set's spread is
+//! `sqrt(Σ_{i<j} d(i, j)²)` ([`spread`]), and the chosen set maximises it. The `M` candidates
+//! are the first `M` trajectories of the streams above, so candidates `0..R` are exactly the
+//! trajectories drawn without `--candidates`. The maximum is found as SALib does
+//! (`src/SALib/sample/morris/brute.py` and `local.py`): by brute force over the `C(M, R)` sets
+//! when that is cheap ([`brute_force`]: `R ≤ 10` and `C(M, R) ≤ 10⁶`), else by the local
+//! optimisation of M. V. Ruano, J. Ribes, A. Seco and J. Ferrer 2012 ("An improved sampling
+//! strategy based on trajectory design for application of the Morris method to systems with many
+//! input factors", Environmental Modelling & Software 37:103-109) ([`local`]), which is not
+//! guaranteed to find the global maximum. No randomness is involved in the choice; ties go to
+//! the lower index.
+//!
+//! **A confidence interval on `μ*`** ([`mu_star_conf`]), as SALib's `analyze/morris.py`
+//! (`_compute_mu_star_confidence`): the `n` effects of a factor are resampled with replacement
+//! [`RESAMPLES`] times, each resample's mean absolute value taken, and the half-width is
+//! `Φ⁻¹(0.5 + level / 2) × sd(resampled means, ddof = 1)` at level [`CONF_LEVEL`]. The draws
+//! come from the keyed stream `(seed, factor, Tune, 4)`. Below two effects it is NaN (SALib gives
+//! 0 for one effect; one effect says nothing of its spread, as `σ`).
 
 use crate::rng::{Purpose, Stream};
 use crate::stats;
@@ -89,6 +112,11 @@ pub struct Factor {
 /// The measures of every factor from the trajectories and `y[t][i]`, the metric at point `i` of
 /// trajectory `t`.
 pub fn effects(levels: &[usize], trajs: &[Trajectory], y: &[Vec<f64>]) -> Vec<Factor> {
+    measures(&elementary_effects(levels, trajs, y))
+}
+
+/// The finite elementary effects of every factor, in trajectory order.
+pub fn elementary_effects(levels: &[usize], trajs: &[Trajectory], y: &[Vec<f64>]) -> Vec<Vec<f64>> {
     let mut ee: Vec<Vec<f64>> = vec![Vec::new(); levels.len()];
     for (t, ys) in trajs.iter().zip(y) {
         for (i, a) in t.moved.iter().enumerate() {
@@ -100,6 +128,11 @@ pub fn effects(levels: &[usize], trajs: &[Trajectory], y: &[Vec<f64>]) -> Vec<Fa
             }
         }
     }
+    ee
+}
+
+/// Morris's measures of each factor from its elementary effects.
+pub fn measures(ee: &[Vec<f64>]) -> Vec<Factor> {
     ee.iter()
         .map(|e| {
             let abs: Vec<f64> = e.iter().map(|x| x.abs()).collect();
@@ -115,6 +148,284 @@ pub fn effects(levels: &[usize], trajs: &[Trajectory], y: &[Vec<f64>]) -> Vec<Fa
             }
         })
         .collect()
+}
+
+/// Bootstrap resamples of the `μ*` confidence interval (SALib's `num_resamples`, 1000 in its
+/// documentation and command line).
+pub const RESAMPLES: usize = 1000;
+
+/// The level of the `μ*` confidence interval (SALib's `conf_level`).
+pub const CONF_LEVEL: f64 = 0.95;
+
+/// The stream index of the bootstrap draws under `Purpose::Tune` (0 and 1 are `tune`'s Latin
+/// hypercube, 2 and 3 the trajectories above).
+const BOOTSTRAP_STREAM: u64 = 4;
+
+/// The half-width of the [`CONF_LEVEL`] bootstrap interval on `μ*` of factor `factor` from its
+/// effects `ee` (SALib's `_compute_mu_star_confidence`): [`RESAMPLES`] resamples of `ee` with
+/// replacement, drawn from the stream `(seed, factor, Tune, 4)`; `Φ⁻¹(0.5 + level / 2)` times the
+/// sample standard deviation (`ddof = 1`) of their mean absolute values. NaN below two effects.
+pub fn mu_star_conf(ee: &[f64], seed: u64, factor: usize) -> f64 {
+    let n = ee.len();
+    if n < 2 {
+        return f64::NAN;
+    }
+    let mut draw = Stream::new(seed, factor as u64, Purpose::Tune, BOOTSTRAP_STREAM);
+    let means: Vec<f64> = (0..RESAMPLES)
+        .map(|_| {
+            let s: f64 = (0..n)
+                .map(|_| ee[draw.range_u64(0, n as u64 - 1) as usize].abs())
+                .sum();
+            s / n as f64
+        })
+        .collect();
+    normal_quantile(0.5 + CONF_LEVEL / 2.0) * stats::sample_sd(&means)
+}
+
+/// [`mu_star_conf`] of every factor (factor `a` on its own stream).
+pub fn mu_star_confs(ee: &[Vec<f64>], seed: u64) -> Vec<f64> {
+    ee.iter()
+        .enumerate()
+        .map(|(a, e)| mu_star_conf(e, seed, a))
+        .collect()
+}
+
+/// The standard normal's `p` quantile (`scipy.stats.norm.ppf`), from `statrs`.
+fn normal_quantile(p: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    Normal::new(0.0, 1.0)
+        .map(|d| d.inverse_cdf(p))
+        .unwrap_or(f64::NAN)
+}
+
+/// The distance of two trajectories (Campolongo et al. 2007): the sum over every pair of a point
+/// of `a` and a point of `b` of their Euclidean distance, each factor on its `[0, 1]` level
+/// scale; 0 when the two are the same trajectory (SALib's `compute_distance`).
+pub fn distance(levels: &[usize], a: &Trajectory, b: &Trajectory) -> f64 {
+    if a.points == b.points {
+        return 0.0;
+    }
+    let unit = |p: &Vec<usize>| -> Vec<f64> {
+        p.iter()
+            .zip(levels)
+            .map(|(i, m)| *i as f64 / (*m as f64 - 1.0))
+            .collect()
+    };
+    let (pa, pb): (Vec<Vec<f64>>, Vec<Vec<f64>>) = (
+        a.points.iter().map(unit).collect(),
+        b.points.iter().map(unit).collect(),
+    );
+    let mut d = 0.0;
+    for p in &pa {
+        for q in &pb {
+            let s: f64 = p.iter().zip(q).map(|(x, y)| (x - y) * (x - y)).sum();
+            d += s.sqrt();
+        }
+    }
+    d
+}
+
+/// The symmetric matrix of [`distance`] between every two trajectories (zero diagonal).
+pub fn distances(levels: &[usize], trajs: &[Trajectory]) -> Vec<Vec<f64>> {
+    let n = trajs.len();
+    let mut d = vec![vec![0.0; n]; n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let x = distance(levels, &trajs[i], &trajs[j]);
+            d[i][j] = x;
+            d[j][i] = x;
+        }
+    }
+    d
+}
+
+/// The spread of a set of trajectories: `sqrt(Σ_{i<j} d(i, j)²)` over its pairs (SALib's
+/// `sum_distances`), what Campolongo's selection maximises.
+pub fn spread(d: &[Vec<f64>], set: &[usize]) -> f64 {
+    let mut s = 0.0;
+    for (x, i) in set.iter().enumerate() {
+        for j in &set[x + 1..] {
+            s += d[*i][*j] * d[*i][*j];
+        }
+    }
+    s.sqrt()
+}
+
+/// `C(m, r)`, or `None` past `u64`.
+pub fn combinations(m: usize, r: usize) -> Option<u64> {
+    if r > m {
+        return Some(0);
+    }
+    let r = r.min(m - r);
+    let mut c: u128 = 1;
+    for i in 0..r {
+        // c * (m - i) / (i + 1) is C(m, i + 1): exact at every step.
+        c = c * (m - i) as u128 / (i + 1) as u128;
+        if c > u128::from(u64::MAX) {
+            return None;
+        }
+    }
+    Some(c as u64)
+}
+
+/// The most candidates `--candidates` may draw (Campolongo et al. used 500 to 1000); the
+/// distance matrix and [`local`] grow as its square.
+pub const MAX_CANDIDATES: usize = 1000;
+
+/// Brute force is used up to this many trajectories kept (SALib refuses its brute force above 10)
+pub const BRUTE_FORCE_MAX_R: usize = 10;
+
+/// ... and up to this many sets `C(M, R)` to score.
+pub const BRUTE_FORCE_MAX_SETS: u64 = 1_000_000;
+
+/// The `r` of the `d.len()` trajectories of greatest [`spread`], by scoring every set (SALib's
+/// `BruteForce`): sorted indices; of equal spreads, the first set in lexicographic order (SALib's
+/// `argmax`). `r` must be at most `d.len()`.
+pub fn brute_force(d: &[Vec<f64>], r: usize) -> Vec<usize> {
+    fn go(
+        d: &[Vec<f64>],
+        r: usize,
+        start: usize,
+        cur: &mut Vec<usize>,
+        sum: f64,
+        best: &mut (f64, Vec<usize>),
+    ) {
+        if cur.len() == r {
+            if sum > best.0 {
+                *best = (sum, cur.clone());
+            }
+            return;
+        }
+        for c in start..=d.len() - (r - cur.len()) {
+            let add: f64 = cur.iter().map(|s| d[*s][c] * d[*s][c]).sum();
+            cur.push(c);
+            go(d, r, c + 1, cur, sum + add, best);
+            cur.pop();
+        }
+    }
+    let mut best = (f64::NEG_INFINITY, Vec::new());
+    go(d, r, 0, &mut Vec::with_capacity(r), 0.0, &mut best);
+    best.1
+}
+
+/// The `r` trajectories (`2 ≤ r < d.len()`) by Ruano et al. 2012's local optimisation, as SALib's
+/// `LocalOptimisation.find_local_maximum`: for each `i` in `1..r`, every trajectory with the `i`
+/// farthest from it seeds a set, the seed of greatest spread is kept and grown one trajectory at
+/// a time, each time by the one that gives the greatest spread, up to `r`; of the `r − 1` sets,
+/// the one of greatest spread. Sorted indices. Ties go to the lower index (SALib's `argsort` leaves
+/// them unspecified), and a row's own trajectory is never among its farthest (SALib's could be,
+/// with duplicates at distance 0).
+pub fn local(d: &[Vec<f64>], r: usize) -> Vec<usize> {
+    let m = d.len();
+    let sq = |a: usize, b: usize| d[a][b] * d[a][b];
+    // Each row's other trajectories, farthest first.
+    let far: Vec<Vec<usize>> = (0..m)
+        .map(|row| {
+            let mut o: Vec<usize> = (0..m).filter(|c| *c != row).collect();
+            o.sort_by(|a, b| d[row][*b].total_cmp(&d[row][*a]).then(a.cmp(b)));
+            o
+        })
+        .collect();
+    // seeds[row]: the row and its i farthest, with their sum of squared distances.
+    let mut seeds: Vec<(Vec<usize>, f64)> = (0..m).map(|row| (vec![row], 0.0)).collect();
+    let mut best: Option<(Vec<usize>, f64)> = None;
+    for i in 1..r {
+        for (row, (set, ss)) in seeds.iter_mut().enumerate() {
+            let c = far[row][i - 1];
+            *ss += set.iter().map(|s| sq(*s, c)).sum::<f64>();
+            set.push(c);
+        }
+        let mut top = 0;
+        for row in 1..m {
+            if seeds[row].1 > seeds[top].1 {
+                top = row;
+            }
+        }
+        let (mut set, mut ss) = seeds[top].clone();
+        let mut inside = vec![false; m];
+        for s in &set {
+            inside[*s] = true;
+        }
+        let mut acc: Vec<f64> = (0..m)
+            .map(|c| set.iter().map(|s| sq(*s, c)).sum())
+            .collect();
+        while set.len() < r {
+            let mut pick: Option<usize> = None;
+            for c in (0..m).filter(|c| !inside[*c]) {
+                if pick.is_none_or(|p| ss + acc[c] > ss + acc[p]) {
+                    pick = Some(c);
+                }
+            }
+            let c = pick.expect("r < m leaves a candidate outside");
+            ss += acc[c];
+            set.push(c);
+            inside[c] = true;
+            for (x, a) in acc.iter_mut().enumerate() {
+                *a += sq(x, c);
+            }
+        }
+        if best.as_ref().is_none_or(|b| ss > b.1) {
+            best = Some((set, ss));
+        }
+    }
+    let mut set = best.map(|b| b.0).unwrap_or_default();
+    set.sort_unstable();
+    set
+}
+
+/// How [`campolongo`] chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Selection {
+    BruteForce,
+    Local,
+}
+
+impl Selection {
+    /// The name in the JSON and the table: `brute-force` or `local` (Ruano et al. 2012).
+    pub fn name(self) -> &'static str {
+        match self {
+            Selection::BruteForce => "brute-force",
+            Selection::Local => "local",
+        }
+    }
+}
+
+/// `r` trajectories chosen among `candidates` by Campolongo's spread.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Design {
+    /// The trajectories kept, in candidate order.
+    pub trajectories: Vec<Trajectory>,
+    /// Their indices among the candidates (sorted).
+    pub chosen: Vec<usize>,
+    pub selection: Selection,
+    /// The [`spread`] of the trajectories kept.
+    pub spread: f64,
+    /// The [`spread`] of candidates `0..r`: the trajectories drawn without `--candidates`.
+    pub spread_first: f64,
+}
+
+/// Campolongo et al. 2007's design: `candidates` trajectories ([`trajectories`], the same seed),
+/// of which the `r` of greatest [`spread`] are kept, by [`brute_force`] when `r` ≤
+/// [`BRUTE_FORCE_MAX_R`] and `C(candidates, r)` ≤ [`BRUTE_FORCE_MAX_SETS`], else by [`local`].
+/// Needs `2 ≤ r < candidates` (the caller checks).
+pub fn campolongo(levels: &[usize], r: usize, candidates: usize, seed: u64) -> Design {
+    let all = trajectories(levels, candidates, seed);
+    let d = distances(levels, &all);
+    let brute = r <= BRUTE_FORCE_MAX_R
+        && combinations(candidates, r).is_some_and(|c| c <= BRUTE_FORCE_MAX_SETS);
+    let (chosen, selection) = if brute {
+        (brute_force(&d, r), Selection::BruteForce)
+    } else {
+        (local(&d, r), Selection::Local)
+    };
+    let first: Vec<usize> = (0..r).collect();
+    Design {
+        trajectories: chosen.iter().map(|i| all[*i].clone()).collect(),
+        spread: spread(&d, &chosen),
+        spread_first: spread(&d, &first),
+        chosen,
+        selection,
+    }
 }
 
 /// The factors by decreasing `μ*` (a factor without effects last; ties in `--vary` order).
@@ -187,5 +498,250 @@ mod tests {
         assert_eq!(fs[trajs[0].moved[0]].effects, 1);
         assert_eq!(fs[trajs[0].moved[1]].effects, 0);
         assert_eq!(ranking(&fs)[1], trajs[0].moved[1]);
+    }
+
+    /// A trajectory from its points (level indices), `moved` read off the steps.
+    fn traj(points: &[&[usize]]) -> Trajectory {
+        let points: Vec<Vec<usize>> = points.iter().map(|p| p.to_vec()).collect();
+        let moved = points
+            .windows(2)
+            .map(|w| (0..w[0].len()).find(|a| w[0][*a] != w[1][*a]).unwrap())
+            .collect();
+        Trajectory { points, moved }
+    }
+
+    /// SALib's fixture (`tests/sample/morris/test_morris_strategies.py`, `setup_input`), from
+    /// Saltelli et al. 2008, "Global Sensitivity Analysis: The Primer", exercise 3a of chapter 3,
+    /// p. 134: six trajectories of two factors of four levels (SALib writes level `i` as `i / 3`).
+    fn primer() -> Vec<Trajectory> {
+        vec![
+            traj(&[&[0, 1], &[0, 3], &[2, 3]]),
+            traj(&[&[0, 1], &[2, 1], &[2, 3]]),
+            traj(&[&[2, 0], &[2, 2], &[0, 2]]),
+            traj(&[&[1, 3], &[3, 3], &[3, 1]]),
+            traj(&[&[1, 3], &[1, 1], &[3, 1]]),
+            traj(&[&[1, 2], &[1, 0], &[3, 0]]),
+        ]
+    }
+
+    #[test]
+    fn the_distance_of_two_trajectories_sums_every_pair_of_points() {
+        // (0,0) (1,0) (1,1) against (0,1) (0,0) (1,0) on the unit square: the nine distances are
+        // 1, 0, 1; √2, 1, 0; 1, √2, 1.
+        let a = traj(&[&[0, 0], &[1, 0], &[1, 1]]);
+        let b = traj(&[&[0, 1], &[0, 0], &[1, 0]]);
+        let d = distance(&[2, 2], &a, &b);
+        assert!((d - (5.0 + 2.0 * 2f64.sqrt())).abs() < 1e-12, "{d}");
+        assert_eq!(distance(&[2, 2], &b, &a), d);
+        // Levels on [0, 1]: of three levels, 0 and 1 are 0.5 apart. |0-1| + |0-.5| + |.5-1| + 0.
+        let (c, e) = (traj(&[&[0], &[1]]), traj(&[&[2], &[1]]));
+        assert!((distance(&[3], &c, &e) - 2.0).abs() < 1e-12);
+        // The same trajectory is at 0 (SALib), though its points are not.
+        assert_eq!(distance(&[2, 2], &a, &a.clone()), 0.0);
+    }
+
+    #[test]
+    fn salibs_primer_fixture_gives_its_distances_and_choice() {
+        // SALib's `test_compute_distance_matrix_local` (to 1e-2) and `test_sum_distances`.
+        let expected = [
+            [0.0, 5.50, 6.18, 6.89, 6.18, 7.52],
+            [5.50, 0.0, 5.31, 6.18, 5.31, 5.99],
+            [6.18, 5.31, 0.0, 6.57, 5.41, 5.52],
+            [6.89, 6.18, 6.57, 0.0, 5.50, 7.31],
+            [6.18, 5.31, 5.41, 5.5, 0.0, 5.77],
+            [7.52, 5.99, 5.52, 7.31, 5.77, 0.0],
+        ];
+        let trajs = primer();
+        let d = distances(&[4, 4], &trajs);
+        for (row, want) in d.iter().zip(expected) {
+            for (x, w) in row.iter().zip(want) {
+                assert!((x - w).abs() <= 0.01 * w + 1e-9, "{x} against {w}");
+            }
+        }
+        assert!((spread(&d, &[1, 3, 2]) - 10.47).abs() < 0.01);
+        // `test_combo_from_find_most_distant` and `test_combo_from_locally_optimal_method`:
+        // trajectories 1, 3, 4 and 6 of the Primer, spread 16.410 (`test_scores_...`, the 8th of
+        // the C(6, 4) = 15 sets; 16.4099 by the same sum worked in full precision).
+        assert_eq!(brute_force(&d, 4), [0, 2, 3, 5]);
+        assert_eq!(local(&d, 4), [0, 2, 3, 5]);
+        assert!((spread(&d, &[0, 2, 3, 5]) - 16.4099).abs() < 1e-4);
+    }
+
+    #[test]
+    fn brute_force_finds_the_known_optimum() {
+        // Points on a line at 0, 1, 2, 3 and 10: the two farthest are the ends; of three,
+        // {0, 1, 10} has 1 + 100 + 81 = 182 against 168 for {0, 2, 10} and 158 for {0, 3, 10}.
+        let x = [0.0, 1.0, 2.0, 3.0, 10.0];
+        let d: Vec<Vec<f64>> = x
+            .iter()
+            .map(|a| x.iter().map(|b| f64::abs(a - b)).collect())
+            .collect();
+        assert_eq!(brute_force(&d, 2), [0, 4]);
+        assert_eq!(brute_force(&d, 3), [0, 1, 4]);
+        assert!((spread(&d, &[0, 1, 4]) - 182f64.sqrt()).abs() < 1e-12);
+        // Equal spreads: the first set in lexicographic order.
+        let flat = vec![vec![1.0; 4]; 4];
+        assert_eq!(brute_force(&flat, 2), [0, 1]);
+        // Against every subset of 12 seeded trajectories, by bitmask.
+        let levels = [4, 3, 2];
+        let d = distances(&levels, &trajectories(&levels, 12, 5));
+        let best = (0u32..1 << 12)
+            .filter(|b| b.count_ones() == 4)
+            .map(|b| (0..12).filter(|i| b >> i & 1 == 1).collect::<Vec<usize>>())
+            .map(|s| spread(&d, &s))
+            .fold(0.0, f64::max);
+        assert!((spread(&d, &brute_force(&d, 4)) - best).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_local_method_beats_random_sets_on_a_seeded_case() {
+        let levels = [4, 4, 3, 2];
+        let (m, r) = (80, 12);
+        let d = distances(&levels, &trajectories(&levels, m, 21));
+        let chosen = local(&d, r);
+        assert_eq!(chosen.len(), r);
+        assert!(chosen.windows(2).all(|w| w[0] < w[1]));
+        let best = spread(&d, &chosen);
+        let mut draw = Stream::new(1, 0, Purpose::Tune, 99);
+        for _ in 0..200 {
+            let mut pool: Vec<usize> = (0..m).collect();
+            for i in 0..r {
+                let j = draw.range_u64(i as u64, (m - 1) as u64) as usize;
+                pool.swap(i, j);
+            }
+            assert!(spread(&d, &pool[..r]) <= best);
+        }
+        // And the design built on it: brute force when small, local when not.
+        let small = campolongo(&levels, 3, 20, 21);
+        assert_eq!(small.selection, Selection::BruteForce);
+        assert!(small.spread >= small.spread_first);
+        let big = campolongo(&levels, r, m, 21);
+        assert_eq!(big.selection, Selection::Local);
+        assert_eq!(big.chosen, chosen);
+        assert!((big.spread - best).abs() < 1e-12 && big.spread > big.spread_first);
+        let all = trajectories(&levels, m, 21);
+        for (t, i) in big.trajectories.iter().zip(&big.chosen) {
+            assert_eq!(*t, all[*i]);
+        }
+        // Candidates 0..r are the trajectories drawn without --candidates.
+        assert_eq!(all[..r], trajectories(&levels, r, 21)[..]);
+        assert_eq!(campolongo(&levels, r, m, 21), big);
+    }
+
+    /// SALib's `find_local_maximum` written out as it reads, recomputing every spread in full.
+    fn salib_local(d: &[Vec<f64>], r: usize) -> Vec<usize> {
+        let m = d.len();
+        let first_max = |sets: &[Vec<usize>]| {
+            let mut best = 0;
+            for (i, s) in sets.iter().enumerate() {
+                if spread(d, s) > spread(d, &sets[best]) {
+                    best = i;
+                }
+            }
+            sets[best].clone()
+        };
+        let mut totals = Vec::new();
+        for i in 1..r {
+            let rows: Vec<Vec<usize>> = (0..m)
+                .map(|row| {
+                    let mut o: Vec<usize> = (0..m).filter(|c| *c != row).collect();
+                    o.sort_by(|a, b| d[row][*b].total_cmp(&d[row][*a]).then(a.cmp(b)));
+                    let mut set = o[..i].to_vec();
+                    set.push(row);
+                    set
+                })
+                .collect();
+            let mut set = first_max(&rows);
+            while set.len() < r {
+                let grown: Vec<Vec<usize>> = (0..m)
+                    .filter(|c| !set.contains(c))
+                    .map(|c| [set.clone(), vec![c]].concat())
+                    .collect();
+                set = first_max(&grown);
+            }
+            totals.push(set);
+        }
+        let mut set = first_max(&totals);
+        set.sort_unstable();
+        set
+    }
+
+    #[test]
+    fn the_local_method_is_salibs_step_by_step() {
+        // Seeded distance matrices, and seeded trajectories: the same sets as the plain reading
+        // of SALib's code (the fast version keeps running sums instead of recomputing).
+        let mut draw = Stream::new(3, 0, Purpose::Tune, 98);
+        let mut differs_from_brute = 0;
+        for _ in 0..40 {
+            let m = 12;
+            let mut d = vec![vec![0.0; m]; m];
+            for i in 0..m {
+                for j in i + 1..m {
+                    let x = 1.0 + 9.0 * draw.uniform();
+                    d[i][j] = x;
+                    d[j][i] = x;
+                }
+            }
+            for r in [2, 4, 6] {
+                let fast = local(&d, r);
+                assert_eq!(fast, salib_local(&d, r));
+                let exact = brute_force(&d, r);
+                assert!(spread(&d, &fast) <= spread(&d, &exact) + 1e-9);
+                differs_from_brute += usize::from(fast != exact);
+            }
+        }
+        // Local is a heuristic: on some of these it misses the global maximum.
+        assert!(differs_from_brute > 0);
+        let levels = [4, 3, 2];
+        let d = distances(&levels, &trajectories(&levels, 30, 8));
+        assert_eq!(local(&d, 7), salib_local(&d, 7));
+    }
+
+    #[test]
+    fn combinations_count_and_saturate() {
+        assert_eq!(combinations(6, 4), Some(15));
+        assert_eq!(combinations(100, 4), Some(3_921_225));
+        assert_eq!(combinations(5, 0), Some(1));
+        assert_eq!(combinations(3, 4), Some(0));
+        assert_eq!(combinations(1000, 500), None);
+    }
+
+    #[test]
+    fn the_bootstrap_interval_on_mu_star() {
+        assert!((normal_quantile(0.975) - 1.959_963_984_540_054).abs() < 1e-9);
+        // No effect, or effects of one size: every resample has the same mean.
+        assert_eq!(mu_star_conf(&[0.0; 10], 7, 0), 0.0);
+        assert_eq!(mu_star_conf(&[1.0, -1.0, 1.0], 7, 0), 0.0);
+        assert!(mu_star_conf(&[2.0], 7, 0).is_nan() && mu_star_conf(&[], 7, 0).is_nan());
+        // Effects 0 and 2: a resample's mean is 0, 1 or 2 with chances 1/4, 1/2, 1/4, so its sd
+        // is √0.5 and the half-width 1.96 √0.5 = 1.386, to the bootstrap's own noise.
+        let c = mu_star_conf(&[0.0, 2.0], 7, 0);
+        assert!((c - 1.386).abs() < 0.1, "{c}");
+        assert_eq!(c, mu_star_conf(&[0.0, 2.0], 7, 0));
+        assert_ne!(c, mu_star_conf(&[0.0, 2.0], 8, 0));
+        assert_ne!(c, mu_star_conf(&[0.0, 2.0], 7, 1));
+    }
+
+    #[test]
+    fn the_interval_shrinks_as_trajectories_grow() {
+        // y = x0 x1 + x2: x0's effect is x1, so it varies from trajectory to trajectory; x2's is
+        // always 1, x3 has none.
+        let levels = [4, 4, 2, 3];
+        let conf = |r: usize| {
+            let trajs = trajectories(&levels, r, 4);
+            let f = |p: &Vec<usize>| {
+                let x = |a: usize| p[a] as f64 / (levels[a] - 1) as f64;
+                x(0) * x(1) + x(2)
+            };
+            let y: Vec<Vec<f64>> = trajs
+                .iter()
+                .map(|t| t.points.iter().map(f).collect())
+                .collect();
+            mu_star_confs(&elementary_effects(&levels, &trajs, &y), 4)
+        };
+        let (few, many) = (conf(10), conf(400));
+        assert!(few[0] > 0.05 && many[0] < few[0] / 2.0, "{few:?} {many:?}");
+        assert!(few[2] < 1e-12 && many[2] < 1e-12);
+        assert_eq!((few[3], many[3]), (0.0, 0.0));
     }
 }

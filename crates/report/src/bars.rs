@@ -1,9 +1,9 @@
 //! The bar chart of `retrystorm sensitivity`: one row per parameter, ranked, a bar for Morris's
 //! `μ*` (how much the parameter moves the metric) and a thinner one for `σ` (how much of that is
-//! interaction or non-linearity).
+//! interaction or non-linearity), with `μ*`'s confidence interval as an error bar.
 
 use crate::ReportError;
-use crate::style::{GRID, GRID_BOLD, bold, ensure_fonts, font, variant};
+use crate::style::{GRID, GRID_BOLD, TEXT, bold, ensure_fonts, font, variant};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -12,6 +12,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 pub struct Bar {
     pub label: String,
     pub value: f64,
+    /// The half-width of `value`'s confidence interval, drawn as an error bar (NaN: none).
+    pub conf: f64,
     /// Drawn thinner under the main bar (NaN: none).
     pub second: f64,
 }
@@ -23,18 +25,19 @@ fn err<E: std::fmt::Display>(e: E) -> ReportError {
     }
 }
 
-/// The chart as SVG text, the first bar at the top; `names` are the two bars' legend entries.
+/// The chart as SVG text, the first bar at the top; `names` are the legend entries of the two
+/// bars and of the error bar.
 pub fn bar_chart(
     title: &str,
     x_name: &str,
-    names: (&str, &str),
+    names: (&str, &str, &str),
     bars: &[Bar],
 ) -> Result<String, ReportError> {
     ensure_fonts()?;
     let n = bars.len().max(1);
     let top = bars
         .iter()
-        .flat_map(|b| [b.value, b.second])
+        .flat_map(|b| [b.value, b.second, b.value + b.conf])
         .filter(|x| x.is_finite())
         .fold(0.0f64, f64::max);
     let x1 = if top > 0.0 { top * 1.12 } else { 1.0 };
@@ -95,6 +98,30 @@ pub fn bar_chart(
             .map_err(err)?
             .label(names.1)
             .legend(move |(x, y)| Rectangle::new([(x, y - 3), (x + 18, y + 3)], c1.filled()));
+        // The error bar: a line across the interval (clipped at 0) with end ticks, centred on the
+        // main bar.
+        let whisker = |b: &Bar| b.value.is_finite() && b.conf.is_finite() && b.conf > 0.0;
+        let ink = TEXT.stroke_width(2);
+        let whiskers = chart
+            .draw_series(
+                bars.iter()
+                    .enumerate()
+                    .filter(|(_, b)| whisker(b))
+                    .flat_map(|(i, b)| {
+                        let (lo, hi, y) = ((b.value - b.conf).max(0.0), b.value + b.conf, row(i));
+                        [
+                            PathElement::new(vec![(lo, y + 0.46), (hi, y + 0.46)], ink),
+                            PathElement::new(vec![(lo, y + 0.36), (lo, y + 0.56)], ink),
+                            PathElement::new(vec![(hi, y + 0.36), (hi, y + 0.56)], ink),
+                        ]
+                    }),
+            )
+            .map_err(err)?;
+        if bars.iter().any(whisker) {
+            whiskers.label(names.2).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], TEXT.stroke_width(2))
+            });
+        }
         chart
             .draw_series(bars.iter().enumerate().map(|(i, b)| {
                 Text::new(
@@ -110,9 +137,18 @@ pub fn bar_chart(
                     .enumerate()
                     .filter(|(_, b)| b.value.is_finite())
                     .map(|(i, b)| {
+                        let (text, x) = if whisker(b) {
+                            (
+                                format!(" {}", crate::fmt::pm(b.value, Some(b.conf))),
+                                b.value + b.conf,
+                            )
+                        } else {
+                            (format!(" {}", crate::fmt::num(b.value)), b.value)
+                        };
+                        // A little right of the bar or the interval's end (SVG drops the space).
                         Text::new(
-                            format!(" {}", crate::fmt::num(b.value)),
-                            (b.value, row(i) + 0.46),
+                            text,
+                            (x + x1 * 0.006, row(i) + 0.46),
                             font(12).pos(Pos::new(HPos::Left, VPos::Center)),
                         )
                     }),
@@ -141,21 +177,42 @@ mod tests {
             Bar {
                 label: "retry.max_attempts".into(),
                 value: 2.5,
+                conf: 0.3,
                 second: 0.4,
             },
             Bar {
                 label: "retry.cap".into(),
                 value: 0.0,
+                conf: 0.0,
                 second: f64::NAN,
             },
         ];
-        let svg = bar_chart("m: sensitivity", "mu*", ("μ*", "σ"), &bars).unwrap();
-        for t in ["retry.max_attempts", "retry.cap", "μ*", "σ", "2.5"] {
+        let names = ("μ*", "σ", "95% interval");
+        let svg = bar_chart("m: sensitivity", "mu*", names, &bars).unwrap();
+        for t in [
+            "retry.max_attempts",
+            "retry.cap",
+            "μ*",
+            "σ",
+            "2.50 ± 0.30",
+            "95% interval",
+        ] {
             assert!(svg.contains(t), "{t}");
         }
         assert_eq!(
             svg,
-            bar_chart("m: sensitivity", "mu*", ("μ*", "σ"), &bars).unwrap()
+            bar_chart("m: sensitivity", "mu*", names, &bars).unwrap()
         );
+        // No interval, no error bar: one fewer legend entry and no "±".
+        let bare: Vec<Bar> = bars
+            .iter()
+            .map(|b| Bar {
+                conf: f64::NAN,
+                ..b.clone()
+            })
+            .collect();
+        let plain = bar_chart("m: sensitivity", "mu*", names, &bare).unwrap();
+        assert!(!plain.contains('±') && !plain.contains("95% interval"));
+        assert!(plain.contains("2.5"));
     }
 }

@@ -675,12 +675,10 @@ mod tests {
         for _ in 0..40 {
             let m = 12;
             let mut d = vec![vec![0.0; m]; m];
-            for i in 0..m {
-                for j in i + 1..m {
-                    let x = 1.0 + 9.0 * draw.uniform();
-                    d[i][j] = x;
-                    d[j][i] = x;
-                }
+            for (i, j) in (0..m).flat_map(|i| (i + 1..m).map(move |j| (i, j))) {
+                let x = 1.0 + 9.0 * draw.uniform();
+                d[i][j] = x;
+                d[j][i] = x;
             }
             for r in [2, 4, 6] {
                 let fast = local(&d, r);

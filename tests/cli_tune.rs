@@ -459,6 +459,18 @@ fn shard_to_the_end(m: &Path, dir: &Path, flags: &[&str]) -> (String, Vec<String
     (out, stages)
 }
 
+/// The `--json` of an unsharded search with `flags`, asserted equal to the same search sharded
+/// through every stage, and the stages the shards ran.
+fn unsharded_is_sharded(m: &Path, dir: &Path, flags: &[&str]) -> (String, Vec<String>) {
+    let mut v = flags.to_vec();
+    v.extend(["--json", "-"]);
+    let (code, whole, err) = tune(m, &v);
+    assert_eq!(code, 0, "{err}");
+    let (sharded, stages) = shard_to_the_end(m, dir, flags);
+    assert_eq!(sharded, whole);
+    (whole, stages)
+}
+
 #[test]
 fn a_halving_search_sharded_through_every_stage_gives_the_unsharded_bytes() {
     // 12 candidates: halving stages 1 (2 seeds) and 2 (6 seeds) keep the two near-tied ones
@@ -478,12 +490,7 @@ fn a_halving_search_sharded_through_every_stage_gives_the_unsharded_bytes() {
         "--budget",
         "46",
     ];
-    let mut v = flags.to_vec();
-    v.extend(["--json", "-"]);
-    let (code, whole, err) = tune(&m, &v);
-    assert_eq!(code, 0, "{err}");
-    let (sharded, stages) = shard_to_the_end(&m, dir.path(), &flags);
-    assert_eq!(sharded, whole);
+    let (whole, stages) = unsharded_is_sharded(&m, dir.path(), &flags);
     assert_eq!(
         stages[..2],
         ["successive-halving stage 1", "successive-halving stage 2"]
@@ -512,12 +519,7 @@ fn a_kn_search_sharded_through_every_stage_gives_the_unsharded_bytes() {
         "--budget",
         "24",
     ];
-    let mut v = flags.to_vec();
-    v.extend(["--json", "-"]);
-    let (code, whole, err) = tune(&m, &v);
-    assert_eq!(code, 0, "{err}");
-    let (sharded, stages) = shard_to_the_end(&m, dir.path(), &flags);
-    assert_eq!(sharded, whole);
+    let (whole, stages) = unsharded_is_sharded(&m, dir.path(), &flags);
     assert_eq!(
         stages,
         [

@@ -128,6 +128,23 @@ fn explain_warns_of_overload_short_timeouts_and_dead_breakers() {
     let bad = write(dir.path(), "bad.toml", "[retry]\njitter = true\n");
     let (code, _, stderr) = out(rs().arg("explain").arg(&bad));
     assert_eq!(code, 2, "{stderr}");
+    // A library's mode: explain says what it set, and a key written beside it wins.
+    let (code, stdout, _) = out(rs()
+        .arg("explain")
+        .arg("models/library-backoffs.toml")
+        .args(["--set", "retry.max_attempts=6"]));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains(
+            "retry.mode \"tenacity\" set retry.backoff = \"exponential\", retry.base = \"1s\""
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("retry.jitter_max = \"1s\""), "{stdout}");
+    assert!(
+        stdout.contains("its callers make up to 6 attempts"),
+        "{stdout}"
+    );
 }
 
 /// `--set` edits the base and every variant; when that erases a difference between variants,

@@ -86,6 +86,9 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
             if h.retry.max_attempts == 1 { "attempt" } else { "attempts" },
             h.retry.timeout.map_or(String::new(), |t| format!(", timeout {t}")),
         ));
+        if let Some(mode) = &h.retry.mode {
+            facts.push(format!("tier {i} {}: {}", h.name, mode_set(mode)));
+        }
         // Every request of an open workload reaches every tier at least once.
         if w.kind == WorkloadKind::Open
             && let Some(c) = capacity
@@ -142,6 +145,27 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
         }
     }
     (facts, warnings)
+}
+
+/// What `retry.mode = "NAME"` filled in, key by key (a key written beside it wins, so the
+/// resolved policy may differ where the model says so).
+fn mode_set(mode: &str) -> String {
+    let Some(preset) = retrystorm_core::preset::preset(mode) else {
+        return format!("retry.mode {mode:?}");
+    };
+    let keys: Vec<String> = preset
+        .iter()
+        .flat_map(|(section, t)| {
+            t.as_table()
+                .into_iter()
+                .flatten()
+                .map(move |(k, v)| format!("{section}.{k} = {v}"))
+        })
+        .collect();
+    format!(
+        "retry.mode {mode:?} set {} (keys written beside it win)",
+        keys.join(", ")
+    )
 }
 
 /// The highest rate the open workload offers in `[from, to)`, or `None` when no arrival can

@@ -413,6 +413,14 @@ pub fn load_resolved(
                     format!("{message} (in variant {name:?})"),
                 );
             }
+            // A base value that only fails beside this variant's keys: say which variant.
+            let message = match vi {
+                Some(_) => {
+                    let name = overrides.get("name").and_then(Value::as_str).unwrap_or("?");
+                    format!("{message} (with variant {name:?})")
+                }
+                None => message,
+            };
             doc.error(doc.find(&raw), field, message)
         };
         // `retry.mode`: the SDK's settings under the user's own keys.

@@ -27,12 +27,34 @@
 //!
 //! Classes: these SDKs retry timeouts, connection errors, 500/502/503/504 and throttling errors
 //! (429 here); never a 409.
+//!
+//! Backoff as the libraries ship it (`docs/policies.md`, "Backoff as the libraries ship it"): the
+//! backoff and attempt count of each library's defaults, nothing else (no classes, no budget).
+//! "No limit" is `max_attempts = 10000`, the most a model allows; "no cap" is `cap = "1h"`.
+//! - `grpc-connect`: gRPC `doc/connection-backoff.md` and grpc-go 4793ad0 `backoff/backoff.go`
+//!   `DefaultConfig` (1 s, 1.6, jitter 0.2, 120 s), the first delay unjittered
+//!   (`internal/backoff/backoff.go` line 57: `backoff = "grpc"`), `MIN_CONNECT_TIMEOUT` 20 s as
+//!   the per-attempt timeout; it reconnects without limit.
+//! - `client-go`: client-go 32ce75a `util/retry/util.go` `DefaultBackoff` (`Steps: 4`, 10 ms,
+//!   factor 5, jitter 0.1; `Steps` is the attempt count of `wait.ExponentialBackoff`, no cap).
+//! - `client-go-retry`: the same file's `DefaultRetry` (`Steps: 5`, 10 ms, factor 1.0, jitter 0.1).
+//! - `cenkalti`: cenkalti/backoff v4 720b789 `exponential.go` defaults (500 ms, randomization
+//!   0.5, multiplier 1.5, max interval 60 s, `MaxElapsedTime` 15 min as `deadline`; no attempt
+//!   limit).
+//! - `resilience4j-random`: resilience4j af9e7c9 `IntervalFunction.ofExponentialRandomBackoff()`
+//!   (500 ms, 1.5, 0.5, no max; a max given is applied after the jitter) and `RetryConfig`
+//!   `DEFAULT_MAX_ATTEMPTS = 3`.
+//! - `tenacity`: tenacity c650fb4 `wait_exponential_jitter()` (initial 1 s, exp_base 2, jitter
+//!   1 s, max `MAX_WAIT`: none; capped after the jitter) and its default `stop_never`.
+//! - `spring-random`: spring-retry c8977dd `ExponentialRandomBackOffPolicy` with
+//!   `ExponentialBackOffPolicy`'s defaults (100 ms, multiplier 2, max 30 s, capped after the
+//!   jitter; jitter factor `multiplier − 1` = 1) and `SimpleRetryPolicy.DEFAULT_MAX_ATTEMPTS = 3`.
 
 use crate::load::merge;
 use toml::{Table, Value};
 
 /// The mode names, in the order a "did you mean" lists them.
-pub const MODES: [&str; 7] = [
+pub const MODES: [&str; 14] = [
     "aws-legacy",
     "aws-standard",
     "aws-adaptive",
@@ -40,12 +62,122 @@ pub const MODES: [&str; 7] = [
     "aws-standard-2026-dynamodb",
     "aws-js-standard",
     "aws-js-standard-2026",
+    "grpc-connect",
+    "client-go",
+    "client-go-retry",
+    "cenkalti",
+    "resilience4j-random",
+    "tenacity",
+    "spring-random",
 ];
+
+/// The `[retry]` of a backoff library's defaults (no classes, no budget), or `None`.
+fn library(mode: &str) -> Option<&'static str> {
+    Some(match mode {
+        "grpc-connect" => {
+            r#"
+            max_attempts = 10000
+            timeout = "20s"
+            backoff = "grpc"
+            jitter = "proportional"
+            randomization_factor = 0.2
+            base = "1s"
+            multiplier = 1.6
+            cap = "120s"
+            first_exponent = 0
+        "#
+        }
+        "client-go" => {
+            r#"
+            max_attempts = 4
+            backoff = "exponential"
+            jitter = "additive"
+            jitter_factor = 0.1
+            base = "10ms"
+            multiplier = 5.0
+            cap = "1h"
+            first_exponent = 0
+        "#
+        }
+        "client-go-retry" => {
+            r#"
+            max_attempts = 5
+            backoff = "exponential"
+            jitter = "additive"
+            jitter_factor = 0.1
+            base = "10ms"
+            multiplier = 1.0
+            cap = "1h"
+            first_exponent = 0
+        "#
+        }
+        "cenkalti" => {
+            r#"
+            max_attempts = 10000
+            deadline = "15m"
+            backoff = "exponential"
+            jitter = "proportional"
+            randomization_factor = 0.5
+            base = "500ms"
+            multiplier = 1.5
+            cap = "60s"
+            first_exponent = 0
+        "#
+        }
+        "resilience4j-random" => {
+            r#"
+            max_attempts = 3
+            backoff = "exponential"
+            jitter = "proportional"
+            randomization_factor = 0.5
+            cap_applies = "after-jitter"
+            base = "500ms"
+            multiplier = 1.5
+            cap = "1h"
+            first_exponent = 0
+        "#
+        }
+        "tenacity" => {
+            r#"
+            max_attempts = 10000
+            backoff = "exponential"
+            jitter = "absolute"
+            jitter_max = "1s"
+            cap_applies = "after-jitter"
+            base = "1s"
+            multiplier = 2.0
+            cap = "1h"
+            first_exponent = 0
+        "#
+        }
+        "spring-random" => {
+            r#"
+            max_attempts = 3
+            backoff = "exponential"
+            jitter = "additive"
+            jitter_factor = 1.0
+            cap_applies = "after-jitter"
+            base = "100ms"
+            multiplier = 2.0
+            cap = "30s"
+            first_exponent = 0
+        "#
+        }
+        _ => return None,
+    })
+}
 
 const AWS_CLASSES: &str = r#"retry_on = ["timeout", "connection", "503", "429", "5xx"]"#;
 
 /// The preset tables of `mode` (`retry`, `budget`, `limiter`), or `None` for an unknown name.
 pub fn preset(mode: &str) -> Option<Table> {
+    if let Some(retry) = library(mode) {
+        let retry: Table = retry.parse().expect("a preset is valid TOML");
+        return Some(Table::from_iter([(
+            "retry".to_string(),
+            Value::Table(retry),
+        )]));
+    }
     let standard = r#"
         [retry]
         max_attempts = 3
@@ -191,6 +323,10 @@ pub fn expand(scope: &mut Table, prefix: &str) -> Result<(), (String, String)> {
             ),
         ));
     }
+    let written: Vec<String> = match scope.get("retry") {
+        Some(Value::Table(user)) => user.keys().cloned().collect(),
+        _ => Vec::new(),
+    };
     for (section, mut fill) in preset {
         match scope.remove(&section) {
             Some(Value::Table(user)) => {
@@ -204,7 +340,41 @@ pub fn expand(scope: &mut Table, prefix: &str) -> Result<(), (String, String)> {
         }
         scope.insert(section, fill);
     }
+    // Kept as `Retry::mode`, so that `explain` can say what the mode set.
+    let name = name.to_string();
+    if let Some(Value::Table(retry)) = scope.get_mut("retry") {
+        drop_unused_sizing(retry, &written);
+        retry.insert("mode".into(), Value::String(name));
+    }
     Ok(())
+}
+
+/// A mode's jitter sizing that the user's own `jitter` made moot: `retry.mode = "cenkalti"` with
+/// `jitter = "full"` is cenkalti's schedule with full jitter, not a `randomization_factor` with
+/// nothing to size. Keys the user wrote stay (and are refused later if they have no effect).
+fn drop_unused_sizing(retry: &mut Table, written: &[String]) {
+    let jitter = retry.get("jitter").and_then(Value::as_str).unwrap_or("");
+    let used = match jitter {
+        "proportional" => "randomization_factor",
+        "additive" => "jitter_factor",
+        "absolute" => "jitter_max",
+        _ => "",
+    };
+    for key in [
+        "randomization_factor",
+        "jitter_factor",
+        "jitter_max",
+        "cap_applies",
+    ] {
+        let moot = if key == "cap_applies" {
+            used.is_empty()
+        } else {
+            key != used
+        };
+        if moot && !written.iter().any(|w| w == key) {
+            retry.remove(key);
+        }
+    }
 }
 
 /// Resolves a `retry.from` reference (`"envoy:route.yaml"`) to the model sections it stands for
@@ -308,11 +478,89 @@ mod tests {
         let r = t["retry"].as_table().unwrap();
         assert_eq!(r["max_attempts"].as_integer(), Some(7));
         assert_eq!(r["base"].as_str(), Some("50ms"));
-        assert!(r.get("mode").is_none());
+        assert_eq!(
+            r["mode"].as_str(),
+            Some("aws-standard-2026"),
+            "kept for explain"
+        );
         assert_eq!(t["budget"]["version"].as_str(), Some("2026"));
         let mut bad: Table = "[retry]\nmode = \"aws-standart\"\n".parse().unwrap();
         let (path, msg) = expand_model(&mut bad).unwrap_err();
         assert_eq!(path, "retry.mode");
         assert!(msg.contains("did you mean `aws-standard`"), "{msg}");
+    }
+
+    /// The `[retry]` a model with `retry.mode = mode` (and `extra` keys beside it) resolves to.
+    fn resolved(mode: &str, extra: &str) -> crate::model::Retry {
+        let text = format!("[retry]\nmode = \"{mode}\"\n{extra}");
+        crate::load::load("m.toml", &text, &[])
+            .unwrap_or_else(|e| panic!("{mode}: {e}"))
+            .base
+            .retry
+    }
+
+    #[test]
+    fn the_libraries_defaults() {
+        use crate::backoff::{BackoffKind, CapApplies, Jitter};
+        use crate::time::Duration;
+        let ms = Duration::from_millis;
+        let g = resolved("grpc-connect", "");
+        assert_eq!(
+            (g.backoff, g.jitter),
+            (BackoffKind::Grpc, Jitter::Proportional)
+        );
+        assert_eq!((g.base, g.multiplier, g.cap), (ms(1000), 1.6, ms(120_000)));
+        assert_eq!(
+            (g.randomization_factor, g.timeout),
+            (Some(0.2), Some(ms(20_000)))
+        );
+        let k = resolved("client-go", "");
+        assert_eq!((k.max_attempts, k.base, k.multiplier), (4, ms(10), 5.0));
+        assert_eq!((k.jitter, k.jitter_factor), (Jitter::Additive, Some(0.1)));
+        let r = resolved("client-go-retry", "");
+        assert_eq!((r.max_attempts, r.base, r.multiplier), (5, ms(10), 1.0));
+        let c = resolved("cenkalti", "");
+        assert_eq!((c.base, c.multiplier, c.cap), (ms(500), 1.5, ms(60_000)));
+        assert_eq!(
+            (c.randomization_factor, c.deadline),
+            (Some(0.5), Some(ms(900_000)))
+        );
+        assert_eq!(c.backoff().spread.cap_applies, CapApplies::BeforeJitter);
+        let j = resolved("resilience4j-random", "");
+        assert_eq!((j.max_attempts, j.base, j.multiplier), (3, ms(500), 1.5));
+        assert_eq!(j.cap_applies, Some(CapApplies::AfterJitter));
+        let t = resolved("tenacity", "");
+        assert_eq!(
+            (t.jitter, t.jitter_max, t.base),
+            (Jitter::Absolute, Some(ms(1000)), ms(1000))
+        );
+        assert_eq!(t.cap_applies, Some(CapApplies::AfterJitter));
+        let s = resolved("spring-random", "");
+        assert_eq!((s.max_attempts, s.base, s.cap), (3, ms(100), ms(30_000)));
+        assert_eq!((s.jitter, s.jitter_factor), (Jitter::Additive, Some(1.0)));
+        for m in MODES {
+            assert_eq!(resolved(m, "").mode.as_deref(), Some(m));
+        }
+    }
+
+    #[test]
+    fn a_jitter_written_beside_a_mode_drops_the_modes_sizing() {
+        use crate::backoff::Jitter;
+        let r = resolved("cenkalti", "jitter = \"full\"\n");
+        assert_eq!(
+            (r.jitter, r.randomization_factor, r.base),
+            (Jitter::Full, None, crate::time::Duration::from_millis(500))
+        );
+        let r = resolved("tenacity", "jitter = \"additive\"\njitter_factor = 0.5\n");
+        assert_eq!((r.jitter_factor, r.jitter_max), (Some(0.5), None));
+        // A sizing key the user wrote stays, and is refused when it has no effect.
+        let text = "[retry]\nmode = \"cenkalti\"\njitter = \"full\"\nrandomization_factor = 0.3\n";
+        let e = crate::load::load("m.toml", text, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("retry.randomization_factor: has no effect"),
+            "{e}"
+        );
     }
 }

@@ -39,3 +39,34 @@ fn jitter_lowers_the_peak() {
         );
     }
 }
+
+/// `jitter = "additive"` with `jitter_factor = 1` is equal jitter with twice the base and cap:
+/// the same run, draw for draw (docs/model.md).
+#[test]
+fn additive_factor_one_is_equal_jitter_with_twice_the_base() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../models/thundering-herd.toml"
+    ))
+    .unwrap();
+    let with = |sets: &[&str]| {
+        let sets: Vec<_> = sets
+            .iter()
+            .map(|s| retrystorm_core::load::Override::parse(s).unwrap())
+            .collect();
+        run(
+            &load("thundering-herd.toml", &text, &sets).unwrap().base,
+            42,
+        )
+        .summary
+    };
+    let additive = with(&[
+        "retry.jitter=additive",
+        "retry.jitter_factor=1",
+        "retry.base=50ms",
+        "retry.cap=5s",
+    ]);
+    let equal = with(&["retry.jitter=equal", "retry.base=100ms", "retry.cap=10s"]);
+    assert_eq!(additive, equal);
+    assert!(additive.peak_retries < 1000, "{}", additive.peak_retries);
+}

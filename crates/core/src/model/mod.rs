@@ -5,7 +5,7 @@
 //! with units, defaults and sources is `docs/model.md`. Loading from TOML (with file/line errors)
 //! lives in [`crate::load`]; this module is the typed form and its semantic checks.
 
-use crate::backoff::{Backoff, BackoffKind, Jitter};
+use crate::backoff::{Backoff, BackoffKind, CapApplies, Jitter, Spread};
 use crate::dist::Dist;
 pub use crate::invalid::Invalid;
 use crate::policy::breaker::BreakerConfig;
@@ -222,6 +222,21 @@ pub struct Retry {
     pub multiplier: f64,
     /// Exponent of the first retry's window: 0 as in the article, 1 as in the AWS blog's simulator.
     pub first_exponent: u32,
+    /// `jitter = "proportional"`: the delay is `d × U[1 − r, 1 + r]`, `r` in 0..=1
+    /// (cenkalti/backoff's `RandomizationFactor`, gRPC's `jitter`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub randomization_factor: Option<f64>,
+    /// `jitter = "additive"`: the delay is `d + U[0, f × d)`, `f` >= 0 (Kubernetes
+    /// `wait.Backoff.Jitter`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter_factor: Option<f64>,
+    /// `jitter = "absolute"`: the delay is `d + U[0, J)` (tenacity's `jitter`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter_max: Option<Duration>,
+    /// For `proportional`, `additive` and `absolute`: whether `cap` bounds the window
+    /// (`before-jitter`, the default) or the jittered delay (`after-jitter`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cap_applies: Option<CapApplies>,
     /// Probability that the client process restarts before a retry (see `idempotency.persist_key`).
     pub restart_probability: f64,
     /// Answer classes the client retries (`docs/policies.md`); "4xx" and "overloaded" never.
@@ -234,6 +249,11 @@ pub struct Retry {
     /// caller stops waiting for an attempt, the tier below drops it if it is still queued and
     /// stops the retries it makes below for it. Off: the work goes on, orphaned.
     pub cancel: bool,
+    /// The `retry.mode` this policy was filled in from (the loader expands it and keeps the
+    /// name, so that `explain` can say what it set); none = no mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub mode: Option<String>,
 }
 
 /// What a client does with `Retry-After`.
@@ -270,11 +290,16 @@ impl Default for Retry {
             cap: Duration::from_secs(20),
             multiplier: 2.0,
             first_exponent: 0,
+            randomization_factor: None,
+            jitter_factor: None,
+            jitter_max: None,
+            cap_applies: None,
             restart_probability: 0.0,
             retry_on: Class::DEFAULT_RETRYABLE.to_vec(),
             retry_after: RetryAfterPolicy::Honour,
             retry_after_cap: None,
             cancel: false,
+            mode: None,
         }
     }
 }
@@ -288,6 +313,12 @@ impl Retry {
             cap: self.cap,
             multiplier: self.multiplier,
             first_exponent: self.first_exponent,
+            spread: Spread {
+                randomization_factor: self.randomization_factor.unwrap_or(0.0),
+                jitter_factor: self.jitter_factor.unwrap_or(0.0),
+                jitter_max: self.jitter_max.unwrap_or(Duration::ZERO),
+                cap_applies: self.cap_applies.unwrap_or_default(),
+            },
         }
     }
 }
@@ -677,6 +708,21 @@ pub struct Layer {
     pub multiplier: f64,
     /// As `retry.first_exponent`.
     pub first_exponent: u32,
+    /// As `retry`'s: `jitter = "proportional"`: the delay is `d × U[1 − r, 1 + r]`, `r` in 0..=1
+    /// (cenkalti/backoff's `RandomizationFactor`, gRPC's `jitter`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub randomization_factor: Option<f64>,
+    /// As `retry`'s: `jitter = "additive"`: the delay is `d + U[0, f × d)`, `f` >= 0 (Kubernetes
+    /// `wait.Backoff.Jitter`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter_factor: Option<f64>,
+    /// As `retry`'s: `jitter = "absolute"`: the delay is `d + U[0, J)` (tenacity's `jitter`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter_max: Option<Duration>,
+    /// As `retry.cap_applies`: for `proportional`, `additive` and `absolute`: whether `cap` bounds the window
+    /// (`before-jitter`, the default) or the jittered delay (`after-jitter`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cap_applies: Option<CapApplies>,
     /// A retry budget shared by every call through this layer; none = only `max_attempts` limits.
     pub budget: Option<Budget>,
 }
@@ -695,6 +741,10 @@ impl Default for Layer {
             cap: r.cap,
             multiplier: r.multiplier,
             first_exponent: r.first_exponent,
+            randomization_factor: None,
+            jitter_factor: None,
+            jitter_max: None,
+            cap_applies: None,
             budget: None,
         }
     }
@@ -709,6 +759,12 @@ impl Layer {
             cap: self.cap,
             multiplier: self.multiplier,
             first_exponent: self.first_exponent,
+            spread: Spread {
+                randomization_factor: self.randomization_factor.unwrap_or(0.0),
+                jitter_factor: self.jitter_factor.unwrap_or(0.0),
+                jitter_max: self.jitter_max.unwrap_or(Duration::ZERO),
+                cap_applies: self.cap_applies.unwrap_or_default(),
+            },
         }
     }
 }

@@ -49,6 +49,91 @@ fn validate_backoff(prefix: &str, b: &Backoff) -> Result<(), Invalid> {
     Ok(())
 }
 
+/// The sizing keys of the libraries' jitters, as written (`None` = not written).
+struct Sizing {
+    jitter: Jitter,
+    randomization_factor: Option<f64>,
+    jitter_factor: Option<f64>,
+    jitter_max: Option<Duration>,
+    cap_applies: Option<CapApplies>,
+}
+
+/// Each sized jitter has its key, each key its jitter, and the amounts are in range.
+fn validate_sizing(prefix: &str, z: &Sizing) -> Result<(), Invalid> {
+    let name = |j: Jitter| match j {
+        Jitter::None => "none",
+        Jitter::Full => "full",
+        Jitter::Equal => "equal",
+        Jitter::Decorrelated => "decorrelated",
+        Jitter::Polly => "polly",
+        Jitter::Proportional => "proportional",
+        Jitter::Additive => "additive",
+        Jitter::Absolute => "absolute",
+    };
+    let written = [
+        (
+            "randomization_factor",
+            Jitter::Proportional,
+            z.randomization_factor.is_some(),
+        ),
+        ("jitter_factor", Jitter::Additive, z.jitter_factor.is_some()),
+        ("jitter_max", Jitter::Absolute, z.jitter_max.is_some()),
+    ];
+    for (key, kind, set) in written {
+        if set && z.jitter != kind {
+            return Err(invalid(
+                &format!("{prefix}.{key}"),
+                format!(
+                    "has no effect: it sizes jitter = \"{}\" and this policy's jitter is \"{}\" (set it beside the jitter that uses it, in the same variant)",
+                    name(kind),
+                    name(z.jitter)
+                ),
+            ));
+        }
+        if !set && z.jitter == kind {
+            let what = match kind {
+                Jitter::Proportional => {
+                    "a number in 0..=1, the share of the window the delay may move either way (cenkalti/backoff: 0.5, gRPC: 0.2)"
+                }
+                Jitter::Additive => {
+                    "a number >= 0, the share of the window added at most (Kubernetes client-go: 0.1)"
+                }
+                _ => "a duration, the most added to the window (tenacity: \"1s\")",
+            };
+            return Err(invalid(
+                &format!("{prefix}.jitter"),
+                format!("jitter = \"{}\" needs {prefix}.{key}: {what}", name(kind)),
+            ));
+        }
+    }
+    if z.cap_applies.is_some() && z.jitter.amount_key().is_none() {
+        return Err(invalid(
+            &format!("{prefix}.cap_applies"),
+            format!(
+                "has no effect: only jitter = \"proportional\", \"additive\" or \"absolute\" can pass the cap, and this policy's jitter is \"{}\"",
+                name(z.jitter)
+            ),
+        ));
+    }
+    if let Some(r) = z.randomization_factor
+        && !(0.0..=1.0).contains(&r)
+    {
+        return Err(invalid(
+            &format!("{prefix}.randomization_factor"),
+            format!("must be a number in 0..=1, got {r}"),
+        ));
+    }
+    if let Some(f) = z.jitter_factor
+        && !(f.is_finite() && f >= 0.0)
+    {
+        return Err(invalid(
+            &format!("{prefix}.jitter_factor"),
+            format!("must be a finite number >= 0, got {f}"),
+        ));
+    }
+    Ok(())
+}
+
 /// `[retry]` or a tier's `retry`, under `p`.
 fn validate_retry(p: &str, r: &Retry) -> Result<(), Invalid> {
     validate_attempts(&format!("{p}.max_attempts"), r.max_attempts)?;
@@ -65,6 +150,16 @@ fn validate_retry(p: &str, r: &Retry) -> Result<(), Invalid> {
         ));
     }
     validate_backoff(p, &r.backoff())?;
+    validate_sizing(
+        p,
+        &Sizing {
+            jitter: r.jitter,
+            randomization_factor: r.randomization_factor,
+            jitter_factor: r.jitter_factor,
+            jitter_max: r.jitter_max,
+            cap_applies: r.cap_applies,
+        },
+    )?;
     if let Some(b) = r.throttling_base
         && (b.0 == 0 || b > r.cap)
     {
@@ -490,6 +585,16 @@ impl Model {
                 ));
             }
             validate_backoff(&format!("layer[{i}]"), &l.backoff())?;
+            validate_sizing(
+                &format!("layer[{i}]"),
+                &Sizing {
+                    jitter: l.jitter,
+                    randomization_factor: l.randomization_factor,
+                    jitter_factor: l.jitter_factor,
+                    jitter_max: l.jitter_max,
+                    cap_applies: l.cap_applies,
+                },
+            )?;
             match l.budget {
                 Some(Budget::Tokens {
                     max_tokens,

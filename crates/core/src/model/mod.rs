@@ -19,6 +19,10 @@ use crate::shedding::SheddingConfig;
 use crate::time::{Duration, Time};
 pub use crate::time::{Rate, Window};
 
+pub mod load;
+pub mod preset;
+pub mod replay;
+pub mod schema;
 mod validate;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -102,10 +106,11 @@ pub enum WorkloadKind {
     Closed,
     /// `clients` clients each update one shared record once with optimistic concurrency (read
     /// the version, write if unchanged), retrying conflicts: the AWS Architecture Blog's
-    /// "Exponential Backoff And Jitter" model, run by [`crate::occ`].
+    /// "Exponential Backoff And Jitter" model, run by the one engine (`sim/path/store.rs` keeps the
+    /// versioned record).
     Contention,
     /// Production traffic replay: one intent per row of the `trace` file (CSV or JSON Lines of
-    /// timestamps, [`crate::trace`]), `speed` times as fast.
+    /// timestamps, [`crate::replay`]), `speed` times as fast.
     Trace,
 }
 

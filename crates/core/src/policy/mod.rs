@@ -3,6 +3,8 @@
 //! One concept per module, each faithful to a published definition cited in its doc comment and
 //! in `docs/policies.md`:
 //!
+//! - [`backoff`]: the delay before a retry: the AWS blog's formulas and the libraries' jitters.
+//! - [`shedding`]: server-side shedding (CoDel at dequeue, adaptive LIFO).
 //! - [`window`]: a sliding window of counts in slices (Finagle's `WindowedAdder`).
 //! - [`budget`]: retry budgets: gRPC retry throttling (gRFC A6), the AWS SDK standard retry quota,
 //!   Finagle's `RetryBudget`, tower's and Linkerd's retry budgets, and the SRE book's client-side
@@ -17,12 +19,14 @@
 //! themselves (a caller passes a uniform draw from a keyed stream where one is needed), never read
 //! a clock (the caller passes `now`), and allocate only when built.
 
+pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod hedge;
 pub mod limiter;
 pub mod ratelimit;
 pub mod recovery;
+pub mod shedding;
 pub mod window;
 
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,14 @@
+//! The ground floor: what every other floor stands on and that knows nothing of retries.
+//!
+//! - [`time`]: simulated time in integer nanoseconds, durations and rates as model files spell
+//!   them.
+//! - [`rng`]: keyed PCG streams, one per `(seed, entity, purpose, index)`.
+//! - [`dist`]: duration distributions.
+//! - [`queue`]: the future event list (a radix heap on time, FIFO among ties).
+//! - [`invalid`]: a semantic error of a model, naming the dotted field.
+
+pub mod dist;
+pub mod invalid;
+pub mod queue;
+pub mod rng;
+pub mod time;

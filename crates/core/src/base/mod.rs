@@ -6,7 +6,10 @@
 //! - [`dist`]: duration distributions.
 //! - [`queue`]: the future event list (a radix heap on time, FIFO among ties).
 //! - [`invalid`]: a semantic error of a model, naming the dotted field.
+//! - [`diagnostics`]: a refused input located in its file (`file:line:col: field: message`) and
+//!   the "did you mean" of an unknown word.
 
+pub mod diagnostics;
 pub mod dist;
 pub mod invalid;
 pub mod queue;

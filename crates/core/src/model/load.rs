@@ -6,39 +6,10 @@
 //! line and column (or the flag) and the field, and says what is allowed; unknown fields get a
 //! "did you mean" suggestion.
 
+pub use crate::base::diagnostics::{LoadError, closest};
+pub use crate::model::table::merge;
 use crate::model::{Invalid, Model};
-use std::fmt;
 use toml::{Table, Value};
-
-/// A refused input. `Display` gives the one-line form `file:line:col: field: message`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoadError {
-    /// The file path, or the flag (`--set retry.base=5`).
-    pub origin: String,
-    pub line: Option<usize>,
-    pub column: Option<usize>,
-    /// Dotted field path, when the error is about one field.
-    pub field: Option<String>,
-    pub message: String,
-}
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.origin)?;
-        if let Some(l) = self.line {
-            write!(f, ":{l}")?;
-            if let Some(c) = self.column {
-                write!(f, ":{c}")?;
-            }
-        }
-        if let Some(field) = &self.field {
-            write!(f, ": {field}")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-impl std::error::Error for LoadError {}
 
 /// One `--set KEY=VALUE` override.
 #[derive(Clone, Debug, PartialEq)]
@@ -604,18 +575,6 @@ fn has_path(t: &Table, path: &[String]) -> bool {
     }
 }
 
-/// Deep-merges `over` into `base`: tables merge key by key, anything else replaces.
-pub fn merge(base: &mut Table, over: Table) {
-    for (k, v) in over {
-        match (base.get_mut(&k), v) {
-            (Some(Value::Table(b)), Value::Table(o)) => merge(b, o),
-            (_, v) => {
-                base.insert(k, v);
-            }
-        }
-    }
-}
-
 /// The array entry `seg` (`name[i]`) names in `t`: it must exist, an override cannot grow an
 /// array.
 fn entry_at<'a>(
@@ -979,18 +938,6 @@ pub fn with_suggestion(msg: &str) -> String {
         Some(best) => format!("{msg}; did you mean `{best}`?"),
         None => msg.to_string(),
     }
-}
-
-/// The allowed word closest to `got` by edit distance, when it is close enough to be a typo.
-pub fn closest<'a>(got: &str, allowed: &[&'a str]) -> Option<&'a str> {
-    allowed
-        .iter()
-        // Optimal string alignment (strsim): an adjacent transposition is one edit, so `retyr`
-        // is one typo away from `retry`.
-        .map(|a| (strsim::osa_distance(got, a), *a))
-        .filter(|(d, a)| *d <= (a.len().max(got.len()) / 3).max(1))
-        .min()
-        .map(|(_, a)| a)
 }
 
 #[cfg(test)]

@@ -19,11 +19,14 @@ use crate::shedding::SheddingConfig;
 use crate::time::{Duration, Time};
 pub use crate::time::{Rate, Window};
 
+pub mod limits;
 pub mod load;
 pub mod preset;
 pub mod replay;
 pub mod schema;
+pub mod table;
 mod validate;
+pub use limits::{BYTES_PER_INTENT, MAX_INTENTS, MAX_LAYERS, MAX_POLICY_INSTANCES};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -810,18 +813,6 @@ pub enum Budget {
         min_retries: u64,
     },
 }
-
-/// The most `[[layer]]` tables a layered request path may have.
-pub const MAX_LAYERS: usize = 32;
-
-/// The most per-client budget, breaker or rate-limiter instances one run may hold.
-pub const MAX_POLICY_INSTANCES: u64 = 1_000_000;
-
-/// The largest number of intents one run may hold in memory.
-pub const MAX_INTENTS: u64 = 100_000_000;
-
-/// Memory per live intent (its state, its events, its share of the queue), a generous estimate.
-pub const BYTES_PER_INTENT: u64 = 100;
 
 /// `12 GB`, `800 MB`: a size for an error message.
 fn bytes(n: u64) -> String {

@@ -50,7 +50,8 @@
 //!   `ExponentialBackOffPolicy`'s defaults (100 ms, multiplier 2, max 30 s, capped after the
 //!   jitter; jitter factor `multiplier − 1` = 1) and `SimpleRetryPolicy.DEFAULT_MAX_ATTEMPTS = 3`.
 
-use crate::load::merge;
+use crate::base::diagnostics::closest;
+use crate::model::table::merge;
 use toml::{Table, Value};
 
 /// The mode names, in the order a "did you mean" lists them.
@@ -304,7 +305,7 @@ pub fn expand(scope: &mut Table, prefix: &str) -> Result<(), (String, String)> {
         )
     })?;
     let preset = preset(name).ok_or_else(|| {
-        let hint = crate::load::closest(name, &MODES)
+        let hint = closest(name, &MODES)
             .map(|m| format!(" (did you mean `{m}`?)"))
             .unwrap_or_default();
         (

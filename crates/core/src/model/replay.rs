@@ -11,7 +11,7 @@
 //! order (ties in file order). `workload.speed` divides the offsets: 2.0 replays the same traffic
 //! in half the time, twice the load. Any other column is refused, naming file, line and column.
 
-use crate::load::LoadError;
+use crate::base::diagnostics::{LoadError, closest};
 use crate::time::Duration;
 
 /// One arrival of a trace: its offset from the trace's first timestamp and its caller.
@@ -43,7 +43,7 @@ pub struct Trace {
 pub const COLUMNS: [&str; 3] = ["timestamp", "class", "key"];
 
 /// The most rows a trace may hold (one intent each).
-pub const MAX_ROWS: usize = crate::model::MAX_INTENTS as usize;
+pub const MAX_ROWS: usize = crate::model::limits::MAX_INTENTS as usize;
 
 impl Trace {
     /// Parses `text`, JSON Lines when `origin` ends in `.jsonl` or `.ndjson` or the first
@@ -98,7 +98,7 @@ impl Trace {
                 intent: 0,
             });
         }
-        if classes.len() as u64 > crate::model::MAX_POLICY_INSTANCES {
+        if classes.len() as u64 > crate::model::limits::MAX_POLICY_INSTANCES {
             return Err(err(
                 origin,
                 None,
@@ -107,7 +107,7 @@ impl Trace {
                 format!(
                     "{} distinct classes; at most {} (each is a client process)",
                     classes.len(),
-                    crate::model::MAX_POLICY_INSTANCES
+                    crate::model::limits::MAX_POLICY_INSTANCES
                 ),
             ));
         }
@@ -274,7 +274,7 @@ fn csv_rows(origin: &str, text: &str) -> Result<Vec<Row>, LoadError> {
             }
             Some(k) => idx[k] = Some(i),
             None => {
-                let hint = crate::load::closest(h, &COLUMNS)
+                let hint = closest(h, &COLUMNS)
                     .map(|c| format!("; did you mean `{c}`?"))
                     .unwrap_or_default();
                 return Err(err(
@@ -360,7 +360,7 @@ fn jsonl_rows(origin: &str, text: &str) -> Result<Vec<Row>, LoadError> {
             ));
         };
         if let Some(k) = o.keys().find(|k| !COLUMNS.contains(&k.as_str())) {
-            let hint = crate::load::closest(k, &COLUMNS)
+            let hint = closest(k, &COLUMNS)
                 .map(|c| format!("; did you mean `{c}`?"))
                 .unwrap_or_default();
             return Err(err(

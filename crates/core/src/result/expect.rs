@@ -28,7 +28,7 @@
 //! assert_eq!(e.holds(&r.summary), Ok(true));
 //! ```
 
-use crate::load::{LoadError, closest};
+use crate::base::diagnostics::{LoadError, closest};
 use crate::stats::Estimate;
 use crate::summary::{LayerSummary, Layered, Summary, TierSummary};
 use std::fmt;

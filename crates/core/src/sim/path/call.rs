@@ -5,6 +5,7 @@
 //! budget, breaker and Retry-After handling. An *inner* call is the same loop run by the client
 //! inside a tier for one request that tier is serving; its answer becomes the tier's answer.
 
+use super::callref::{CallRef, NO_KEY};
 use super::limit::Gate;
 use super::tier::{Outcome, Request};
 use super::{Event, PathSim, pidx};
@@ -15,7 +16,6 @@ use crate::rng::{Purpose, Stream, mix64};
 use crate::time::{Duration, Time};
 use crate::trace::{Step, TraceEvent};
 
-pub(super) const NO_KEY: u16 = u16::MAX;
 const NO_BACKOFF: u64 = crate::backoff::NO_STATE;
 /// botocore `ExponentialBackoff._RETRY_AFTER_MAX_ADDITIONAL` (5 s), smithy's `delayFromErrorType + 5_000`.
 const AWS_RETRY_AFTER_MAX_ADDITIONAL: Duration = Duration::from_secs(5);
@@ -30,31 +30,6 @@ pub fn envoy_reset_delay(ms: u64, draw: u64) -> Duration {
 /// [`NO_BACKOFF`] for none, or this value once an answer said "don't retry".
 const HEDGE_STOPPED: u64 = u64::MAX - 1;
 pub(super) const NO_WORKER: u32 = u32::MAX;
-const INNER: u32 = 1 << 31;
-
-/// A call: a top call's slot, or an inner call's slot with the high bit set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct CallRef(u32);
-
-impl CallRef {
-    #[inline]
-    fn top(slot: u32) -> Self {
-        CallRef(slot)
-    }
-    #[inline]
-    fn inner(slot: u32) -> Self {
-        CallRef(slot | INNER)
-    }
-    #[inline(always)]
-    pub(super) fn is_inner(self) -> bool {
-        self.0 & INNER != 0
-    }
-    #[inline(always)]
-    pub(super) fn slot(self) -> usize {
-        (self.0 & !INNER) as usize
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Settled {
     No,

@@ -5,7 +5,7 @@
 //! botocore's waiting threads race for the lock instead; the rate at which they leave is the
 //! same. Every response changes the fill rate, so the wake-up is recomputed after each one.
 
-use super::call::CallRef;
+use super::callref::CallRef;
 use super::{Event, PathSim, pidx};
 use crate::policy::Class;
 use crate::policy::limiter::{Admit, Limiter};

@@ -20,6 +20,7 @@
 pub mod spec;
 
 mod call;
+mod callref;
 mod finish;
 mod keyed;
 mod limit;
@@ -41,7 +42,8 @@ use crate::rng::{Purpose, Stream};
 use crate::summary::VariantResult;
 use crate::time::{Duration, Time};
 use crate::trace::{TraceLog, TraceOptions, Tracer};
-use call::{CallRef, Inner, Top};
+use call::{Inner, Top};
+use callref::CallRef;
 use spec::PathSpec;
 use store::Store;
 use tier::{Outcome, Request, TierState};

@@ -7,7 +7,7 @@
 //! the tier calls the next tier down while the worker waits (a thread held per request, as in a
 //! thread-per-request gateway), and the call's answer is this tier's answer.
 
-use super::call::{CallRef, NO_KEY};
+use super::callref::{CallRef, NO_KEY};
 use super::{Event, PathSim, pidx, to_retry_after_ms};
 use crate::metrics::{Buckets, Levels};
 use crate::model::{

@@ -1,0 +1,13 @@
+//! The sizes a model may ask for, each bounding the memory one run can hold.
+
+/// The most `[[layer]]` tables a layered request path may have.
+pub const MAX_LAYERS: usize = 32;
+
+/// The most per-client budget, breaker or rate-limiter instances one run may hold.
+pub const MAX_POLICY_INSTANCES: u64 = 1_000_000;
+
+/// The largest number of intents one run may hold in memory.
+pub const MAX_INTENTS: u64 = 100_000_000;
+
+/// Memory per live intent (its state, its events, its share of the queue), a generous estimate.
+pub const BYTES_PER_INTENT: u64 = 100;

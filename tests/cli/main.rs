@@ -1,0 +1,20 @@
+//! The `retrystorm` binary end to end, one test binary by topic (ripgrep's `tests/`): each module
+//! runs the command as a user would (`assert_cmd`) and checks what it prints and writes. The
+//! allocation guard (`tests/alloc_free.rs`) is its own binary: it swaps the global allocator.
+//!
+//! `cargo test --test cli MODULE` runs one topic, e.g. `cargo test --test cli errors_doc`.
+
+mod commands;
+mod contract;
+mod errors_doc;
+mod import;
+mod map;
+mod outputs;
+mod path;
+mod reports;
+mod schema;
+mod trace;
+mod trace_workload;
+mod tune;
+mod validate;
+mod warnings;

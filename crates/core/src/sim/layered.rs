@@ -6,7 +6,7 @@
 //! user action (the article: "Retry at one layer"; the Google SRE book, chapter "Addressing
 //! Cascading Failures", on retries at multiple levels of the stack). The expected number of
 //! bottom attempts per intent has a closed form when failures are independent and nothing times
-//! out ([`expected_bottom_attempts`], derived in `docs/layered.md`); `tests/layered.rs` checks
+//! out ([`expected_bottom_attempts`], derived in `docs/layered.md`); `tests/integration/layered.rs` checks
 //! the engine against it.
 
 /// `E[attempts at the bottom per intent]` when the bottom fails each attempt independently with

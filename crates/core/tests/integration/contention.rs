@@ -1,4 +1,5 @@
-//! The contention engine (`crate::occ`) against the AWS Architecture Blog's findings.
+//! Write contention (`workload.kind = "contention"`, run by the one engine) against the AWS
+//! Architecture Blog's findings.
 
 use retrystorm_core::load::{Override, load};
 use retrystorm_core::model::Model;

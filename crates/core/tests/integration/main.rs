@@ -1,0 +1,18 @@
+//! The core's integration tests, one binary by topic: each module runs models through the public
+//! API (`load`, `run_model`, the summary) and checks a published result, an invariant or a
+//! contract. `cargo test -p retrystorm-core --test integration MODULE` runs one topic.
+
+mod contention;
+mod fuzz_inputs;
+mod herd;
+mod invariants;
+mod layered;
+mod limits;
+mod netflix_limiters;
+mod overload;
+mod path;
+mod policies_real;
+mod queueing;
+mod request_path;
+mod server_policies;
+mod trace_workload;

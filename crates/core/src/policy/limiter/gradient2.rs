@@ -1,0 +1,88 @@
+//! Netflix concurrency-limits `Gradient2Limit`.
+
+use super::*;
+use crate::time::Duration;
+
+/// `ExpAvgMeasurement`: the mean of the first `warmup` samples, then an EWMA with factor
+/// `2 / (window + 1)`.
+#[derive(Clone, Debug)]
+pub(super) struct ExpAvg {
+    pub(super) value: f64,
+    pub(super) sum: f64,
+    pub(super) count: u32,
+    pub(super) warmup: u32,
+    pub(super) factor: f64,
+}
+
+impl ExpAvg {
+    fn new(window: u32, warmup: u32) -> Self {
+        ExpAvg {
+            value: 0.0,
+            sum: 0.0,
+            count: 0,
+            warmup,
+            factor: 2.0 / (f64::from(window) + 1.0),
+        }
+    }
+    fn add(&mut self, sample: f64) -> f64 {
+        if self.count < self.warmup {
+            self.count += 1;
+            self.sum += sample;
+            self.value = self.sum / f64::from(self.count);
+        } else {
+            self.value = self.value * (1.0 - self.factor) + sample * self.factor;
+        }
+        self.value
+    }
+}
+
+/// Netflix's `Gradient2Limit` behind a `SimpleLimiter`.
+#[derive(Clone, Debug)]
+pub struct Gradient2 {
+    pub(super) estimated: f64,
+    pub(super) min: f64,
+    pub(super) max: f64,
+    pub(super) smoothing: f64,
+    pub(super) tolerance: f64,
+    pub(super) queue_size: f64,
+    pub(super) long_rtt: ExpAvg,
+    pub(super) inflight: u32,
+}
+
+impl Gradient2 {
+    pub fn new(c: &LimiterConfig) -> Self {
+        Gradient2 {
+            estimated: f64::from(c.initial_limit),
+            min: f64::from(c.min_limit),
+            max: f64::from(c.max_limit()),
+            smoothing: c.smoothing(),
+            tolerance: c.rtt_tolerance,
+            queue_size: f64::from(c.queue_size),
+            long_rtt: ExpAvg::new(c.long_window, 10),
+            inflight: 0,
+        }
+    }
+    /// `Gradient2Limit._update(startTime, rtt, inflight, didDrop)`; `didDrop` is not read.
+    pub fn sample(&mut self, rtt: Duration, inflight: u32) {
+        let short = rtt_ns(rtt) as f64;
+        let long = self.long_rtt.add(short);
+        if long / short > 2.0 {
+            self.long_rtt.value *= 0.95;
+        }
+        if f64::from(inflight) < self.estimated / 2.0 {
+            return;
+        }
+        let gradient = (self.tolerance * long / short).clamp(0.5, 1.0);
+        let new = self.estimated * gradient + self.queue_size;
+        let new = self.estimated * (1.0 - self.smoothing) + new * self.smoothing;
+        self.estimated = new.min(self.max).max(self.min);
+    }
+    /// `getLimit()`: the estimate truncated, as `(int) newLimit`.
+    pub fn limit(&self) -> u32 {
+        self.estimated as u32
+    }
+    /// The long RTT (`getRttNoLoad`), nanoseconds.
+    pub fn long_rtt(&self) -> f64 {
+        self.long_rtt.value
+    }
+}

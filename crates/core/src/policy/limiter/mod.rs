@@ -1,0 +1,167 @@
+//! Client-side limiters: what a client does to its own sending rate, before any attempt goes out.
+//!
+//! - **AWS SDK adaptive retry mode** (`kind = "aws-adaptive"`; botocore `retries/adaptive.py`
+//!   `ClientRateLimiter` and `RateClocker`, `retries/throttling.py` `CubicCalculator`,
+//!   `retries/bucket.py` `TokenBucket`). Every response (any outcome) is clocked into a measured
+//!   send rate: an EWMA (`_DEFAULT_SMOOTHING = 0.8`) of the responses counted per half-second
+//!   bucket (`_TIME_BUCKET_RANGE = 0.5`). A throttling error sets CUBIC's `w_max` to the measured
+//!   rate (or, once the limiter is on, the smaller of it and the bucket's rate), `k =
+//!   (w_max (1 - beta) / C)^(1/3)` and the new rate to `w_max * beta` (`_SCALE_CONSTANT = 0.4`,
+//!   `_BETA = 0.7`); any other response sets it to `C (t - last_fail - k)^3 + w_max`. The token
+//!   bucket's fill rate becomes `min(new_rate, 2 * measured)` (`_MAX_RATE_ADJUST_SCALE = 2.0`),
+//!   floored at `_MIN_RATE = 0.5` per second; its capacity is that rate (at least 1). The
+//!   bucket only gates sends after the first throttling error (`_enabled`); from then on a send
+//!   *waits* for a token (`TokenBucket.acquire(block=True)`), which in simulation delays the
+//!   attempt by simulated time. The standard retry quota and backoff apply underneath, as in
+//!   botocore (`retry.mode = "aws-adaptive"` sets both).
+//!
+//! - **Netflix concurrency-limits AIMD** (`kind = "aimd"`; Netflix/concurrency-limits
+//!   `concurrency-limits-core/.../limit/AIMDLimit.java` at commit 784c960, with `SimpleLimiter`
+//!   / `AbstractLimiter`): at most `limit` attempts in flight; one beyond it is rejected in the
+//!   client (`SimpleLimiter.tryAcquire` returns empty). Each outcome is a sample: a drop (or an
+//!   RTT above `timeout`) sets `limit = (int)(limit * backoffRatio)`; otherwise, when `inflight *
+//!   2 >= limit`, `limit + 1`; then clamped to `[minLimit, maxLimit]`. Builder defaults:
+//!   `initialLimit = 20`, `minLimit = 20`, `maxLimit = 200`, `backoffRatio = 0.9`, `timeout = 5 s`.
+//!
+//! - **Netflix concurrency-limits Gradient2** (`kind = "gradient2"`; `limit/Gradient2Limit.java`
+//!   at commit 78a74b9, behind the same `SimpleLimiter`): the sample's RTT is the short RTT; the
+//!   long RTT is an `ExpAvgMeasurement(longWindow = 600, warmup 10)` of them (the plain mean of
+//!   the first 10, then an EWMA with factor `2 / (600 + 1)`), cut by 0.95 whenever it is more than
+//!   twice the short RTT. Below half the limit in flight nothing changes; otherwise `gradient =
+//!   clamp(rttTolerance * long / short, 0.5, 1)`, `new = limit * gradient + queueSize`, smoothed
+//!   as `limit * (1 - smoothing) + new * smoothing` and clamped to `[minLimit, maxConcurrency]`.
+//!   Drops are ignored (the Java never reads `didDrop`). Builder defaults: `initialLimit = 20`,
+//!   `minLimit = 20`, `maxConcurrency = 200`, `smoothing = 0.2`, `queueSize = 4`,
+//!   `rttTolerance = 1.5`.
+//!
+//! - **Netflix concurrency-limits Vegas** (`kind = "vegas"`; `limit/VegasLimit.java` at commit
+//!   78a74b9): `rtt_noload` is the smallest RTT seen, re-probed (set to the current RTT) once
+//!   `probeCount >= jitter * probeMultiplier * limit`, `jitter` uniform in [0.5, 1) drawn anew at
+//!   each probe (the Java's `ThreadLocalRandom`; here the stream `(seed, limiter, Probe)`). Else
+//!   `queue = ceil(limit * (1 - rtt_noload / rtt))`, and with `L = log10root(limit)` (`max(1,
+//!   (int) log10)`, `Log10RootIntFunction`): a drop sets `limit - L`; below half the limit in
+//!   flight nothing changes; `queue <= L` gives `limit + 6 L` (beta); `queue < 3 L` (alpha)
+//!   `limit + L`; `queue > 6 L` `limit - L`; then clamped to `[1, maxConcurrency]` and smoothed
+//!   (`smoothing = 1.0`: none). Builder defaults: `initialLimit = 20`, `maxConcurrency = 1000`,
+//!   `probeMultiplier = 30`.
+//!
+//! The Java takes RTTs in nanoseconds, as here; an RTT of 0 counts as 1 ns (Vegas rejects a 0
+//! and Gradient2 would divide by it).
+//!
+//! The limiter never reads a clock or draws: the caller passes `now`. Times are converted to
+//! seconds as `f64`, the unit botocore computes in.
+
+mod aimd;
+mod aws;
+mod config;
+mod gradient2;
+#[cfg(test)]
+mod tests;
+mod vegas;
+
+pub use aimd::*;
+pub use aws::*;
+pub use config::*;
+pub use gradient2::*;
+pub use vegas::*;
+
+use crate::policy::Class;
+use crate::rng::Stream;
+use crate::time::{Duration, Time};
+
+fn secs(t: Time) -> f64 {
+    t.0 as f64 / 1e9
+}
+
+/// What a limiter says about a send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// Send now.
+    Go,
+    /// No token yet: ask again after this long.
+    Wait(Duration),
+    /// Refused: the call fails in the client.
+    Reject,
+}
+
+/// An RTT in nanoseconds as the Java sees it, at least 1.
+fn rtt_ns(rtt: Duration) -> u64 {
+    rtt.0.max(1)
+}
+
+/// `SimpleLimiter.tryAcquire`: refused when `inflight >= limit`.
+fn try_acquire(inflight: &mut u32, limit: u32) -> Admit {
+    if *inflight >= limit {
+        return Admit::Reject;
+    }
+    *inflight += 1;
+    Admit::Go
+}
+
+/// One limiter instance, of the configured kind.
+#[derive(Clone, Debug)]
+pub enum Limiter {
+    AwsAdaptive(AwsAdaptive),
+    Aimd(Aimd),
+    Gradient2(Gradient2),
+    Vegas(Vegas),
+}
+
+impl Limiter {
+    /// `None` when the kind is `none`. `stream` is this instance's own random stream (only
+    /// Vegas draws, for its probe jitter).
+    pub fn new(c: &LimiterConfig, start: Time, stream: Stream) -> Option<Self> {
+        match c.kind {
+            LimiterKind::None => None,
+            LimiterKind::AwsAdaptive => Some(Limiter::AwsAdaptive(AwsAdaptive::new(c, start))),
+            LimiterKind::Aimd => Some(Limiter::Aimd(Aimd::new(c))),
+            LimiterKind::Gradient2 => Some(Limiter::Gradient2(Gradient2::new(c))),
+            LimiterKind::Vegas => Some(Limiter::Vegas(Vegas::new(c, stream))),
+        }
+    }
+    /// Whether the limiter counts attempts in flight and needs their RTTs (the Netflix ones).
+    pub fn is_concurrency(kind: LimiterKind) -> bool {
+        matches!(
+            kind,
+            LimiterKind::Aimd | LimiterKind::Gradient2 | LimiterKind::Vegas
+        )
+    }
+    /// Before an attempt goes out.
+    #[inline]
+    pub fn acquire(&mut self, now: Time) -> Admit {
+        match self {
+            Limiter::AwsAdaptive(a) => a.acquire(now),
+            Limiter::Aimd(a) => a.acquire(),
+            Limiter::Gradient2(g) => {
+                let limit = g.limit();
+                try_acquire(&mut g.inflight, limit)
+            }
+            Limiter::Vegas(v) => {
+                let limit = v.limit();
+                try_acquire(&mut v.inflight, limit)
+            }
+        }
+    }
+    /// The client learnt how an attempt that took `rtt` ended in `class`: botocore's throttling
+    /// detector sees a 429; Netflix's limiter a drop for an answer the backend did not accept
+    /// (503, 429, overloaded, timeout, connection: `onDropped`), a sample otherwise
+    /// (`onSuccess`). The in-flight count of the sample is the one when the outcome arrives.
+    #[inline]
+    pub fn on_outcome(&mut self, now: Time, class: Class, rtt: Duration) {
+        match self {
+            Limiter::AwsAdaptive(a) => a.on_response(now, class == Class::Throttled),
+            Limiter::Aimd(a) => {
+                a.sample(rtt, a.inflight, !class.is_accepted());
+                a.inflight = a.inflight.saturating_sub(1);
+            }
+            Limiter::Gradient2(g) => {
+                g.sample(rtt, g.inflight);
+                g.inflight = g.inflight.saturating_sub(1);
+            }
+            Limiter::Vegas(v) => {
+                v.sample(rtt, v.inflight, !class.is_accepted());
+                v.inflight = v.inflight.saturating_sub(1);
+            }
+        }
+    }
+}

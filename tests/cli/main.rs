@@ -13,6 +13,7 @@ mod outputs;
 mod path;
 mod reports;
 mod schema;
+mod slow_windows;
 mod trace;
 mod trace_workload;
 mod tune;

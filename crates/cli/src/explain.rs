@@ -1,6 +1,7 @@
 //! `retrystorm explain MODEL`: the resolved model's key facts, and warnings about what a
 //! designer needs to know before running it (overloaded tiers, breakers that cannot open,
-//! timeouts shorter than the service time, capacity drops below the offered load). `run`,
+//! timeouts shorter than the service time, capacity drops and slow windows below the offered
+//! load, slow windows that push the service time past the timeout). `run`,
 //! `compare` and `check` print the same warnings on stderr ([`warn_models`]).
 
 use crate::CliError;
@@ -120,6 +121,46 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
                         trim(offered),
                     ));
                 }
+            }
+        }
+        for (k, sw) in h.server.slow_windows.iter().enumerate() {
+            let (a, b) = (
+                trim(sw.from.as_millis_f64() / 1000.0),
+                trim(sw.to.as_millis_f64() / 1000.0),
+            );
+            let slow_ms = mean_ms * sw.factor;
+            let slow_capacity = workers
+                .filter(|_| slow_ms > 0.0)
+                .map(|n| n as f64 * 1000.0 / slow_ms);
+            facts.push(format!(
+                "tier {i} {}: slow_windows[{k}] from {a} s to {b} s: work started in it is served {} times slower (mean {} ms, capacity {})",
+                h.name,
+                trim(sw.factor),
+                trim(slow_ms),
+                slow_capacity.map_or("unlimited".into(), |c| format!("{} requests/s", trim(c))),
+            ));
+            if w.kind == WorkloadKind::Open
+                && let Some(c) = slow_capacity
+                && let Some(offered) = offered_during(m, sw.from, sw.to)
+                && offered > c
+            {
+                warnings.push(format!(
+                    "tier {i} {}: slow_windows[{k}] serves {} times slower from {a} s to {b} s, a capacity of {} requests/s against the open workload's {} requests/s: overloaded during the window (the queue grows, timeouts and retries follow)",
+                    h.name,
+                    trim(sw.factor),
+                    trim(c),
+                    trim(offered),
+                ));
+            }
+            if let Some(t) = h.retry.timeout
+                && t.as_millis_f64() >= mean_ms
+                && t.as_millis_f64() < slow_ms
+            {
+                warnings.push(format!(
+                    "tier {i} {}: in slow_windows[{k}] ({a} s to {b} s) the mean service time is {} ms, longer than the per-attempt timeout {t}: most attempts served in it time out",
+                    h.name,
+                    trim(slow_ms),
+                ));
             }
         }
         if let Some(t) = h.retry.timeout

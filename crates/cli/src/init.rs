@@ -75,6 +75,7 @@ pub const TEMPLATES: &[(&str, &str)] = &[
         "outage-recovery",
         include_str!("../../../models/outage-recovery.toml"),
     ),
+    ("gc-pause", include_str!("../../../models/gc-pause.toml")),
     (
         "retry-after",
         include_str!("../../../models/retry-after.toml"),

@@ -134,7 +134,7 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
         let m = pick_variant(&s, a.variant.as_deref(), &origin)?;
         if view.recovery() && m.trigger().is_none() {
             return Err(CliError::Input(format!(
-                "{origin}: map's verdict is recovery after a trigger, and {} has none{}: add server.outages, server.capacity_drops, a workload spike or [recovery] trigger, or map another --metric",
+                "{origin}: map's verdict is recovery after a trigger, and {} has none{}: add server.outages, server.capacity_drops, server.slow_windows, a workload spike or [recovery] trigger, or map another --metric",
                 m.name,
                 if p == 0 {
                     String::new()

@@ -1,5 +1,5 @@
-//! What the load chart marks besides the data: windows of trouble (outages, capacity drops, load
-//! spikes), shaded and labelled, and the moment goodput recovered after them.
+//! What the load chart marks besides the data: windows of trouble (outages, capacity drops, slow
+//! windows, load spikes), shaded and labelled, and the moment goodput recovered after them.
 
 use retrystorm_core::model::{Model, WorkloadKind};
 use retrystorm_core::summary::Summary;
@@ -11,11 +11,12 @@ use crate::fmt;
 pub struct Shade {
     pub from_ms: f64,
     pub to_ms: f64,
-    /// `outage`, `capacity 2`, `load 2,500/s`, ...
+    /// `outage`, `capacity 2`, `slow ×10`, `load 2,500/s`, ...
     pub label: String,
 }
 
-/// The windows a model declares: `server.outages`, `server.capacity_drops`, and the stretches of
+/// The windows a model declares: `server.outages`, `server.capacity_drops`,
+/// `server.slow_windows`, and the stretches of
 /// `workload.schedule` (open workloads) whose rate is above the base `workload.rate`, each ending
 /// at the next schedule point (or at the horizon).
 pub fn model_windows(m: &Model) -> Vec<Shade> {
@@ -32,6 +33,13 @@ pub fn model_windows(m: &Model) -> Vec<Shade> {
             from_ms: d.from.as_millis_f64(),
             to_ms: d.to.as_millis_f64(),
             label: format!("capacity {}", fmt::int(d.capacity)),
+        });
+    }
+    for w in &m.server.slow_windows {
+        out.push(Shade {
+            from_ms: w.from.as_millis_f64(),
+            to_ms: w.to.as_millis_f64(),
+            label: format!("slow ×{}", factor(w.factor)),
         });
     }
     let w = &m.workload;
@@ -54,6 +62,12 @@ pub fn model_windows(m: &Model) -> Vec<Shade> {
     }
     out.retain(|s| s.from_ms.is_finite() && s.to_ms.is_finite() && s.to_ms > s.from_ms);
     out
+}
+
+/// A slow window's factor as short as it is exact: `10`, `2.5`, `1.33`.
+fn factor(f: f64) -> String {
+    let s = format!("{f:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// The summary's trigger window, when the run had one and no model windows are known.
@@ -79,7 +93,7 @@ pub(crate) fn recovered_at(s: &Summary) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use retrystorm_core::model::{CapacityDrop, Outage, Rate, RatePoint};
+    use retrystorm_core::model::{CapacityDrop, Outage, Rate, RatePoint, SlowWindow};
     use retrystorm_core::time::Duration;
 
     #[test]
@@ -93,6 +107,16 @@ mod tests {
             from: Duration::from_secs(3),
             to: Duration::from_secs(4),
             capacity: 2,
+        });
+        m.server.slow_windows.push(SlowWindow {
+            from: Duration::from_millis(4500),
+            to: Duration::from_millis(4600),
+            factor: 10.0,
+        });
+        m.server.slow_windows.push(SlowWindow {
+            from: Duration::from_millis(7000),
+            to: Duration::from_millis(8000),
+            factor: 2.5,
         });
         m.workload.kind = WorkloadKind::Open;
         m.workload.rate = Rate(100.0);
@@ -110,7 +134,17 @@ mod tests {
         ];
         let w = model_windows(&m);
         let labels: Vec<&str> = w.iter().map(|s| s.label.as_str()).collect();
-        assert_eq!(labels, ["outage", "capacity 2", "load 2,500/s"]);
-        assert_eq!((w[2].from_ms, w[2].to_ms), (5000.0, 6000.0));
+        assert_eq!(
+            labels,
+            [
+                "outage",
+                "capacity 2",
+                "slow ×10",
+                "slow ×2.5",
+                "load 2,500/s"
+            ]
+        );
+        assert_eq!((w[2].from_ms, w[2].to_ms), (4500.0, 4600.0));
+        assert_eq!((w[4].from_ms, w[4].to_ms), (5000.0, 6000.0));
     }
 }

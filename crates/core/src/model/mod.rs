@@ -528,6 +528,10 @@ pub struct Server {
     pub client_error: f64,
     /// Windows in which the server has fewer workers.
     pub capacity_drops: Vec<CapacityDrop>,
+    /// Latency brown-outs (a GC pause, a degraded disk, a noisy neighbour): the service time of
+    /// work started inside a window is `factor` times its draw.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub slow_windows: Vec<SlowWindow>,
     /// A token-bucket rate limiter answering 429.
     pub rate_limit: RateLimitConfig,
     /// The server holds one record that every intent updates with optimistic concurrency (the
@@ -608,6 +612,19 @@ pub struct CapacityDrop {
     pub capacity: u64,
 }
 
+/// A window `[from, to)` of a latency brown-out: every request that *starts service* inside it
+/// (a worker takes it at `from <= t < to`) is served for `factor` times the service time it drew
+/// (the draw itself is unchanged, so a window changes nothing outside it except through
+/// queueing). Requests already in service at `from` keep their time; `factor >= 1`, finite.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SlowWindow {
+    pub from: Duration,
+    pub to: Duration,
+    /// The service-time multiplier inside the window (>= 1; 10 = ten times slower).
+    pub factor: f64,
+}
+
 impl Default for Server {
     fn default() -> Self {
         Server {
@@ -626,6 +643,7 @@ impl Default for Server {
             slowdown: 0.0,
             client_error: 0.0,
             capacity_drops: Vec::new(),
+            slow_windows: Vec::new(),
             rate_limit: RateLimitConfig::default(),
             contention: false,
             shedding: SheddingConfig::default(),
@@ -827,7 +845,8 @@ fn bytes(n: u64) -> String {
 }
 
 impl Model {
-    /// The trigger window (a spike, an outage, a capacity drop), if the model has one: see
+    /// The trigger window (a spike, an outage, a capacity drop, a slow window), if the model has
+    /// one: see
     /// [`crate::policy::recovery`].
     pub fn trigger(&self) -> Option<(Time, Time)> {
         let model = self;
@@ -845,6 +864,10 @@ impl Model {
             .chain(s.capacity_drops.iter().map(|d| Window {
                 from: d.from,
                 to: d.to,
+            }))
+            .chain(s.slow_windows.iter().map(|w| Window {
+                from: w.from,
+                to: w.to,
             }));
         let span = faults.fold(None, |acc: Option<(Duration, Duration)>, w| match acc {
             None => Some((w.from, w.to)),

@@ -282,6 +282,34 @@ fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
             ));
         }
     }
+    for (i, w) in s.slow_windows.iter().enumerate() {
+        if w.to <= w.from {
+            return Err(invalid(
+                &at(&format!("slow_windows[{i}].to")),
+                format!("must be after `from` ({})", w.from),
+            ));
+        }
+        if !(w.factor.is_finite() && w.factor >= 1.0) {
+            return Err(invalid(
+                &at(&format!("slow_windows[{i}].factor")),
+                format!(
+                    "must be a finite number >= 1 (the service time of work started in the window is multiplied by it), got {}",
+                    w.factor
+                ),
+            ));
+        }
+        if let Some(later) = s.slow_windows[i + 1..]
+            .iter()
+            .position(|e| e.from < w.to && w.from < e.to)
+        {
+            return Err(invalid(
+                &at(&format!("slow_windows[{}]", i + 1 + later)),
+                format!(
+                    "slow windows must not overlap (it overlaps {p}.slow_windows[{i}]: which factor would win?)"
+                ),
+            ));
+        }
+    }
     if p == "server" {
         s.rate_limit.validate()?;
     }
@@ -296,6 +324,7 @@ fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
             ("client_error", s.client_error > 0.0),
             ("concurrency_limit", s.concurrency_limit.0.is_some()),
             ("capacity_drops", !s.capacity_drops.is_empty()),
+            ("slow_windows", !s.slow_windows.is_empty()),
             ("outages", !s.outages.is_empty()),
             ("rate_limit", s.rate_limit.enabled()),
             ("drop_expired", s.drop_expired),

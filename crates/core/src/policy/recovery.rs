@@ -1,6 +1,6 @@
 //! Recovery after a trigger: does goodput return to its pre-trigger level, and when?
 //!
-//! A *trigger* is a window of trouble: a load spike, an outage, a capacity drop. A system that
+//! A *trigger* is a window of trouble: a load spike, an outage, a capacity drop, a slow window. A system that
 //! goes back to its old goodput soon after the trigger ends has recovered; one that stays degraded
 //! after the trigger is gone is in a metastable failure state (Bronson et al., "Metastable
 //! Failures in Distributed Systems", HotOS 2021).
@@ -27,8 +27,8 @@
 //!   than `1 - threshold` of it, so `recovery_ms` is early by up to `(1 - threshold) × window`:
 //!   0.4 s at the defaults and a high rate, 0.9 s at 40/s.
 //!
-//! The trigger ([`crate::model::Model::trigger`]) is `recovery.trigger` when given; otherwise the span of the server's outages and
-//! capacity drops; otherwise, for an open workload, the first stretch of the schedule whose rate
+//! The trigger ([`crate::model::Model::trigger`]) is `recovery.trigger` when given; otherwise the span of the server's outages,
+//! capacity drops and slow windows; otherwise, for an open workload, the first stretch of the schedule whose rate
 //! is above the initial `workload.rate` (a spike), ending at the first later point back at or
 //! below it.
 

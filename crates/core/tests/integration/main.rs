@@ -15,4 +15,5 @@ mod policies_real;
 mod queueing;
 mod request_path;
 mod server_policies;
+mod slow_windows;
 mod trace_workload;

@@ -12,6 +12,7 @@ use super::{Event, PathSim, pidx, to_retry_after_ms};
 use crate::metrics::{Buckets, Levels};
 use crate::model::{
     CommitMode, CrashPoint, Discipline, FailMode, Outage, OutageAnswer, Server, ShedAnswer,
+    SlowWindow,
 };
 use crate::policy::Class;
 use crate::policy::ratelimit::{RetryAfter, TokenBucket, whole_seconds};
@@ -174,6 +175,14 @@ fn outage_at(s: &Server, now: Time) -> Option<&Outage> {
     s.outages
         .iter()
         .find(|o| now >= Time::ZERO + o.from && now < Time::ZERO + o.to)
+}
+
+/// The slow window `now` falls in, if any (windows do not overlap).
+#[inline]
+fn slow_at(s: &Server, now: Time) -> Option<&SlowWindow> {
+    s.slow_windows
+        .iter()
+        .find(|w| now >= Time::ZERO + w.from && now < Time::ZERO + w.to)
 }
 
 impl PathSim<'_> {
@@ -398,6 +407,10 @@ impl PathSim<'_> {
             s.service
                 .sample(&mut self.stream(id, Purpose::Service, index))
         };
+        if let Some(w) = slow_at(s, now) {
+            // A latency brown-out: the same draw, `factor` times longer (common random numbers).
+            service = service.saturating_mul_f64(w.factor);
+        }
         let ts = &mut self.tiers[t];
         ts.n.waits += u128::from(now.since(req.arrived).0);
         ts.n.served += 1;

@@ -228,8 +228,8 @@ fn model(path: &str, variant: &str, sets: &[&str]) -> retrystorm::model::Model {
 }
 
 /// The most allocations a sweep's run (summary only) may make: its fixed cost, counted instead
-/// of timed. A one-client herd run makes 26 today (the summary's names, the tier table, the
-/// queue's buckets); a histogram, series or CDF per run would add to it. At 1000 clients the
+/// of timed. A one-client herd run makes 31 today (the summary's names, the tier table, the
+/// queue's buckets, the bottom's window of arrivals and per-attempt peaks); a histogram, series or CDF per run would add to it. At 1000 clients the
 /// buffers grow by doubling (the intents, the queue's buckets, the per-bucket counts, the exact
 /// completion times): 310 today, a few per buffer, not one per client. (151 with one queue
 /// bucket per bit; the base-16 queue fills up to 4 times as many buckets, and a 2000-seed sweep

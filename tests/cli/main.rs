@@ -11,6 +11,7 @@ mod import;
 mod map;
 mod outputs;
 mod path;
+mod peak_window;
 mod reports;
 mod schema;
 mod slow_windows;

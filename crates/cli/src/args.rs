@@ -195,6 +195,14 @@ pub struct OutputArgs {
     /// Load chart (--svg): a logarithmic y axis.
     #[arg(long)]
     pub log_y: bool,
+    /// Load chart (--svg): retries split by attempt number, one shade of the variant's colour
+    /// each (attempt 6 and later share the darkest), so decorrelation shows.
+    #[arg(long)]
+    pub by_attempt: bool,
+    /// Add a column for this summary metric to the comparison table (stdout and --md), e.g.
+    /// peak_arrivals_window or attempt_peaks.2.peak_window; repeatable.
+    #[arg(long = "metric", value_name = "NAME")]
+    pub metrics: Vec<String>,
     /// Write the comparison table as GitHub-flavoured markdown here ("-" for stdout), e.g. for
     /// a pull-request comment.
     #[arg(long, value_name = "PATH")]

@@ -10,6 +10,7 @@ pub fn load_options(out: &OutputArgs, models: &[Model]) -> LoadOptions {
     LoadOptions {
         overlay: out.overlay,
         log_y: out.log_y,
+        by_attempt: out.by_attempt,
         windows: models.iter().map(model_windows).collect(),
     }
 }

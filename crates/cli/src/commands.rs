@@ -380,7 +380,17 @@ pub fn pick_variant(scenario: &Scenario, v: Option<&str>, file: &str) -> Result<
     }
 }
 
+/// `--metric` names, checked before anything runs (with a did-you-mean).
+fn check_column_metrics(out: &OutputArgs) -> Result<(), CliError> {
+    for m in &out.metrics {
+        retrystorm_core::expect::check_metric(m)
+            .map_err(|e| CliError::Input(format!("--metric {m}: {e}")))?;
+    }
+    Ok(())
+}
+
 pub fn run(a: RunArgs) -> Result<(), CliError> {
+    check_column_metrics(&a.output)?;
     check_outputs(&outputs_traced(&a.output, &a.trace), &a.model)?;
     let trace = trace_one_seed(&a.trace, &a.model)?;
     let scenario = load_model(&a.model)?;
@@ -417,6 +427,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
 }
 
 pub fn compare(a: CompareArgs) -> Result<(), CliError> {
+    check_column_metrics(&a.output)?;
     check_outputs(&outputs_traced(&a.output, &a.trace), &a.model)?;
     let trace = trace_one_seed(&a.trace, &a.model)?;
     let scenario = load_model(&a.model)?;
@@ -425,7 +436,8 @@ pub fn compare(a: CompareArgs) -> Result<(), CliError> {
     let seed = base_seed(&a.model, &scenario.base);
     if a.model.seeds > 1 {
         let rep = replicate(&scenario.name, &models, seed, a.model.seeds, a.model.jobs)?;
-        return emit_replicated(&rep, &a.output, report::ci_table(&rep), &models);
+        let table = report::ci_table_with(&rep, &a.output.metrics);
+        return emit_replicated(&rep, &a.output, table, &models);
     }
     let runs: Vec<(&Model, u64)> = models.iter().map(|m| (m, seed)).collect();
     let (results, logs) = run_all_traced(&runs, a.model.jobs, trace)?;
@@ -436,7 +448,7 @@ pub fn compare(a: CompareArgs) -> Result<(), CliError> {
         variants: results,
     };
     let quiet = a.trace.trace.as_deref().is_some_and(is_stdout);
-    let table = report::comparison_table(&rep);
+    let table = report::comparison_table_with(&rep, &a.output.metrics);
     emit_with(&rep, &a.output, table, quiet, &models)?;
     write_trace(&a.trace, &rep.variants, &logs)
 }
@@ -463,7 +475,10 @@ fn emit_replicated(
         ..out.clone()
     };
     let json_to_stdout = out.json.as_deref().is_some_and(is_stdout);
-    let md = out.md.as_ref().map(|_| report::markdown::ci_table(rep));
+    let md = out
+        .md
+        .as_ref()
+        .map(|_| report::markdown::ci_table_with(rep, &out.metrics));
     let no_md = OutputArgs {
         md: None,
         ..no_json
@@ -593,7 +608,7 @@ fn emit_with(
     if let Some(p) = &out.md {
         files.push((
             output::Out::new("--md", p),
-            report::markdown::comparison_table(rep),
+            report::markdown::comparison_table_with(rep, &out.metrics),
         ));
     }
     if let Some(p) = &out.svg {

@@ -66,6 +66,15 @@ pub fn text_table_left(headers: &[String], rows: &[Vec<String>], left: usize) ->
 
 /// The headers and rows of [`ci_table`], for other renderers (HTML).
 pub fn ci_rows(report: &ReplicatedReport) -> (Vec<String>, Vec<Vec<String>>) {
+    ci_rows_with(report, &[])
+}
+
+/// [`ci_rows`] with a column for each metric of `extra` (`--metric`), last, headed by its name;
+/// an attempt number no seed reached reads 0.
+pub fn ci_rows_with(
+    report: &ReplicatedReport,
+    extra: &[String],
+) -> (Vec<String>, Vec<Vec<String>>) {
     let any = |m: &str| {
         report
             .variants
@@ -87,12 +96,19 @@ pub fn ci_rows(report: &ReplicatedReport) -> (Vec<String>, Vec<Vec<String>>) {
     cols.extend(OUTCOMES.iter().filter(|(_, m)| any(m)));
     let mut headers = vec!["variant".to_string()];
     headers.extend(cols.iter().map(|(h, _)| h.to_string()));
+    headers.extend(extra.iter().cloned());
     let rows = report
         .variants
         .iter()
         .map(|v| {
             let mut r = vec![v.result.name.clone()];
             r.extend(cols.iter().map(|(_, m)| cell(&v.replications, m)));
+            r.extend(extra.iter().map(|m| {
+                match retrystorm_core::summary::absent_attempt_value(m) {
+                    Some(x) if !v.replications.mean.contains_key(m) => pm(x, Some(0.0)),
+                    _ => cell(&v.replications, m),
+                }
+            }));
             r
         })
         .collect();
@@ -101,7 +117,12 @@ pub fn ci_rows(report: &ReplicatedReport) -> (Vec<String>, Vec<Vec<String>>) {
 
 /// One row per variant, each number `mean ± 95% CI half-width` over the replications.
 pub fn ci_table(report: &ReplicatedReport) -> String {
-    let (h, r) = ci_rows(report);
+    ci_table_with(report, &[])
+}
+
+/// [`ci_table`] with a column per `--metric` ([`ci_rows_with`]).
+pub fn ci_table_with(report: &ReplicatedReport, extra: &[String]) -> String {
+    let (h, r) = ci_rows_with(report, extra);
     let mut out = text_table(&h, &r);
     if h.iter().any(|c| c == "recovery ms") {
         out.push_str("recovered: seeds whose goodput came back, with the 95% Wilson interval; recovery ms: - where some seed never recovered\n");

@@ -30,7 +30,7 @@ pub mod sweep;
 mod table;
 mod text;
 
-pub use crate::ci::{ci_rows, ci_table, ci_view, text_table};
+pub use crate::ci::{ci_rows, ci_rows_with, ci_table, ci_table_with, ci_view, text_table};
 pub use crate::csv::{
     CSV_HEADER, TIERS_CSV_HEADER, series_csv, tiers_csv, write_series_csv, write_tiers_csv,
 };
@@ -41,7 +41,7 @@ pub use crate::svg::{
     LoadOptions, MAX_COLUMNS, TIME_QUANTILE, XScale, cdf_chart, cdf_chart_with, load_chart,
     load_chart_with, outcome_chart, tiers_chart,
 };
-pub use crate::table::{comparison_table, run_view, variant_view};
+pub use crate::table::{comparison_table, comparison_table_with, run_view, variant_view};
 
 pub use retrystorm_core::summary::RunReport;
 

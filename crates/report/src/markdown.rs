@@ -5,8 +5,6 @@
 
 use retrystorm_core::summary::{ReplicatedReport, RunReport};
 
-use crate::ci::ci_rows;
-
 /// Escapes text for a markdown table cell or paragraph: `|`, `\`, and the characters that would
 /// start emphasis, code or HTML.
 pub fn escape(s: &str) -> String {
@@ -55,9 +53,19 @@ pub fn comparison_table(report: &RunReport) -> String {
     crate::table::comparison_markdown(report)
 }
 
+/// [`comparison_table`] with a column per `--metric` (`crate::table::comparison_table_with`).
+pub fn comparison_table_with(report: &RunReport, extra: &[String]) -> String {
+    crate::table::comparison_markdown_with(report, extra)
+}
+
 /// The replicated table (`--seeds N`) as markdown: `mean ± half-width` cells.
 pub fn ci_table(report: &ReplicatedReport) -> String {
-    let (h, rows) = ci_rows(report);
+    ci_table_with(report, &[])
+}
+
+/// [`ci_table`] with a column per `--metric` (`crate::ci::ci_rows_with`).
+pub fn ci_table_with(report: &ReplicatedReport, extra: &[String]) -> String {
+    let (h, rows) = crate::ci::ci_rows_with(report, extra);
     let right: Vec<bool> = (0..h.len()).map(|i| i > 0).collect();
     let mut out = format!("**{}** (seed {})\n\n", escape(&report.model), report.seed);
     out.push_str(&table(&h, &right, &rows));

@@ -48,6 +48,18 @@ pub(crate) fn variant(i: usize) -> RGBColor {
     VARIANTS[i % VARIANTS.len()]
 }
 
+/// Shade `k` of `n` (from 0) of a colour: from pale (mixed with 60% white) to the full colour,
+/// for arrivals by attempt number (the first retry palest, the last attempts darkest).
+pub(crate) fn shade(c: RGBColor, k: usize, n: usize) -> RGBColor {
+    let white = if n <= 1 {
+        0.0
+    } else {
+        0.6 * (1.0 - k as f64 / (n - 1) as f64)
+    };
+    let mix = |x: u8| (f64::from(x) + (255.0 - f64::from(x)) * white).round() as u8;
+    RGBColor(mix(c.0), mix(c.1), mix(c.2))
+}
+
 /// Line `i` of `n` that may coincide with others: earlier lines are drawn wider, so a later line
 /// on top of an earlier one leaves the earlier one's colour visible on both sides.
 pub(crate) fn stroke(i: usize, n: usize) -> u32 {

@@ -7,13 +7,14 @@
 use crate::marks::{Shade, recovered_at, summary_window};
 use crate::style::{
     DUPLICATED, FIRST, GOODPUT, GRID, GRID_BOLD, LOST, MARK, ONCE, PHANTOM, WINDOW, bold,
-    ensure_fonts, font, stroke, thin_stroke, variant,
+    ensure_fonts, font, shade, stroke, thin_stroke, variant,
 };
 
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use retrystorm_core::metrics::ATTEMPT_SERIES;
 use retrystorm_core::summary::{RunReport, VariantResult};
 
 use crate::{ReportError, fmt};
@@ -221,6 +222,9 @@ pub struct LoadOptions {
     /// Windows to shade, per variant in report order (see [`crate::model_windows`]). A variant
     /// without an entry here gets its summary's trigger window (`trigger_from_ms`..`trigger_to_ms`).
     pub windows: Vec<Vec<Shade>>,
+    /// In the panels (not `overlay`), retries split by attempt number, one shade of the
+    /// variant's colour each (the series' `attempts`; a variant without them is drawn as usual).
+    pub by_attempt: bool,
 }
 
 /// One variant's data, cut to the chart's time range and merged to its columns.
@@ -231,6 +235,9 @@ struct LoadPanel<'a> {
     first: Vec<u64>,
     total: Vec<u64>,
     goodput: Vec<u64>,
+    /// With `by_attempt`: the arrivals of attempts 1..=k stacked, for each k from 2 up (the
+    /// last is `total`); empty otherwise.
+    layers: Vec<Vec<u64>>,
     windows: Vec<Shade>,
     recovered_at: Option<f64>,
     /// Arrivals after the end of the axis.
@@ -260,6 +267,27 @@ fn arrivals(v: &VariantResult) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
     let total = (0..len).map(|i| first[i] + at(&s.retries, i)).collect();
     let goodput = (0..len).map(|i| at(&s.succeeded, i)).collect();
     (first, total, goodput)
+}
+
+/// Arrivals of attempts 1..=k per bucket for each k from 2 up, from the series' `attempts`
+/// (padded or cut to `len` buckets); empty when the series has none, or no retries.
+fn stacked_attempts(v: &VariantResult, len: usize) -> Vec<Vec<u64>> {
+    let a = &v.series.attempts;
+    if a.len() < 2 {
+        return Vec::new();
+    }
+    let mut acc: Vec<u64> = (0..len)
+        .map(|i| u64::from(a[0].get(i).copied().unwrap_or(0)))
+        .collect();
+    a[1..]
+        .iter()
+        .map(|layer| {
+            for (i, x) in acc.iter_mut().enumerate() {
+                *x += u64::from(layer.get(i).copied().unwrap_or(0));
+            }
+            acc.clone()
+        })
+        .collect()
 }
 
 /// The time (ms) by which `q` of `values` (per bucket of `bucket` ms) have arrived.
@@ -372,6 +400,11 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
             let (first, total, goodput) = &raw[i];
             let cut = total.iter().skip(keep).sum();
             let take = |x: &Vec<u64>| merge(&x[..keep.min(x.len())], factor);
+            let layers = if opt.by_attempt && !opt.overlay {
+                stacked_attempts(v, total.len()).iter().map(take).collect()
+            } else {
+                Vec::new()
+            };
             LoadPanel {
                 index: i,
                 v,
@@ -379,6 +412,7 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
                 first: take(first),
                 total: take(total),
                 goodput: take(goodput),
+                layers,
                 windows: windows[i].clone(),
                 recovered_at: recovered_at(&v.summary),
                 cut,
@@ -431,6 +465,31 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
     if opt.overlay {
         for p in &panels {
             entries.push((Swatch::Line(variant(p.index)), p.v.name.clone()));
+        }
+    } else if let Some(k) = panels
+        .iter()
+        .map(|p| p.layers.len())
+        .max()
+        .filter(|&k| k > 0)
+    {
+        entries.push((Swatch::Box(FIRST), "first attempts".into()));
+        for j in 0..k {
+            let label = match j {
+                0 => "first retry (attempt 2)".to_string(),
+                _ if j + 1 == ATTEMPT_SERIES - 1 => {
+                    format!("attempt {} and later", j + 2)
+                }
+                _ => format!("attempt {}", j + 2),
+            };
+            entries.push((
+                Swatch::Stripes(
+                    panels
+                        .iter()
+                        .map(|p| shade(variant(p.index), j, ATTEMPT_SERIES - 1))
+                        .collect(),
+                ),
+                label,
+            ));
         }
     } else {
         entries.push((Swatch::Box(FIRST), "first attempts".into()));
@@ -509,6 +568,23 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
                     fmt::int(p.v.summary.peak_retries),
                 );
                 let s = &p.v.summary;
+                // By attempt: the worst window each retry wave reaches.
+                if !p.layers.is_empty() {
+                    let waves: Vec<String> = s
+                        .attempt_peaks
+                        .iter()
+                        .skip(1)
+                        .take(ATTEMPT_SERIES - 1)
+                        .map(|a| fmt::int(a.peak_window))
+                        .collect();
+                    if !waves.is_empty() {
+                        title.push_str(&format!(
+                            "; retry waves peak {} per {} window",
+                            waves.join(", "),
+                            fmt::duration(s.peak_window_ms)
+                        ));
+                    }
+                }
                 match (s.recovered, s.recovery_ms) {
                     (Some(true), Some(ms)) => title.push_str(&format!(
                         "; recovered {} after the trigger",
@@ -710,8 +786,20 @@ where
                 .map_err(chart_err(CHART))?;
         } else {
             // Each area with its outline, so that a spike one bucket wide (narrower than a
-            // pixel on a long axis) still shows.
-            for (values, c) in [(&p.total, color), (&p.first, FIRST)] {
+            // pixel on a long axis) still shows. By attempt: the stacks from the top down, each
+            // attempt's shade above the ones before it.
+            let mut areas: Vec<(&Vec<u64>, RGBColor)> = p
+                .layers
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(j, l)| (l, shade(color, j, ATTEMPT_SERIES - 1)))
+                .collect();
+            if areas.is_empty() {
+                areas.push((&p.total, color));
+            }
+            areas.push((&p.first, FIRST));
+            for (values, c) in areas {
                 let outline = step_polygon(values, width, y_lo);
                 chart
                     .draw_series(std::iter::once(Polygon::new(outline.clone(), c.filled())))

@@ -129,7 +129,7 @@ pub fn sweep_rows(
             c.push(r.variant.clone());
             c.push(r.n.to_string());
             for (_, m) in &metrics {
-                c.push(match r.estimates.get(m) {
+                c.push(match stats::estimate(&r.estimates, m) {
                     Some(e) => pm(e.mean, Some(e.half_width)),
                     None => "-".into(),
                 });
@@ -204,7 +204,7 @@ pub fn sweep_chart(
     };
     let mut lines: Vec<Line> = Vec::new();
     for r in rows {
-        let Some(e) = r.estimates.get(metric) else {
+        let Some(e) = stats::estimate(&r.estimates, metric) else {
             continue;
         };
         let mut label = r.variant.clone();

@@ -55,7 +55,14 @@ fn common_bucket_ms(report: &RunReport) -> Option<f64> {
 /// baseline   10,000    24,100    2.41x         812           700      9,800     200    12.3     851
 /// ```
 pub fn comparison_table(report: &RunReport) -> String {
-    let (cols, outcomes) = comparison_columns(report);
+    comparison_table_with(report, &[])
+}
+
+/// [`comparison_table`] with a column for each metric of `extra` (a dotted summary metric name,
+/// `--metric`), last, headed by its name: an integer grouped, another number as
+/// [`fmt::num`], `-` where the run did not produce it.
+pub fn comparison_table_with(report: &RunReport, extra: &[String]) -> String {
+    let (cols, outcomes) = comparison_columns(report, extra);
     let rows: Vec<&VariantResult> = report.variants.iter().collect();
     let any = |f: fn(&Summary) -> u64| rows.iter().any(|v| f(&v.summary) != 0);
     let (headers, cells) = grid(&cols, rows.len());
@@ -72,7 +79,12 @@ pub fn comparison_table(report: &RunReport) -> String {
 /// [`comparison_table`], numbers right-aligned (`---:`), `|` in names escaped; then the same notes
 /// as a paragraph.
 pub fn comparison_markdown(report: &RunReport) -> String {
-    let (cols, _) = comparison_columns(report);
+    comparison_markdown_with(report, &[])
+}
+
+/// [`comparison_markdown`] with the `extra` metric columns of [`comparison_table_with`].
+pub fn comparison_markdown_with(report: &RunReport, extra: &[String]) -> String {
+    let (cols, _) = comparison_columns(report, extra);
     let (headers, rows) = grid(&cols, report.variants.len());
     let right: Vec<bool> = cols.iter().map(|c| c.align == Align::Right).collect();
     let mut out = format!(
@@ -102,7 +114,7 @@ fn grid(cols: &[Column], n: usize) -> (Vec<String>, Vec<Vec<String>>) {
 }
 
 /// The columns of the comparison table, and whether the outcome columns are among them.
-fn comparison_columns(report: &RunReport) -> (Vec<Column>, bool) {
+fn comparison_columns(report: &RunReport, extra: &[String]) -> (Vec<Column>, bool) {
     let rows: Vec<&VariantResult> = report.variants.iter().collect();
     let any = |f: fn(&Summary) -> u64| rows.iter().any(|v| f(&v.summary) != 0);
 
@@ -160,8 +172,20 @@ fn comparison_columns(report: &RunReport) -> (Vec<Column>, bool) {
             fmt::int(s.false_failures)
         }));
     }
+    for m in extra {
+        cols.push(Column::num(m.as_str(), &rows, |s| metric_cell(s, m)));
+    }
 
     (cols, outcomes)
+}
+
+/// One metric of a summary as a table cell: integers grouped, `-` when absent.
+pub(crate) fn metric_cell(s: &Summary, name: &str) -> String {
+    match retrystorm_core::expect::metric(s, name) {
+        Ok(v) if v.fract() == 0.0 && v >= 0.0 && v < 2f64.powi(63) => fmt::int(v as u64),
+        Ok(v) => fmt::num(v),
+        Err(_) => "-".to_string(),
+    }
 }
 
 /// Notes for variants that did not settle.
@@ -221,6 +245,10 @@ const SHOWN: &[&str] = &[
     "peak_arrivals",
     "peak_retries",
     "bucket_ms",
+    "peak_arrivals_window",
+    "peak_retries_window",
+    "peak_window_ms",
+    "attempt_peaks",
     "completion_ms",
     "success_ms",
     "last_arrival_ms",
@@ -324,6 +352,34 @@ pub fn variant_view(v: &VariantResult) -> String {
             ),
         ),
         (
+            "peak window".into(),
+            format!(
+                "{} in any {} window (peak retries {})",
+                fmt::int(s.peak_arrivals_window),
+                fmt::duration(s.peak_window_ms),
+                fmt::int(s.peak_retries_window)
+            ),
+        ),
+    ];
+    // Per attempt number: arrivals, the peak per bucket and per window.
+    if !s.attempt_peaks.is_empty() {
+        let parts: Vec<String> = s
+            .attempt_peaks
+            .iter()
+            .map(|a| {
+                format!(
+                    "#{} {} (peak {}, window {})",
+                    a.attempt,
+                    fmt::int(a.arrivals),
+                    fmt::int(a.peak),
+                    fmt::int(a.peak_window)
+                )
+            })
+            .collect();
+        rows.push(("by attempt".into(), parts.join(", ")));
+    }
+    rows.extend([
+        (
             "last arrival".into(),
             format!("{} ms", fmt::ms(s.last_arrival_ms)),
         ),
@@ -381,7 +437,7 @@ pub fn variant_view(v: &VariantResult) -> String {
                 fmt::ms(s.mean_busy)
             ),
         ),
-    ];
+    ]);
     // The request path, one line per hop and per tier (a path of one tier has neither).
     if let Some(l) = &s.layered {
         for h in &l.layers {

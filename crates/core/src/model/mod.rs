@@ -43,6 +43,10 @@ pub struct Model {
     pub horizon: Duration,
     /// Width of a time-series bucket (arrivals per bucket, the "peak per 10 ms").
     pub bucket: Duration,
+    /// Width of the sliding window of `peak_arrivals_window`, `peak_retries_window` and each
+    /// `attempt_peaks[].peak_window`: the most arrivals in any half-open `[t, t + w)`, exact over
+    /// event times. None = the bucket width.
+    pub peak_window: Option<Duration>,
     /// Stop after this many events (a guard against runs that cannot end).
     pub max_events: u64,
     pub workload: Workload,
@@ -79,6 +83,7 @@ impl Default for Model {
             seed: 1,
             horizon: Duration::from_secs(3600),
             bucket: Duration::from_millis(10),
+            peak_window: None,
             max_events: 2_000_000_000,
             workload: Workload::default(),
             retry: Retry::default(),
@@ -845,6 +850,11 @@ fn bytes(n: u64) -> String {
 }
 
 impl Model {
+    /// The width of the sliding peak window: `peak_window`, or the bucket width without it.
+    pub fn peak_window(&self) -> Duration {
+        self.peak_window.unwrap_or(self.bucket)
+    }
+
     /// The trigger window (a spike, an outage, a capacity drop, a slow window), if the model has
     /// one: see
     /// [`crate::policy::recovery`].

@@ -364,6 +364,23 @@ impl Model {
                 ),
             ));
         }
+        if let Some(w) = self.peak_window {
+            if w.0 == 0 {
+                return Err(invalid(
+                    "peak_window",
+                    "must be a positive duration, e.g. \"100ms\" (omit it to use the bucket width)",
+                ));
+            }
+            if w > self.horizon {
+                return Err(invalid(
+                    "peak_window",
+                    format!(
+                        "must be at most the horizon ({}), got {w}: no window of arrivals is longer than the run",
+                        self.horizon
+                    ),
+                ));
+            }
+        }
         if self.max_events == 0 {
             return Err(invalid("max_events", "must be at least 1"));
         }

@@ -182,6 +182,7 @@ fn full_summary() -> Summary {
             shed: 1,
             ..TierSummary::default()
         }],
+        attempt_peaks: vec![crate::summary::AttemptPeak::default()],
         ..Summary::default()
     }) {
         Ok(Value::Table(t)) => t,
@@ -288,6 +289,11 @@ fn is_metric(name: &str) -> bool {
 
 /// Checks a metric name before anything runs, with a did-you-mean (or the list of metrics).
 pub fn check_metric(name: &str) -> Result<(), String> {
+    if let Some((0, field)) = crate::summary::attempt_metric(name) {
+        return Err(format!(
+            "unknown metric `{name}`: attempts are numbered from 1 (the first try); did you mean `attempt_peaks.1.{field}`?"
+        ));
+    }
     if is_metric(name) {
         return Ok(());
     }
@@ -319,6 +325,24 @@ pub enum MetricError {
 
 /// Reads one metric by its dotted name.
 pub fn metric(s: &Summary, name: &str) -> Result<f64, MetricError> {
+    // Per attempt number (from 1); an attempt that never reached the server reads 0.
+    if let Some((n, field)) = crate::summary::attempt_metric(name)
+        && n > 0
+        && is_metric(name)
+    {
+        let a = usize::try_from(n - 1)
+            .ok()
+            .and_then(|i| s.attempt_peaks.get(i));
+        let get: fn(&crate::summary::AttemptPeak) -> u64 = match field {
+            "attempt" => |a| a.attempt,
+            "arrivals" => |a| a.arrivals,
+            "peak" => |a| a.peak,
+            "peak_window" => |a| a.peak_window,
+            _ => return Err(MetricError::Unknown(name.to_string())),
+        };
+        let absent = crate::summary::absent_attempt_value(name).unwrap_or(0.0);
+        return Ok(a.map_or(absent, |a| get(a) as f64));
+    }
     let v = Value::try_from(s).map_err(|_| MetricError::Unknown(name.to_string()))?;
     let mut cur = &v;
     for (depth, seg) in name.split('.').enumerate() {
@@ -909,5 +933,56 @@ mod tests {
         assert!(check_metric("layered.nope").is_err());
         assert!(check_metric("layered").is_err());
         assert!(Expectation::parse("p99 < 2s").is_err());
+    }
+
+    fn with_attempts(rows: &[(u64, u64, u64)]) -> Summary {
+        Summary {
+            attempt_peaks: rows
+                .iter()
+                .enumerate()
+                .map(
+                    |(i, &(arrivals, peak, peak_window))| crate::summary::AttemptPeak {
+                        attempt: i as u64 + 1,
+                        arrivals,
+                        peak,
+                        peak_window,
+                    },
+                )
+                .collect(),
+            ..Summary::default()
+        }
+    }
+
+    /// Per-attempt metrics are named by attempt number (from 1); one past the last reads 0.
+    #[test]
+    fn attempt_metrics_by_number_and_zero_past_the_last() {
+        let s = with_attempts(&[(500, 500, 500), (500, 112, 119)]);
+        assert_eq!(metric(&s, "attempt_peaks.1.arrivals"), Ok(500.0));
+        assert_eq!(metric(&s, "attempt_peaks.2.peak"), Ok(112.0));
+        assert_eq!(metric(&s, "attempt_peaks.2.peak_window"), Ok(119.0));
+        assert_eq!(metric(&s, "attempt_peaks.3.peak_window"), Ok(0.0));
+        assert_eq!(metric(&s, "attempt_peaks.70000.arrivals"), Ok(0.0));
+        let m = metrics(&s);
+        assert_eq!(m.get("attempt_peaks.2.peak_window"), Some(&119.0));
+        assert!(!m.contains_key("attempt_peaks.0.peak_window"));
+        for ok in [
+            "attempt_peaks.2.peak_window",
+            "attempt_peaks.9.peak",
+            "attempt_peaks.1.arrivals",
+            "peak_arrivals_window",
+            "peak_retries_window",
+        ] {
+            assert!(check_metric(ok).is_ok(), "{ok}");
+        }
+        let e = check_metric("attempt_peaks.0.peak").unwrap_err();
+        assert!(e.contains("numbered from 1"), "{e}");
+        assert!(e.contains("`attempt_peaks.1.peak`"), "{e}");
+        assert!(check_metric("attempt_peaks.2.peek").is_err());
+        assert!(check_metric("attempt_peaks.2").is_err());
+        assert!(metric(&s, "attempt_peaks.2.peek").is_err());
+        let e = Expectation::parse("attempt_peaks.2.peak_window <= 120").unwrap();
+        assert_eq!(e.holds(&s), Ok(true));
+        let e = Expectation::parse("attempt_peaks.4.peak_window == 0").unwrap();
+        assert_eq!(e.holds(&s), Ok(true));
     }
 }

@@ -156,8 +156,22 @@ pub fn aggregate(runs: &[&Summary]) -> Aggregate {
     let flat: Vec<BTreeMap<String, f64>> =
         runs.iter().map(|s| crate::summary::metrics(s)).collect();
     let mut estimates = BTreeMap::new();
-    for name in flat[0].keys() {
-        let xs: Vec<f64> = flat.iter().filter_map(|m| m.get(name).copied()).collect();
+    // Per-attempt metrics of an attempt some replication never reached read 0 there, so the
+    // names are those of the replication that reached the furthest attempt.
+    let longest = (0..runs.len())
+        .max_by_key(|&i| (runs[i].attempt_peaks.len(), usize::MAX - i))
+        .unwrap_or(0);
+    let names = flat[0].keys().chain(
+        flat[longest]
+            .keys()
+            .filter(|k| crate::summary::attempt_metric(k).is_some()),
+    );
+    for name in names {
+        let zero = crate::summary::absent_attempt_value(name);
+        let xs: Vec<f64> = flat
+            .iter()
+            .filter_map(|m| m.get(name).copied().or(zero))
+            .collect();
         if xs.len() == runs.len() {
             estimates.insert(name.clone(), Estimate::of(&xs));
         }
@@ -170,7 +184,9 @@ pub fn aggregate(runs: &[&Summary]) -> Aggregate {
             shares.insert(name.to_string(), Share::of(yes, xs.len() as u32));
         }
     }
-    let mut value = toml::Value::try_from(runs[0]).expect("a summary serializes to TOML");
+    let mut first = runs[0].clone();
+    first.attempt_peaks = runs[longest].attempt_peaks.clone();
+    let mut value = toml::Value::try_from(&first).expect("a summary serializes to TOML");
     replace_means(&mut value, "", &estimates);
     let summary = value.try_into().unwrap_or_else(|_| runs[0].clone());
     Aggregate {
@@ -180,14 +196,34 @@ pub fn aggregate(runs: &[&Summary]) -> Aggregate {
     }
 }
 
+/// The estimate of `name`, where a per-attempt metric (`attempt_peaks.N.FIELD`, `N` >= 1) of an
+/// attempt no replication reached reads 0 (with no spread).
+pub fn estimate(est: &BTreeMap<String, Estimate>, name: &str) -> Option<Estimate> {
+    if let Some(e) = est.get(name) {
+        return Some(*e);
+    }
+    let value = crate::summary::absent_attempt_value(name)?;
+    let reps = est.get("intents").map_or(0, |e| e.n);
+    crate::expect::check_metric(name)
+        .is_ok()
+        .then_some(Estimate {
+            mean: value,
+            half_width: if reps < 2 { f64::NAN } else { 0.0 },
+            n: reps,
+        })
+}
+
 fn replace_means(v: &mut toml::Value, prefix: &str, est: &BTreeMap<String, Estimate>) {
     let children: Vec<(String, &mut toml::Value)> = match v {
         toml::Value::Table(t) => t.iter_mut().map(|(k, x)| (k.clone(), x)).collect(),
-        toml::Value::Array(a) => a
-            .iter_mut()
-            .enumerate()
-            .map(|(i, x)| (i.to_string(), x))
-            .collect(),
+        // Named as `crate::summary::metrics` names them: `attempt_peaks` from 1.
+        toml::Value::Array(a) => {
+            let from = usize::from(prefix == crate::summary::ATTEMPT_PEAKS);
+            a.iter_mut()
+                .enumerate()
+                .map(|(i, x)| ((i + from).to_string(), x))
+                .collect()
+        }
         _ => return,
     };
     for (k, x) in children {
@@ -218,6 +254,45 @@ fn replace_means(v: &mut toml::Value, prefix: &str, est: &BTreeMap<String, Estim
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A replication that never reached attempt 3 counts 0 there, whichever replication is
+    /// first; the mean summary keeps the furthest attempt's entries, numbered from 1.
+    #[test]
+    fn attempts_missing_in_some_replications_read_zero() {
+        use crate::summary::{AttemptPeak, Summary};
+        let s = |rows: &[u64]| Summary {
+            intents: 1,
+            attempt_peaks: rows
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| AttemptPeak {
+                    attempt: i as u64 + 1,
+                    arrivals: w,
+                    peak: w,
+                    peak_window: w,
+                })
+                .collect(),
+            ..Summary::default()
+        };
+        let (short, long) = (s(&[10, 4]), s(&[10, 6, 2]));
+        for runs in [[&short, &long], [&long, &short]] {
+            let a = aggregate(&runs);
+            assert_eq!(a.estimates["attempt_peaks.2.peak_window"].mean, 5.0);
+            assert_eq!(a.estimates["attempt_peaks.3.peak_window"].mean, 1.0);
+            let want: Vec<(u64, u64)> = vec![(1, 10), (2, 5), (3, 1)];
+            let got: Vec<(u64, u64)> = a
+                .summary
+                .attempt_peaks
+                .iter()
+                .map(|p| (p.attempt, p.peak_window))
+                .collect();
+            assert_eq!(got, want);
+            let past = estimate(&a.estimates, "attempt_peaks.4.peak").unwrap();
+            assert_eq!((past.mean, past.half_width, past.n), (0.0, 0.0, 2));
+            assert!(estimate(&a.estimates, "attempt_peaks.0.peak").is_none());
+            assert!(estimate(&a.estimates, "nope").is_none());
+        }
+    }
 
     #[test]
     fn mean_sd_ci() {

@@ -54,6 +54,21 @@ pub struct Summary {
     /// Most retry arrivals in one bucket.
     pub peak_retries: u64,
     pub bucket_ms: f64,
+    /// Most server arrivals (first attempts and retries) in any half-open window
+    /// `[t, t + peak_window)`, exact over the arrival times (not over buckets).
+    #[serde(default)]
+    pub peak_arrivals_window: u64,
+    /// Most retry arrivals in any such window.
+    #[serde(default)]
+    pub peak_retries_window: u64,
+    /// The window's width (the model's `peak_window`, by default the bucket width).
+    #[serde(default)]
+    pub peak_window_ms: f64,
+    /// Per attempt number at the server, 1 (first tries) to the highest that arrived, one entry
+    /// each (zeros for a number none of whose attempts arrived). As metrics they are named by
+    /// attempt number, `attempt_peaks.2.peak_window`; a number past the last reads 0.
+    #[serde(default)]
+    pub attempt_peaks: Vec<AttemptPeak>,
     /// From an intent's first send to its final outcome (settled intents only).
     pub completion_ms: Percentiles,
     /// As `completion_ms`, for the intents that succeeded only.
@@ -191,6 +206,19 @@ pub struct Summary {
     pub recovery_ms: Option<f64>,
 }
 
+/// The server's load from one attempt number.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AttemptPeak {
+    /// 1 = the first try, 2 = the first retry, ...
+    pub attempt: u64,
+    /// Arrivals at the server of this attempt number (they add up to `arrivals`).
+    pub arrivals: u64,
+    /// Most of them in one bucket of the model's bucket width.
+    pub peak: u64,
+    /// Most of them in any half-open window of the model's `peak_window`.
+    pub peak_window: u64,
+}
+
 /// What a layered request path did, layer by layer (top first).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Layered {
@@ -296,6 +324,12 @@ pub struct Series {
     /// series above).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tiers: Vec<TierSeries>,
+    /// Server arrivals per bucket by attempt number: `attempts[k]` for attempt `k + 1`, the last
+    /// (attempt [`crate::metrics::ATTEMPT_SERIES`]) holding that attempt and every later one;
+    /// as long as `first` or empty. For the `--by-attempt` load chart; not written to JSON (the
+    /// JSON `series` stays as it was), empty in a report read back from JSON.
+    #[serde(default, skip_serializing)]
+    pub attempts: Vec<Vec<u32>>,
 }
 
 /// One tier's arrivals and levels per bucket (same buckets as the [`Series`] it belongs to).
@@ -384,6 +418,29 @@ impl ReplicatedReport {
     }
 }
 
+/// The summary field whose entries are named by attempt number (from 1), not by position.
+pub const ATTEMPT_PEAKS: &str = "attempt_peaks";
+
+/// `attempt_peaks.N.FIELD` as `(N, FIELD)` when `N` is a number (any, 0 included).
+pub fn attempt_metric(name: &str) -> Option<(u64, &str)> {
+    let rest = name.strip_prefix(ATTEMPT_PEAKS)?.strip_prefix('.')?;
+    let (n, field) = rest.split_once('.')?;
+    if n.is_empty() || !n.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    Some((n.parse().unwrap_or(u64::MAX), field))
+}
+
+/// What a per-attempt metric reads for an attempt number that never reached the server: 0, and
+/// its own number for `attempt`. None for other names (and for attempt 0, which is no attempt).
+pub fn absent_attempt_value(name: &str) -> Option<f64> {
+    match attempt_metric(name)? {
+        (0, _) => None,
+        (n, "attempt") => Some(n as f64),
+        _ => Some(0.0),
+    }
+}
+
 /// Every numeric metric of a summary by its dotted name (absent optional fields are absent).
 pub fn metrics(s: &Summary) -> std::collections::BTreeMap<String, f64> {
     let mut out = Vec::with_capacity(128);
@@ -410,11 +467,13 @@ fn flatten(v: &toml::Value, name: &mut String, out: &mut Vec<(String, f64)>) {
                 name.truncate(len);
             }
         }
-        // Arrays (e.g. `layered.layers`) are indexed: `layered.layers.0.sent`.
+        // Arrays (e.g. `layered.layers`) are indexed: `layered.layers.0.sent`; `attempt_peaks`
+        // by attempt number, from 1: `attempt_peaks.2.peak_window`.
         toml::Value::Array(a) => {
+            let from = usize::from(name.as_str() == ATTEMPT_PEAKS);
             for (i, x) in a.iter().enumerate() {
                 use std::fmt::Write;
-                let _ = write!(name, ".{i}");
+                let _ = write!(name, ".{}", i + from);
                 flatten(x, name, out);
                 name.truncate(len);
             }

@@ -3,9 +3,10 @@
 //! Nothing is stored per event: memory grows with the number of buckets (horizon / bucket) and
 //! the histogram's fixed size, not with the number of events.
 
-use crate::summary::{Percentiles, Series};
+use crate::summary::{AttemptPeak, Percentiles, Series};
 use crate::time::{Duration, Time};
 use hdrhistogram::Histogram;
+use std::collections::VecDeque;
 
 /// Most buckets a series keeps; past it, neighbours merge and the stored width doubles.
 pub const MAX_STORED_BUCKETS: usize = 16_384;
@@ -25,6 +26,63 @@ pub struct Buckets {
     queue_area: Vec<f64>,
     busy_area: Vec<f64>,
     peaks: Peaks,
+    /// Sliding-window and per-attempt peaks, and arrivals per bucket by attempt: kept for the
+    /// tier whose load the summary reports (the bottom), off elsewhere.
+    windows: Option<Box<Windows>>,
+}
+
+/// Arrival series per stored bucket by attempt number are kept for attempts 1 to
+/// `ATTEMPT_SERIES - 1`; later attempts are folded into the last one.
+pub const ATTEMPT_SERIES: usize = 6;
+
+/// What the bottom's load is per attempt number: arrivals, the per-bucket peak at the model's
+/// bucket width and the sliding-window peak.
+#[derive(Clone, Debug, Default)]
+struct AttemptLoad {
+    arrivals: u64,
+    /// The base bucket counted in `in_bucket`.
+    bucket: u64,
+    in_bucket: u64,
+    peak: u64,
+    /// Arrivals of this attempt number in the current window.
+    in_window: u64,
+    peak_window: u64,
+}
+
+/// Arrivals at one time of one attempt number, retries or not: one entry of [`Windows`]'
+/// window.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    t: u64,
+    n: u64,
+    attempt: u16,
+    retry: bool,
+}
+
+/// The most arrivals in any half-open window `[t, t + width)` (all arrivals, retries, each
+/// attempt number), kept online from arrival times that come in order (never decreasing).
+///
+/// The most in any window equals the most in `(t - width, t]` over the arrival times `t` (the
+/// window ending just after each arrival; a window holding no arrival at its last nanosecond can
+/// slide right until it does without losing one). So each arrival evicts the arrivals at or
+/// before `t - width` and counts what is left: O(1) amortised per arrival. One window serves
+/// every count: after the evictions at `t` each count is that of `(t - width, t]`, and a kind's
+/// peak is updated only where one of its own arrives. Arrivals at one time of one kind share an
+/// entry, so memory is bounded by the peak (and by the distinct times in a window).
+#[derive(Clone, Debug, Default)]
+struct Windows {
+    width: u64,
+    recent: VecDeque<Slot>,
+    in_window: u64,
+    retries_in_window: u64,
+    peak: u64,
+    peak_retries: u64,
+    /// Index `a`: attempt number `a + 1`; grown to the highest attempt seen.
+    attempts: Vec<AttemptLoad>,
+    /// Arrivals per stored bucket, index `a` for attempt `a + 1` (the last: that and later);
+    /// not kept when `by_attempt` is off (a summary-only run has no series).
+    series: Vec<Vec<u32>>,
+    by_attempt: bool,
 }
 
 /// Streaming per-bucket peaks at the base width.
@@ -43,6 +101,19 @@ impl Buckets {
             base: width.0.max(1),
             width: width.0.max(1),
             ..Default::default()
+        }
+    }
+
+    /// Also keeps the sliding-window peaks of width `window` and the per-attempt loads (see
+    /// [`Buckets::attempt_peaks`]).
+    pub fn with_windows(width: Duration, window: Duration) -> Self {
+        Buckets {
+            windows: Some(Box::new(Windows {
+                width: window.0.max(1),
+                by_attempt: true,
+                ..Default::default()
+            })),
+            ..Buckets::new(width)
         }
     }
 
@@ -74,6 +145,11 @@ impl Buckets {
         halve(&mut self.succeeded);
         halve(&mut self.queue_area);
         halve(&mut self.busy_area);
+        if let Some(w) = &mut self.windows {
+            for v in &mut w.series {
+                halve(v);
+            }
+        }
         self.width = self.width.saturating_mul(2);
     }
 
@@ -85,9 +161,10 @@ impl Buckets {
         v[i] = v[i].saturating_add(1);
     }
 
-    /// An arrival at the server at `t` (calls come in time order).
+    /// An arrival at the server at `t` (calls come in time order); `attempt` counts from 0
+    /// (the first try).
     #[inline]
-    pub fn arrival(&mut self, t: Time, retry: bool) {
+    pub fn arrival(&mut self, t: Time, retry: bool, attempt: u16) {
         let p = &mut self.peaks;
         let b = t.0 / self.base;
         if b != p.bucket {
@@ -114,6 +191,53 @@ impl Buckets {
             },
             i,
         );
+        if let Some(w) = &mut self.windows {
+            w.arrival(t, retry, attempt, b, i);
+        }
+    }
+
+    /// Room for attempt numbers up to `n` without growing, and whether to keep arrivals per
+    /// bucket by attempt for the series (off for a summary-only run).
+    pub fn prepare_windows(&mut self, n: usize, by_attempt: bool) {
+        if let Some(w) = &mut self.windows {
+            w.attempts.reserve(n);
+            w.by_attempt = by_attempt;
+            if by_attempt {
+                w.series.reserve(ATTEMPT_SERIES);
+            }
+        }
+    }
+
+    /// `(peak arrivals, peak retries)` in any sliding window of the `with_windows` width (0, 0
+    /// when not kept).
+    pub fn window_peaks(&self) -> (u64, u64) {
+        self.windows
+            .as_ref()
+            .map_or((0, 0), |w| (w.peak, w.peak_retries))
+    }
+
+    /// One entry per attempt number from 1 to the highest that arrived (empty when not kept).
+    pub fn attempt_peaks(&self) -> Vec<AttemptPeak> {
+        let Some(w) = &self.windows else {
+            return Vec::new();
+        };
+        w.attempts
+            .iter()
+            .enumerate()
+            .map(|(a, l)| AttemptPeak {
+                attempt: a as u64 + 1,
+                arrivals: l.arrivals,
+                peak: l.peak,
+                peak_window: l.peak_window,
+            })
+            .collect()
+    }
+
+    /// The sliding window's width (the bucket width when windows are not kept).
+    pub fn window_width(&self) -> Duration {
+        self.windows
+            .as_ref()
+            .map_or(Duration(self.base), |w| Duration(w.width))
     }
 
     /// `(peak arrivals, peak retries)` in one bucket of the model's width.
@@ -147,6 +271,65 @@ impl Buckets {
             }
             area[i] += level * (edge - t) as f64;
             t = edge;
+        }
+    }
+}
+
+impl Windows {
+    /// An arrival at `t` of attempt `attempt` (from 0), in base bucket `b` and stored bucket `i`.
+    #[inline]
+    fn arrival(&mut self, t: Time, retry: bool, attempt: u16, b: u64, i: usize) {
+        let t = t.0;
+        let a = usize::from(attempt);
+        if a >= self.attempts.len() {
+            self.attempts.resize_with(a + 1, AttemptLoad::default);
+        }
+        match self.recent.back_mut() {
+            Some(s) if s.t == t && s.attempt == attempt && s.retry == retry => s.n += 1,
+            _ => {
+                // Out of the window `(t - width, t]`: arrivals at `s` with `t - s >= width`
+                // (times never decrease, so `s <= t`).
+                while let Some(s) = self.recent.front() {
+                    if t - s.t < self.width {
+                        break;
+                    }
+                    self.in_window -= s.n;
+                    if s.retry {
+                        self.retries_in_window -= s.n;
+                    }
+                    self.attempts[usize::from(s.attempt)].in_window -= s.n;
+                    self.recent.pop_front();
+                }
+                self.recent.push_back(Slot {
+                    t,
+                    n: 1,
+                    attempt,
+                    retry,
+                });
+            }
+        }
+        self.in_window += 1;
+        self.peak = self.peak.max(self.in_window);
+        if retry {
+            self.retries_in_window += 1;
+            self.peak_retries = self.peak_retries.max(self.retries_in_window);
+        }
+        let l = &mut self.attempts[a];
+        l.arrivals += 1;
+        l.in_window += 1;
+        l.peak_window = l.peak_window.max(l.in_window);
+        if l.bucket != b {
+            l.bucket = b;
+            l.in_bucket = 0;
+        }
+        l.in_bucket += 1;
+        l.peak = l.peak.max(l.in_bucket);
+        if self.by_attempt {
+            let k = a.min(ATTEMPT_SERIES - 1);
+            if self.series.len() <= k {
+                self.series.resize_with(k + 1, Vec::new);
+            }
+            Buckets::bump(&mut self.series[k], i);
         }
     }
 }
@@ -379,6 +562,10 @@ pub fn series(mut b: Buckets, end: Time) -> Series {
     for v in [&mut b.first, &mut b.retries, &mut b.succeeded] {
         v.resize(n, 0);
     }
+    let mut attempts = b.windows.take().map(|w| w.series).unwrap_or_default();
+    for v in &mut attempts {
+        v.resize(n, 0);
+    }
     b.queue_area.resize(n, 0.0);
     b.busy_area.resize(n, 0.0);
     let avg = |a: &[f64]| a.iter().map(|x| (x / width as f64) as f32).collect();
@@ -390,6 +577,7 @@ pub fn series(mut b: Buckets, end: Time) -> Series {
         retries: b.retries,
         succeeded: b.succeeded,
         tiers: Vec::new(),
+        attempts,
     }
 }
 
@@ -417,11 +605,11 @@ mod tests {
         let n = 4 * MAX_STORED_BUCKETS as u64;
         for i in 0..n {
             for k in 0..100 {
-                b.arrival(Time(i * 10 + k % 10), false);
+                b.arrival(Time(i * 10 + k % 10), false, 0);
             }
             if i == n / 2 {
                 for _ in 0..7 {
-                    b.arrival(Time(i * 10 + 9), true);
+                    b.arrival(Time(i * 10 + 9), true, 1);
                 }
             }
         }
@@ -431,6 +619,167 @@ mod tests {
         assert_eq!(s.bucket_ms, 40.0 / 1e6);
         assert!(s.first.iter().all(|&x| x == 400));
         assert_eq!(s.retries.iter().map(|&x| u64::from(x)).sum::<u64>(), 7);
+    }
+
+    /// The most of `times` in any half-open window `[s, s + w)`, by brute force over every
+    /// start `s` that can matter (each time, and each time minus `w - 1`).
+    fn brute_window(times: &[u64], w: u64) -> u64 {
+        let starts = times
+            .iter()
+            .flat_map(|&t| [t, t.saturating_sub(w - 1)])
+            .collect::<Vec<_>>();
+        starts
+            .iter()
+            .map(|&s| times.iter().filter(|&&t| t >= s && t - s < w).count() as u64)
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn window_of(times: &[u64], w: u64) -> u64 {
+        let mut b = Buckets::with_windows(Duration(10), Duration(w));
+        for &t in times {
+            b.arrival(Time(t), false, 0);
+        }
+        let (all, retries) = b.window_peaks();
+        assert_eq!(retries, 0);
+        assert_eq!(b.attempt_peaks().first().map_or(0, |a| a.peak_window), all);
+        all
+    }
+
+    #[test]
+    fn window_peak_counts_ties_half_open_edges_and_gaps() {
+        // Ties: three at one time are three in every window holding it.
+        assert_eq!(window_of(&[5, 5, 5], 1), 3);
+        // Half-open: 0 and 10 are not in one window of width 10, 0 and 9 are.
+        assert_eq!(window_of(&[0, 10], 10), 1);
+        assert_eq!(window_of(&[0, 9], 10), 2);
+        // A gap longer than the window empties it; the peak before it stays.
+        assert_eq!(window_of(&[0, 1, 2, 3, 100, 200, 201], 10), 4);
+        // Width 1 ns: only equal times share a window.
+        assert_eq!(window_of(&[7, 7, 8, 9, 9, 9, 10], 1), 3);
+        // Near the clock's end nothing wraps.
+        assert_eq!(window_of(&[u64::MAX - 3, u64::MAX - 1, u64::MAX], 10), 3);
+        assert_eq!(window_of(&[], 10), 0);
+        // Memory is the distinct times of one window: a burst of ties is one entry.
+        let mut b = Buckets::with_windows(Duration(10), Duration(10));
+        for _ in 0..1000 {
+            b.arrival(Time(3), false, 0);
+        }
+        let w = b.windows.as_ref().unwrap();
+        assert_eq!((w.peak, w.recent.len()), (1000, 1));
+    }
+
+    /// Random sorted times with many ties, against the brute-force count, at widths that do and
+    /// do not divide the bucket grid.
+    #[test]
+    fn window_peak_is_the_brute_force_count() {
+        let mut x = 11u64;
+        for case in 0..200 {
+            let n = 1 + case % 60;
+            let range = 1 + (case as u64 * 37) % 500;
+            let mut times: Vec<u64> = (0..n)
+                .map(|_| {
+                    x = crate::rng::mix64(x);
+                    x % range
+                })
+                .collect();
+            times.sort_unstable();
+            for w in [1, 2, 3, 7, 10, 64, 99, 1000] {
+                assert_eq!(
+                    window_of(&times, w),
+                    brute_window(&times, w),
+                    "w = {w}, times = {times:?}"
+                );
+            }
+        }
+    }
+
+    /// Mixed attempt numbers sharing one window: every count is the brute force over its own
+    /// arrivals, for retries and each attempt number.
+    #[test]
+    fn window_peaks_per_kind_are_the_brute_force_counts() {
+        let mut x = 3u64;
+        for case in 0..100u64 {
+            let w = [1, 5, 10, 33, 250][case as usize % 5];
+            let mut arr: Vec<(u64, u16)> = (0..1 + case % 80)
+                .map(|_| {
+                    x = crate::rng::mix64(x);
+                    (x % (1 + case * 7), (x >> 40) as u16 % 4)
+                })
+                .collect();
+            arr.sort_by_key(|a| a.0);
+            let mut b = Buckets::with_windows(Duration(10), Duration(w));
+            for &(t, a) in &arr {
+                b.arrival(Time(t), a > 0, a);
+            }
+            let times = |f: &dyn Fn(u16) -> bool| -> Vec<u64> {
+                arr.iter().filter(|x| f(x.1)).map(|x| x.0).collect()
+            };
+            let (all, retries) = b.window_peaks();
+            assert_eq!(all, brute_window(&times(&|_| true), w), "{arr:?}");
+            assert_eq!(retries, brute_window(&times(&|a| a > 0), w), "{arr:?}");
+            for p in b.attempt_peaks() {
+                let mine = times(&|a| u64::from(a) + 1 == p.attempt);
+                assert_eq!(p.peak_window, brute_window(&mine, w), "{arr:?}");
+                assert_eq!(p.arrivals, mine.len() as u64);
+            }
+        }
+    }
+
+    /// A burst straddling a bucket edge: the buckets split it, the window does not; the
+    /// per-attempt counts add up and each keeps its own peaks.
+    #[test]
+    fn window_and_attempt_peaks_across_a_bucket_edge() {
+        let mut b = Buckets::with_windows(Duration(10), Duration(10));
+        for t in [5, 6, 7, 8, 9, 10, 11, 12, 13] {
+            b.arrival(Time(t), false, 0);
+        }
+        for t in [14, 14, 25] {
+            b.arrival(Time(t), true, 1);
+        }
+        b.arrival(Time(26), true, 3);
+        assert_eq!(b.peaks(), (6, 2));
+        // [5, 15) holds all nine first tries and the two retries at 14.
+        assert_eq!(b.window_peaks(), (11, 2));
+        let a = b.attempt_peaks();
+        let row = |a: &AttemptPeak| (a.attempt, a.arrivals, a.peak, a.peak_window);
+        assert_eq!(
+            a.iter().map(row).collect::<Vec<_>>(),
+            vec![(1, 9, 5, 9), (2, 3, 2, 2), (3, 0, 0, 0), (4, 1, 1, 1)]
+        );
+        assert_eq!(a.iter().map(|a| a.arrivals).sum::<u64>(), 13);
+        let s = series(b, Time(30));
+        assert_eq!(
+            s.attempts,
+            vec![vec![5, 4, 0], vec![0, 2, 1], vec![], vec![0, 0, 1]]
+                .into_iter()
+                .map(|mut v: Vec<u32>| {
+                    v.resize(3, 0);
+                    v
+                })
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn attempt_series_fold_late_attempts_and_merge_with_the_buckets() {
+        let mut b = Buckets::with_windows(Duration(10), Duration(10));
+        for a in 0..10u16 {
+            b.arrival(Time(u64::from(a)), a > 0, a);
+        }
+        // Past the stored buckets: neighbours merge in the attempt series too.
+        b.arrival(Time(10 * MAX_STORED_BUCKETS as u64), true, 1);
+        let s = series(b, Time(10 * MAX_STORED_BUCKETS as u64 + 1));
+        assert_eq!(s.attempts.len(), ATTEMPT_SERIES);
+        assert!(s.attempts.iter().all(|v| v.len() == s.first.len()));
+        assert_eq!(
+            s.attempts[ATTEMPT_SERIES - 1][0],
+            10 - ATTEMPT_SERIES as u32 + 1
+        );
+        assert_eq!(s.attempts[1].iter().sum::<u32>(), 2);
+        let total: u32 = s.attempts.iter().flatten().sum();
+        let arrivals: u32 = s.first.iter().chain(&s.retries).sum();
+        assert_eq!(total, arrivals);
     }
 
     /// `n` pseudo-random times below `range` ns, and the same recorded in a plain histogram.

@@ -11,6 +11,7 @@ mod limits;
 mod netflix_limiters;
 mod overload;
 mod path;
+mod peak_window;
 mod policies_real;
 mod queueing;
 mod request_path;

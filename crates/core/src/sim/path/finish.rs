@@ -68,7 +68,11 @@ impl PathSim<'_> {
             }
             ts.levels = Levels::default();
         }
-        let (peak_arrivals, peak_retries) = self.tiers[self.bottom].buckets.peaks();
+        let bottom_buckets = &self.tiers[self.bottom].buckets;
+        let (peak_arrivals, peak_retries) = bottom_buckets.peaks();
+        let (peak_arrivals_window, peak_retries_window) = bottom_buckets.window_peaks();
+        let peak_window_ms = bottom_buckets.window_width().as_millis_f64();
+        let attempt_peaks = bottom_buckets.attempt_peaks();
         // Recovery is measured on the series, so a summary with a trigger needs it too.
         let mut series = if full || self.model.trigger().is_some() {
             metrics::series(std::mem::take(&mut self.tiers[self.bottom].buckets), end)
@@ -98,6 +102,10 @@ impl PathSim<'_> {
             peak_arrivals,
             peak_retries,
             bucket_ms: self.model.bucket.as_millis_f64(),
+            peak_arrivals_window,
+            peak_retries_window,
+            peak_window_ms,
+            attempt_peaks,
             completion_ms: self.completions.percentiles(),
             success_ms: self.successes.percentiles(),
             last_arrival_ms: b.last_arrival.as_millis_f64(),

@@ -30,7 +30,7 @@ mod workload;
 pub use call::envoy_reset_delay;
 
 use crate::engine::{self, BurstOrder, Engine};
-use crate::metrics::Completions;
+use crate::metrics::{Buckets, Completions};
 use crate::model::{Model, WorkloadKind};
 use crate::policy::breaker::Breaker;
 use crate::policy::budget::{Budget, BudgetKind};
@@ -333,7 +333,7 @@ impl<'m> PathSim<'m> {
                 }
             })
             .collect();
-        let tiers = spec
+        let mut tiers = spec
             .tiers
             .iter()
             .enumerate()
@@ -347,8 +347,10 @@ impl<'m> PathSim<'m> {
                 };
                 TierState::new(&s.server, model.bucket, limiters, shared)
             })
-            .collect();
+            .collect::<Vec<_>>();
         let bottom = spec.bottom();
+        // The summary's window and per-attempt peaks are the bottom's.
+        tiers[bottom].buckets = Buckets::with_windows(model.bucket, model.peak_window());
         let mut sim = PathSim {
             model,
             spec,
@@ -404,8 +406,17 @@ impl<'m> PathSim<'m> {
         self.run_to(name, &mut |_| {}, false)
     }
 
+    /// Sizes the bottom's per-attempt loads for its callers' attempts, and keeps its arrivals
+    /// per bucket by attempt only when the series is built (`full`).
+    fn prepare_windows(&mut self, full: bool) {
+        let attempts = self.spec.hops[self.bottom].retry.max_attempts;
+        let n = usize::try_from(attempts).unwrap_or(usize::MAX).min(1024);
+        self.tiers[self.bottom].buckets.prepare_windows(n, full);
+    }
+
     fn run_to(mut self, name: &str, progress: &mut dyn FnMut(Time), full: bool) -> VariantResult {
         let model = self.model;
+        self.prepare_windows(full);
         let r = engine::drive(&mut self, model, progress);
         self.events = r.events;
         self.finish(name, r.end, r.ended, full)
@@ -420,6 +431,7 @@ impl<'m> PathSim<'m> {
     ) -> (VariantResult, TraceLog) {
         self.trace = Some(Box::new(Tracer::new(opt)));
         let model = self.model;
+        self.prepare_windows(true);
         let r = engine::drive(&mut self, model, progress);
         self.events = r.events;
         let log = self

@@ -255,7 +255,7 @@ impl PathSim<'_> {
         ts.n.retry_arrivals += u64::from(retry);
         ts.n.orphaned += u64::from(orphan);
         ts.n.last_arrival = now;
-        ts.buckets.arrival(now, retry);
+        ts.buckets.arrival(now, retry, req.attempt);
         if s.fail == FailMode::Always {
             ts.n.rejected += 1;
             return self.respond_k::<I>(now, t, req, Outcome::Unavailable, None);

@@ -13,6 +13,12 @@
 //! A failed write (a full disk, the file-size limit) is exit 3 and leaves no temporary file.
 //! [`check`] refuses, before anything runs, outputs that could not be written (a missing folder,
 //! a directory, a folder that cannot be written) and two outputs on one path.
+//!
+//! Every input a command reads goes through [`open_input`] (or is named up front with
+//! [`check`]), which remembers it by identity ((device, inode) on Unix): an output on one of them
+//! is refused, up front by [`check`] and [`refuse_inputs`], and again by [`write`] itself, so no
+//! command can replace what it reads. Only `merge` replaces an input on purpose
+//! ([`Out::in_place`]), after reading everything.
 
 use crate::CliError;
 use std::fs::{File, OpenOptions};
@@ -24,11 +30,25 @@ use std::path::{Path, PathBuf};
 pub struct Out<'a> {
     pub flag: &'static str,
     pub path: &'a Path,
+    /// May replace one of the command's inputs (`merge -o` onto the runs so far).
+    pub in_place: bool,
 }
 
 impl<'a> Out<'a> {
     pub fn new(flag: &'static str, path: &'a Path) -> Self {
-        Out { flag, path }
+        Out {
+            flag,
+            path,
+            in_place: false,
+        }
+    }
+
+    /// An output allowed to replace one of the inputs (read whole before it is written).
+    pub fn in_place(self) -> Self {
+        Out {
+            in_place: true,
+            ..self
+        }
     }
 
     fn name(&self) -> String {
@@ -205,14 +225,9 @@ fn canonical(p: &Path) -> String {
 pub fn check(outs: &[Out], inputs: &[(&str, &Path)]) -> Result<(), CliError> {
     let bad = |o: &Out, m: String| CliError::Input(format!("{}: {m}", o.name()));
     let mut seen: Vec<(String, &Out)> = Vec::new();
-    let inputs: Vec<(&str, String)> = inputs
-        .iter()
-        .filter_map(|(what, p)| {
-            std::fs::canonicalize(p)
-                .ok()
-                .map(|c| (*what, c.display().to_string()))
-        })
-        .collect();
+    for (what, p) in inputs {
+        note_input(what, p);
+    }
     for o in outs {
         let dest = resolve(o.path).map_err(|m| bad(o, m))?;
         match &dest {
@@ -253,15 +268,10 @@ pub fn check(outs: &[Out], inputs: &[(&str, &Path)]) -> Result<(), CliError> {
                     })?;
             }
         }
+        refuse_input(o, &dest)?;
         let Some(id) = identity(&dest) else {
             continue;
         };
-        if let Some((what, _)) = inputs.iter().find(|(_, p)| *p == id) {
-            return Err(bad(
-                o,
-                format!("is {what}, which this command reads; give another path"),
-            ));
-        }
         if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
             let m = if matches!(dest, Dest::Stdout | Dest::Stderr) {
                 format!(
@@ -277,6 +287,102 @@ pub fn check(outs: &[Out], inputs: &[(&str, &Path)]) -> Result<(), CliError> {
             return Err(bad(o, m));
         }
         seen.push((id, o));
+    }
+    Ok(())
+}
+
+/// What identifies a file that exists: its (device, inode) on Unix (so a symbolic link, a hard
+/// link and `./x` are the file itself), else its canonical path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum FileId {
+    #[cfg(unix)]
+    Inode(u64, u64),
+    #[cfg(not(unix))]
+    Path(PathBuf),
+}
+
+#[cfg(unix)]
+fn file_id(meta: &std::fs::Metadata, _: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    Some(FileId::Inode(meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_: &std::fs::Metadata, p: &Path) -> Option<FileId> {
+    std::fs::canonicalize(p).ok().map(FileId::Path)
+}
+
+/// The identity of an existing file (following links), if it exists.
+fn id_of(p: &Path) -> Option<FileId> {
+    std::fs::metadata(p).ok().and_then(|m| file_id(&m, p))
+}
+
+/// One input of this process: what it is ("the trace file"), and the file kept open so that its
+/// identity cannot pass to another file while the process runs.
+struct Input {
+    what: String,
+    id: FileId,
+    _open: Option<File>,
+}
+
+/// Every input this process read or will read: the one place that knows them all.
+static INPUTS: std::sync::Mutex<Vec<Input>> = std::sync::Mutex::new(Vec::new());
+
+fn remember(what: &str, id: FileId, open: Option<File>) {
+    let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
+    if !inputs.iter().any(|i| i.id == id) {
+        inputs.push(Input {
+            what: what.to_string(),
+            id,
+            _open: open,
+        });
+    }
+}
+
+/// Names an input the command will read (`what`: "the --baseline report"), so that no output
+/// replaces it; a path that does not exist (yet) is nothing to protect.
+pub fn note_input(what: &str, path: &Path) {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return;
+    };
+    let Some(id) = file_id(&meta, path) else {
+        return;
+    };
+    // Only a regular file is opened (and kept open): a FIFO with no writer would block.
+    let open = meta.is_file().then(|| File::open(path).ok()).flatten();
+    remember(what, id, open);
+}
+
+/// What the input at `dest` is, if the command reads it.
+fn input_at(dest: &Dest) -> Option<String> {
+    let (Dest::Replace(p) | Dest::Through(p)) = dest else {
+        return None;
+    };
+    let id = id_of(p)?;
+    let inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
+    inputs.iter().find(|i| i.id == id).map(|i| i.what.clone())
+}
+
+fn refuse_input(o: &Out, dest: &Dest) -> Result<(), CliError> {
+    if o.in_place {
+        return Ok(());
+    }
+    match input_at(dest) {
+        Some(what) => Err(CliError::Input(format!(
+            "{}: is {what}, which this command reads; give another path",
+            o.name()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Refuses any output that is one of the inputs read so far (the model's trace file and imported
+/// configurations are known once it is loaded): call it after loading, before running.
+pub fn refuse_inputs(outs: &[Out]) -> Result<(), CliError> {
+    for o in outs {
+        if let Ok(dest) = resolve(o.path) {
+            refuse_input(o, &dest)?;
+        }
     }
     Ok(())
 }
@@ -304,6 +410,7 @@ fn write_error(o: &Out, e: &io::Error) -> CliError {
 /// Writes `contents` to an output (see the module docs for what each kind of path does).
 pub fn write(o: Out, contents: &str) -> Result<(), CliError> {
     let dest = resolve(o.path).map_err(|m| CliError::Input(format!("{}: {m}", o.name())))?;
+    refuse_input(&o, &dest)?;
     match dest {
         Dest::Stdout => to_stdio(&mut io::stdout().lock(), contents.as_bytes()),
         Dest::Stderr => to_stdio(&mut io::stderr().lock(), contents.as_bytes()),
@@ -373,7 +480,14 @@ pub fn open_input(path: &Path, what: &str) -> Result<File, CliError> {
             kind(meta.file_type())
         )));
     }
-    File::open(path).map_err(|e| CliError::Input(format!("{name}: cannot read {what}: {e}")))
+    let f = File::open(path)
+        .map_err(|e| CliError::Input(format!("{name}: cannot read {what}: {e}")))?;
+    if let (Ok(m), Ok(kept)) = (f.metadata(), f.try_clone())
+        && let Some(id) = file_id(&m, path)
+    {
+        remember(what, id, Some(kept));
+    }
+    Ok(f)
 }
 
 /// Reads a text input of at most `limit` bytes that must be a regular file in UTF-8; errors say

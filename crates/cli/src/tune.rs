@@ -74,6 +74,9 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
         outs.push(output::Out::new("--out", p));
     }
     check_outputs(&outs, &a.model)?;
+    if let Some(p) = &a.first_stage_from {
+        output::check(&outs, &[("the --first-stage-from runs file", p.as_path())])?;
+    }
     if a.model.seeds != 1 {
         return Err(CliError::Input(
             "tune adds seeds itself; give the first stage with --first-stage N, not --seeds".into(),
@@ -134,6 +137,7 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
             });
         }
     }
+    output::refuse_inputs(&outs)?;
     let k = cands.len();
     let n0 = a.first_stage as usize;
     let budget = a.budget.unwrap_or(20 * k as u64);

@@ -748,3 +748,42 @@ fn candidates_must_exceed_the_trajectories() {
     assert_eq!(code, 2);
     assert!(err.contains("--candidates"), "{err}");
 }
+
+// Issue 31: tune never replaces its own runs file, and refuses runs that contradict each other.
+
+#[test]
+fn tune_refuses_to_write_over_its_runs_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let flags = [
+        "--vary",
+        "retry.max_attempts=1,2",
+        "--minimize",
+        "amplification",
+        "--first-stage",
+        "3",
+    ];
+    let runs = dir.path().join("runs.jsonl");
+    let runs_s = runs.to_str().unwrap();
+    let mut v = flags.to_vec();
+    v.extend(["--shard", "1/1", "--out", runs_s]);
+    let (code, _, err) = tune(&m, &v);
+    assert_eq!(code, 0, "{err}");
+    let before = std::fs::read(&runs).unwrap();
+    for extra in [
+        ["--shard", "1/2", "--out", runs_s],
+        ["--json", runs_s, "--jobs", "1"],
+        ["--svg", runs_s, "--maximize", "succeeded"],
+    ] {
+        let mut v = flags.to_vec();
+        v.extend(["--first-stage-from", runs_s]);
+        v.extend(extra);
+        let (code, _, err) = tune(&m, &v);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(
+            err.contains("is the --first-stage-from runs file, which this command reads"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&runs).unwrap(), before, "{extra:?}");
+    }
+}

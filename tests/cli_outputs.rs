@@ -993,3 +993,56 @@ fn no_output_replaces_an_input_of_its_command() {
     );
     assert_eq!(std::fs::read(&runs).unwrap(), before);
 }
+
+#[test]
+fn two_inits_racing_for_one_path_write_it_once() {
+    let d = tempfile::tempdir().unwrap();
+    for round in 0..8 {
+        let p = d.path().join(format!("x{round}.toml"));
+        let kids: Vec<std::process::Child> = (0..4)
+            .map(|_| {
+                std::process::Command::new(bin())
+                    .args(["init", "-o"])
+                    .arg(&p)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut ok = 0;
+        for k in kids {
+            let o = k.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            match o.status.code() {
+                Some(0) => ok += 1,
+                Some(2) => assert!(
+                    err.contains("the file exists") || err.contains("another command is writing"),
+                    "{err}"
+                ),
+                c => panic!("{c:?}: {err}"),
+            }
+        }
+        assert_eq!(ok, 1, "round {round}");
+        assert!(
+            std::fs::read_to_string(&p)
+                .unwrap()
+                .contains("name = \"starter\"")
+        );
+    }
+    // A folder is not "the file exists".
+    let (code, _, err) = out(rs().args(["init", "-o"]).arg(d.path()));
+    assert_eq!(code, 2);
+    assert!(err.contains("is a directory; give a file path"), "{err}");
+}
+
+#[test]
+fn a_killed_writers_temporary_file_is_cleaned_on_the_next_run() {
+    let d = tempfile::tempdir().unwrap();
+    let m = small(d.path());
+    std::fs::write(d.path().join(".o.json.k9k9k9.tmp"), "half a report").unwrap();
+    let o = d.path().join("o.json");
+    let (code, _, err) = out(rs().arg("run").arg(&m).arg("--json").arg(&o));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(entries(d.path()), ["o.json", "small.toml"]);
+}

@@ -787,3 +787,52 @@ fn tune_refuses_to_write_over_its_runs_file() {
         assert_eq!(std::fs::read(&runs).unwrap(), before, "{extra:?}");
     }
 }
+
+#[test]
+fn two_shards_given_one_out_do_not_both_write_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let out = dir.path().join("o.jsonl");
+    let flags = |i: &str| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_retrystorm"));
+        c.arg("tune").arg(&m).args([
+            "--vary",
+            "retry.max_attempts=1,2,3",
+            "--minimize",
+            "amplification",
+            "--shard",
+            i,
+            "--out",
+        ]);
+        c.arg(&out);
+        c
+    };
+    // At once: one claims the file, the other is refused (exit 2), never both exit 0.
+    let kids: Vec<_> = ["1/2", "2/2"]
+        .iter()
+        .map(|i| {
+            flags(i)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let codes: Vec<i32> = kids
+        .into_iter()
+        .map(|k| k.wait_with_output().unwrap().status.code().unwrap())
+        .collect();
+    let mut sorted = codes.clone();
+    sorted.sort();
+    assert_eq!(sorted, [0, 2], "{codes:?}");
+    // One after the other: the second does not replace the first's runs.
+    let before = std::fs::read(&out).unwrap();
+    let o = flags("2/2").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--out") && err.contains("the file exists"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+}

@@ -423,6 +423,119 @@ pub fn write(o: Out, contents: &str) -> Result<(), CliError> {
     .map_err(|e| write_error(&o, &e))
 }
 
+/// An output that must be a new file, claimed before the command runs: created exclusively
+/// (`O_EXCL`) and locked, so two commands never both write it; [`Claim::write`] then replaces
+/// the placeholder whole. Dropped unwritten (an error, or nothing to write), the placeholder is
+/// removed. Standard output, a FIFO or a device is written through, as [`write`] does.
+pub struct Claim {
+    flag: &'static str,
+    path: PathBuf,
+    /// The placeholder this process created, locked while it is ours.
+    placeholder: Option<(PathBuf, File)>,
+}
+
+/// Claims `o` as a new file; `hint` says what to do when it exists ("pass --force to overwrite
+/// it, or choose another -o").
+pub fn claim(o: Out, hint: &str) -> Result<Claim, CliError> {
+    let bad = |m: String| CliError::Input(format!("{}: {m}", o.name()));
+    let dest = resolve(o.path).map_err(&bad)?;
+    refuse_input(&o, &dest)?;
+    let placeholder = match dest {
+        Dest::Replace(target) => {
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&target)
+            {
+                Ok(f) => {
+                    lock_exclusive(&f);
+                    Some((target, f))
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    let busy = File::open(&target).is_ok_and(|f| !lock_exclusive(&f));
+                    return Err(bad(if busy {
+                        "another command is writing this file (it holds its lock); wait for it to finish, or give another path".into()
+                    } else {
+                        format!("the file exists; {hint}")
+                    }));
+                }
+                Err(e) => return Err(bad(format!("cannot create the file: {e}"))),
+            }
+        }
+        _ => None,
+    };
+    Ok(Claim {
+        flag: o.flag,
+        path: o.path.to_path_buf(),
+        placeholder,
+    })
+}
+
+impl Claim {
+    /// Writes the claimed output whole (the placeholder is replaced at once).
+    pub fn write(mut self, contents: &str) -> Result<(), CliError> {
+        let o = Out::new(self.flag, &self.path);
+        match self.placeholder.take() {
+            Some((target, _lock)) => replace(&target, |f| f.write_all(contents.as_bytes()))
+                .map_err(|e| {
+                    let _ = std::fs::remove_file(&target);
+                    write_error(&o, &e)
+                }),
+            None => write(o, contents),
+        }
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if let Some((target, _)) = self.placeholder.take() {
+            let _ = std::fs::remove_file(target);
+        }
+    }
+}
+
+/// Takes `f`'s exclusive lock without waiting; false when another process holds it. (Where
+/// locks are not supported, true: the exclusive creation still stands.)
+#[cfg(unix)]
+fn lock_exclusive(f: &File) -> bool {
+    use rustix::fs::{FlockOperation, flock};
+    match flock(f, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => true,
+        Err(e) => e != rustix::io::Errno::WOULDBLOCK,
+    }
+}
+
+#[cfg(not(unix))]
+fn lock_exclusive(_: &File) -> bool {
+    true
+}
+
+/// Removes the temporary files of `target` that an earlier process left (killed while writing):
+/// those whose lock nobody holds; a writer at work holds its temporary file's lock.
+fn clean_leftovers(target: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(folder(target)) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        // `.NAME.` then tempfile's 6 random characters then `.tmp`, nothing else.
+        let random = name
+            .strip_prefix(prefix)
+            .and_then(|r| r.strip_suffix(".tmp"));
+        if !random.is_some_and(|r| r.len() == 6 && r.chars().all(|c| c.is_ascii_alphanumeric())) {
+            continue;
+        }
+        // Only the plain files of the pattern, and only when their lock is free.
+        if e.file_type().is_ok_and(|t| t.is_file())
+            && let Ok(f) = File::open(e.path())
+            && lock_exclusive(&f)
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// Prints human output on stdout; a closed pipe ends it quietly, a failed write is exit 3.
 pub fn print(text: &str) -> Result<(), CliError> {
     to_stdio(&mut io::stdout().lock(), text.as_bytes())
@@ -453,7 +566,10 @@ pub fn replace(target: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) ->
         use std::os::unix::fs::PermissionsExt;
         b.permissions(std::fs::Permissions::from_mode(0o666));
     }
+    clean_leftovers(target, &prefix);
     let mut tmp = b.tempfile_in(folder(target))?;
+    // Held until the rename: the next writer of `target` leaves this file alone.
+    lock_exclusive(tmp.as_file());
     if let Ok(m) = std::fs::metadata(target) {
         tmp.as_file().set_permissions(m.permissions())?;
     }
@@ -655,6 +771,43 @@ mod tests {
         std::os::unix::fs::symlink(&b, &a).unwrap();
         std::os::unix::fs::symlink(&a, &b).unwrap();
         assert!(resolve(&a).unwrap_err().contains("symbolic links"));
+    }
+
+    #[test]
+    fn leftover_temporary_files_are_removed_but_not_a_writers_at_work() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("out.json");
+        // Left by a writer killed with -9; one a writer at work holds; one that is not ours.
+        std::fs::write(d.path().join(".out.json.Ab3xYz.tmp"), "half").unwrap();
+        let busy = d.path().join(".out.json.Busy01.tmp");
+        std::fs::write(&busy, "writing").unwrap();
+        let held = File::open(&busy).unwrap();
+        assert!(lock_exclusive(&held));
+        std::fs::write(d.path().join(".out.json.notes.tmp"), "mine").unwrap();
+        write(Out::new("--json", &p), "{}").unwrap();
+        assert_eq!(
+            entries(d.path()),
+            [".out.json.Busy01.tmp", ".out.json.notes.tmp", "out.json"]
+        );
+        drop(held);
+        write(Out::new("--json", &p), "{}").unwrap();
+        assert_eq!(entries(d.path()), [".out.json.notes.tmp", "out.json"]);
+    }
+
+    #[test]
+    fn a_claimed_output_is_exclusive_and_removed_when_unwritten() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("shard.jsonl");
+        let c = claim(Out::new("--out", &p), "remove it").unwrap();
+        let e = claim(Out::new("--out", &p), "remove it").err().unwrap();
+        assert!(e.to_string().contains("another command is writing"), "{e}");
+        c.write("runs\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "runs\n");
+        let e = claim(Out::new("--out", &p), "remove it").err().unwrap();
+        assert!(e.to_string().ends_with("the file exists; remove it"), "{e}");
+        let q = d.path().join("other.jsonl");
+        drop(claim(Out::new("--out", &q), "remove it").unwrap());
+        assert_eq!(entries(d.path()), ["shard.jsonl"]);
     }
 
     #[test]

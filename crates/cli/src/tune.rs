@@ -669,6 +669,11 @@ fn shard_stage(
         )));
     }
     let mine = shard_slice(&missing, i, n);
+    // Claimed before the runs: two shards given one --out cannot both write it.
+    let claim = output::claim(
+        output::Out::new("--out", out),
+        "a shard's runs go to a new file: remove it (merged already?), or give another --out",
+    )?;
     let grid = &header.grid;
     let variants = grid.variants.len() as u64;
     let bar = progress::bar(mine.len() as u64, "runs");
@@ -700,7 +705,7 @@ fn shard_stage(
     for r in &records {
         t.push_str(&retrystorm_report::sweep::record_line(r));
     }
-    output::write(output::Out::new("--out", out), &t)?;
+    claim.write(&t)?;
     let stored = batch.len() - missing.len();
     let of = match from {
         Some(f) if stored > 0 => format!(

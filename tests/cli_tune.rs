@@ -836,3 +836,41 @@ fn two_shards_given_one_out_do_not_both_write_it() {
     );
     assert_eq!(std::fs::read(&out).unwrap(), before);
 }
+
+#[test]
+fn first_stage_from_refuses_a_run_given_twice_with_different_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let flags = [
+        "--vary",
+        "retry.max_attempts=1,2",
+        "--minimize",
+        "amplification",
+        "--first-stage",
+        "3",
+    ];
+    let runs = dir.path().join("runs.jsonl");
+    let runs_s = runs.to_str().unwrap();
+    let mut v = flags.to_vec();
+    v.extend(["--shard", "1/1", "--out", runs_s]);
+    assert_eq!(tune(&m, &v).0, 0);
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let line = text.lines().nth(1).unwrap().to_string();
+    let mut v = flags.to_vec();
+    v.extend(["--first-stage-from", runs_s, "--json", "-"]);
+    // The same run twice, identical: accepted, as merge accepts it.
+    std::fs::write(&runs, format!("{text}{line}\n")).unwrap();
+    let (code, _, err) = tune(&m, &v);
+    assert_eq!(code, 0, "{err}");
+    // Twice with different results: refused, as merge refuses it.
+    let mut r: serde_json::Value = serde_json::from_str(&line).unwrap();
+    r["summary"]["retries"] = (r["summary"]["retries"].as_u64().unwrap() + 1000).into();
+    std::fs::write(
+        &runs,
+        format!("{text}{}\n", serde_json::to_string(&r).unwrap()),
+    )
+    .unwrap();
+    let (code, _, err) = tune(&m, &v);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("twice with different results"), "{err}");
+}

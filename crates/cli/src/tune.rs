@@ -588,12 +588,29 @@ fn read_runs(
         ));
     }
     let g = &f.header.grid;
+    // A run given twice must be the same run, as `merge` requires: otherwise which one the
+    // search took would decide its result.
+    let mut seen: BTreeMap<u64, &SweepRecord> = BTreeMap::new();
+    for r in &f.records {
+        match seen.get(&r.job) {
+            Some(old) if *old != r => {
+                return Err(CliError::Input(format!(
+                    "--first-stage-from {name}: run {} is in it twice with different results; merge refuses such runs too: rerun or remerge the shards",
+                    r.job
+                )));
+            }
+            Some(_) => {}
+            None => {
+                seen.insert(r.job, r);
+            }
+        }
+    }
     let runs = f
         .records
-        .into_iter()
+        .iter()
         .map(|r| {
             let j = g.job(r.job);
-            ((j.point, j.variant, j.replication), r.summary)
+            ((j.point, j.variant, j.replication), r.summary.clone())
         })
         .collect();
     Ok(Runs { name, runs, search })

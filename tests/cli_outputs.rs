@@ -1046,3 +1046,29 @@ fn a_killed_writers_temporary_file_is_cleaned_on_the_next_run() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(entries(d.path()), ["o.json", "small.toml"]);
 }
+
+#[cfg(unix)]
+#[test]
+fn an_output_fifo_nobody_reads_is_refused_not_waited_on() {
+    let d = tempfile::tempdir().unwrap();
+    let m = small(d.path());
+    let f = d.path().join("f");
+    mkfifo(&f);
+    let t = Instant::now();
+    let (code, _, err) = out(rs().arg("report").arg(&m).arg("-o").arg(&f));
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("no process reads the FIFO"), "{err}");
+    let (code, _, err) = out(rs().args(["init", "--force", "-o"]).arg(&f));
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("no process reads the FIFO"), "{err}");
+    let (code, _, err) = out(rs().args(["init", "-o"]).arg(&f));
+    assert_eq!(code, 3, "{err}");
+    assert!(t.elapsed() < Duration::from_secs(60));
+    assert!(is_fifo(&f));
+    // A socket is refused before anything runs, not after the run.
+    let s = d.path().join("s.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&s).unwrap();
+    let (code, _, err) = out(rs().arg("run").arg(&m).arg("--json").arg(&s));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is a socket"), "{err}");
+}

@@ -232,7 +232,12 @@ pub fn check(outs: &[Out], inputs: &[(&str, &Path)]) -> Result<(), CliError> {
         let dest = resolve(o.path).map_err(|m| bad(o, m))?;
         match &dest {
             Dest::Stdout | Dest::Stderr => {}
-            Dest::Through(p) => writable(p).map_err(|e| bad(o, format!("cannot write: {e}")))?,
+            Dest::Through(p) => {
+                if let Some(why) = unwritable_kind(p) {
+                    return Err(bad(o, why));
+                }
+                writable(p).map_err(|e| bad(o, format!("cannot write: {e}")))?
+            }
             Dest::Replace(target) => {
                 let dir = folder(target);
                 match std::fs::metadata(dir) {
@@ -387,6 +392,22 @@ pub fn refuse_inputs(outs: &[Out]) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Why a special file cannot take an output: a socket is opened by connecting, not by name.
+fn unwritable_kind(p: &Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if std::fs::metadata(p).is_ok_and(|m| m.file_type().is_socket()) {
+            return Some(
+                "is a socket, which cannot be opened as a file; give a file, a FIFO or a device"
+                    .into(),
+            );
+        }
+    }
+    let _ = p;
+    None
+}
+
 #[cfg(unix)]
 fn writable(p: &Path) -> io::Result<()> {
     rustix::fs::access(p, rustix::fs::Access::WRITE_OK).map_err(io::Error::from)
@@ -414,9 +435,8 @@ pub fn write(o: Out, contents: &str) -> Result<(), CliError> {
     match dest {
         Dest::Stdout => to_stdio(&mut io::stdout().lock(), contents.as_bytes()),
         Dest::Stderr => to_stdio(&mut io::stderr().lock(), contents.as_bytes()),
-        Dest::Through(p) => OpenOptions::new()
-            .append(true)
-            .open(&p)
+        Dest::Through(p) => open_through(&p)
+            .map_err(|e| no_reader(&o, &p, e))?
             .and_then(|mut f| f.write_all(contents.as_bytes()).and_then(|()| f.flush())),
         Dest::Replace(target) => replace(&target, |f| f.write_all(contents.as_bytes())),
     }
@@ -534,6 +554,41 @@ fn clean_leftovers(target: &Path, prefix: &str) {
             let _ = std::fs::remove_file(e.path());
         }
     }
+}
+
+/// Opens a FIFO, a device or `/dev/fd/N` to write through. A FIFO is opened without waiting
+/// (`O_NONBLOCK`), so one that nobody reads fails at once (ENXIO) instead of blocking forever;
+/// then it is made blocking again for the write. The outer error is "nobody reads it".
+fn open_through(p: &Path) -> Result<io::Result<File>, io::Error> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        if std::fs::metadata(p).is_ok_and(|m| m.file_type().is_fifo()) {
+            return match OpenOptions::new()
+                .append(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(p)
+            {
+                Err(e) if e.raw_os_error() == Some(libc::ENXIO) => Err(e),
+                Err(e) => Ok(Err(e)),
+                Ok(f) => Ok(rustix::fs::fcntl_getfl(&f)
+                    .and_then(|fl| rustix::fs::fcntl_setfl(&f, fl - rustix::fs::OFlags::NONBLOCK))
+                    .map(|()| f)
+                    .map_err(io::Error::from)),
+            };
+        }
+    }
+    Ok(OpenOptions::new().append(true).open(p))
+}
+
+/// The error of an output FIFO that no process reads.
+fn no_reader(o: &Out, p: &Path, e: io::Error) -> CliError {
+    CliError::Output(format!(
+        "{}: no process reads the FIFO {} ({e}); start its reader first (e.g. `cat {} &`), or give a file",
+        o.name(),
+        p.display(),
+        p.display()
+    ))
 }
 
 /// Prints human output on stdout; a closed pipe ends it quietly, a failed write is exit 3.

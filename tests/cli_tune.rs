@@ -874,3 +874,12 @@ fn first_stage_from_refuses_a_run_given_twice_with_different_results() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("twice with different results"), "{err}");
 }
+
+#[test]
+fn tune_without_vary_and_one_candidate_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let (code, out, err) = tune(&m, &["--minimize", "amplification"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("tune needs settings to search"), "{err}");
+}

@@ -118,6 +118,13 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
             .collect(),
         seeds: vec![base_seed],
     };
+    // Without --vary the candidates are the file's variants; with one, nothing is searched and
+    // the recommendation would be empty.
+    if grid.axes.is_empty() && grid.variants.len() < 2 {
+        return Err(CliError::Input(
+            "tune needs settings to search: --vary KEY=V1,V2,... or KEY=FROM..TO:STEP (e.g. --vary retry.base=10ms..1s:10ms), or a model with several [[variant]]s; with one candidate there is nothing to recommend (has no effect)".into(),
+        ));
+    }
     let (sampling, points) = sample::candidates(&grid, a.candidates, base_seed);
     let mut cands = Vec::new();
     for p in points {

@@ -838,3 +838,237 @@ fn html_one_seed_summary_has_recovery_and_false_failures() {
         "{text}\n{table}"
     );
 }
+
+// Issue 31: nothing lost.
+
+/// A model replaying `t.csv` with its retry policy imported from `route.yaml`, in `dir`.
+fn with_inputs(dir: &Path) -> PathBuf {
+    std::fs::write(
+        dir.join("t.csv"),
+        "timestamp,class\n0.0,web\n0.01,web\n0.02,mobile\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("route.yaml"),
+        "retry_policy:\n  retry_on: 5xx\n  num_retries: 2\n",
+    )
+    .unwrap();
+    let m = dir.join("m.toml");
+    std::fs::write(
+        &m,
+        "name = \"m\"\nhorizon = \"2s\"\n[workload]\nkind = \"trace\"\ntrace = \"t.csv\"\n[retry]\nfrom = \"envoy:route.yaml\"\n[server]\nfail = 0.5\n[[expect]]\nassert = \"retries >= 0\"\n",
+    )
+    .unwrap();
+    m
+}
+
+#[test]
+fn no_output_replaces_an_input_of_its_command() {
+    let d = tempfile::tempdir().unwrap();
+    let m = with_inputs(d.path());
+    let trace = std::fs::read(d.path().join("t.csv")).unwrap();
+    let yaml = std::fs::read(d.path().join("route.yaml")).unwrap();
+    let p = |n: &str| d.path().join(n).to_str().unwrap().to_string();
+    // The same file by another name: ./ prefixes and a symbolic link.
+    let via_dot = d.path().join(".").join("t.csv");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("t.csv", d.path().join("link.csv")).unwrap();
+    let m_s = m.to_str().unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["run".into(), m_s.into(), "--json".into(), p("t.csv")],
+            "the trace file",
+        ),
+        (
+            vec!["run".into(), m_s.into(), "--csv".into(), p("route.yaml")],
+            "the configuration file",
+        ),
+        (
+            vec![
+                "compare".into(),
+                m_s.into(),
+                "--svg".into(),
+                via_dot.to_str().unwrap().into(),
+            ],
+            "the trace file",
+        ),
+        (
+            vec!["report".into(), m_s.into(), "-o".into(), p("t.csv")],
+            "the trace file",
+        ),
+        (
+            vec!["check".into(), m_s.into(), "--junit".into(), p("t.csv")],
+            "the trace file",
+        ),
+        (
+            vec![
+                "sweep".into(),
+                m_s.into(),
+                "--vary".into(),
+                "server.fail=0.1,0.2".into(),
+                "--svg".into(),
+                p("t.csv"),
+            ],
+            "the trace file",
+        ),
+        (
+            vec![
+                "sensitivity".into(),
+                m_s.into(),
+                "--vary".into(),
+                "server.fail=0.1,0.2".into(),
+                "--metric".into(),
+                "retries".into(),
+                "--trajectories".into(),
+                "2".into(),
+                "--json".into(),
+                p("route.yaml"),
+            ],
+            "the configuration file",
+        ),
+        (
+            vec![
+                "tune".into(),
+                m_s.into(),
+                "--vary".into(),
+                "server.fail=0.1,0.2".into(),
+                "--minimize".into(),
+                "retries".into(),
+                "--json".into(),
+                p("t.csv"),
+            ],
+            "the trace file",
+        ),
+        #[cfg(unix)]
+        (
+            vec!["run".into(), m_s.into(), "--json".into(), p("link.csv")],
+            "the trace file",
+        ),
+    ];
+    for (args, what) in cases {
+        let (code, _, err) = out(rs().args(&args));
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("is {what}, which this command reads")),
+            "{args:?}: {err}"
+        );
+        assert_eq!(
+            std::fs::read(d.path().join("t.csv")).unwrap(),
+            trace,
+            "{args:?}"
+        );
+        assert_eq!(
+            std::fs::read(d.path().join("route.yaml")).unwrap(),
+            yaml,
+            "{args:?}"
+        );
+    }
+    // A baseline is an input of `check` too.
+    let base = p("base.json");
+    let (code, _, err) = out(rs().args(["run", m_s, "--json", &base]));
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = out(rs().args(["check", m_s, "--baseline", &base, "--junit", &base]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("is the --baseline file, which this command reads"),
+        "{err}"
+    );
+    // A sweep file read by `report` is its input.
+    let runs = p("runs.jsonl");
+    let (code, _, err) = out(rs().args([
+        "sweep",
+        m_s,
+        "--vary",
+        "server.fail=0.1,0.2",
+        "--out",
+        &runs,
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let before = std::fs::read(&runs).unwrap();
+    let (code, _, err) = out(rs().args(["report", &runs, "--svg", &runs]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("is the sweep file, which this command reads"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&runs).unwrap(), before);
+}
+
+#[test]
+fn two_inits_racing_for_one_path_write_it_once() {
+    let d = tempfile::tempdir().unwrap();
+    for round in 0..8 {
+        let p = d.path().join(format!("x{round}.toml"));
+        let kids: Vec<std::process::Child> = (0..4)
+            .map(|_| {
+                std::process::Command::new(bin())
+                    .args(["init", "-o"])
+                    .arg(&p)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut ok = 0;
+        for k in kids {
+            let o = k.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            match o.status.code() {
+                Some(0) => ok += 1,
+                Some(2) => assert!(
+                    err.contains("the file exists") || err.contains("another command is writing"),
+                    "{err}"
+                ),
+                c => panic!("{c:?}: {err}"),
+            }
+        }
+        assert_eq!(ok, 1, "round {round}");
+        assert!(
+            std::fs::read_to_string(&p)
+                .unwrap()
+                .contains("name = \"starter\"")
+        );
+    }
+    // A folder is not "the file exists".
+    let (code, _, err) = out(rs().args(["init", "-o"]).arg(d.path()));
+    assert_eq!(code, 2);
+    assert!(err.contains("is a directory; give a file path"), "{err}");
+}
+
+#[test]
+fn a_killed_writers_temporary_file_is_cleaned_on_the_next_run() {
+    let d = tempfile::tempdir().unwrap();
+    let m = small(d.path());
+    std::fs::write(d.path().join(".o.json.k9k9k9.tmp"), "half a report").unwrap();
+    let o = d.path().join("o.json");
+    let (code, _, err) = out(rs().arg("run").arg(&m).arg("--json").arg(&o));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(entries(d.path()), ["o.json", "small.toml"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_output_fifo_nobody_reads_is_refused_not_waited_on() {
+    let d = tempfile::tempdir().unwrap();
+    let m = small(d.path());
+    let f = d.path().join("f");
+    mkfifo(&f);
+    let t = Instant::now();
+    let (code, _, err) = out(rs().arg("report").arg(&m).arg("-o").arg(&f));
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("no process reads the FIFO"), "{err}");
+    let (code, _, err) = out(rs().args(["init", "--force", "-o"]).arg(&f));
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("no process reads the FIFO"), "{err}");
+    let (code, _, err) = out(rs().args(["init", "-o"]).arg(&f));
+    assert_eq!(code, 3, "{err}");
+    assert!(t.elapsed() < Duration::from_secs(60));
+    assert!(is_fifo(&f));
+    // A socket is refused before anything runs, not after the run.
+    let s = d.path().join("s.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&s).unwrap();
+    let (code, _, err) = out(rs().arg("run").arg(&m).arg("--json").arg(&s));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is a socket"), "{err}");
+}

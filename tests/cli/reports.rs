@@ -199,3 +199,74 @@ fn chart_flags_are_deterministic() {
     assert!(a.contains("every variant on one axis") && a.contains("log scale"));
     assert_eq!(a, svg("b.svg"));
 }
+
+#[test]
+fn a_baseline_that_compares_less_than_it_holds_fails_with_exit_4() {
+    let d = tempfile::tempdir().unwrap();
+    let m = model(d.path());
+    let base = d.path().join("base.json");
+    let (code, _, _) = out(rs().arg("compare").arg(&m).arg("--json").arg(&base));
+    assert_eq!(code, 0);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    let check = |v: &serde_json::Value, extra: &[&str]| {
+        let p = d.path().join("edited.json");
+        std::fs::write(&p, serde_json::to_string(v).unwrap()).unwrap();
+        out(rs()
+            .arg("check")
+            .arg(&m)
+            .arg("--baseline")
+            .arg(&p)
+            .args(extra))
+    };
+    // Renamed variants: one of two compared.
+    let mut renamed = json.clone();
+    renamed["variants"][0]["name"] = "renamed".into();
+    let (code, stdout, stderr) = check(&renamed, &[]);
+    assert_eq!(code, 4, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("is in the baseline but not in this run"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("no metric regressed"), "{stdout}");
+    // Another model's report: nothing compared.
+    let mut other = json.clone();
+    other["model"] = "other".into();
+    for (i, v) in other["variants"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+    {
+        v["name"] = format!("x{i}").into();
+    }
+    let (code, _, stderr) = check(&other, &[]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("compared 0 of the"), "{stderr}");
+    // A metric the baseline lacks compares nothing too.
+    let mut lacking = json.clone();
+    for v in lacking["variants"].as_array_mut().unwrap() {
+        v["summary"]
+            .as_object_mut()
+            .unwrap()
+            .remove("amplification");
+    }
+    let (code, _, stderr) = check(&lacking, &["--metric", "amplification"]);
+    assert_eq!(code, 4, "{stderr}");
+    // Corrupt entries are refused (exit 2), not skipped.
+    let mut corrupt = json.clone();
+    corrupt["variants"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("name");
+    let (code, _, stderr) = check(&corrupt, &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("variants[1]: no `name`"), "{stderr}");
+    let mut corrupt = json.clone();
+    corrupt["variants"][0]["summary"] = "x".into();
+    let (code, _, stderr) = check(&corrupt, &[]);
+    assert_eq!(code, 2, "{stderr}");
+    // The untouched baseline still passes.
+    let (code, stdout, _) = check(&json, &[]);
+    assert_eq!(code, 0, "{stdout}");
+}

@@ -748,3 +748,138 @@ fn candidates_must_exceed_the_trajectories() {
     assert_eq!(code, 2);
     assert!(err.contains("--candidates"), "{err}");
 }
+
+// Issue 31: tune never replaces its own runs file, and refuses runs that contradict each other.
+
+#[test]
+fn tune_refuses_to_write_over_its_runs_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let flags = [
+        "--vary",
+        "retry.max_attempts=1,2",
+        "--minimize",
+        "amplification",
+        "--first-stage",
+        "3",
+    ];
+    let runs = dir.path().join("runs.jsonl");
+    let runs_s = runs.to_str().unwrap();
+    let mut v = flags.to_vec();
+    v.extend(["--shard", "1/1", "--out", runs_s]);
+    let (code, _, err) = tune(&m, &v);
+    assert_eq!(code, 0, "{err}");
+    let before = std::fs::read(&runs).unwrap();
+    for extra in [
+        ["--shard", "1/2", "--out", runs_s],
+        ["--json", runs_s, "--jobs", "1"],
+        ["--svg", runs_s, "--maximize", "succeeded"],
+    ] {
+        let mut v = flags.to_vec();
+        v.extend(["--first-stage-from", runs_s]);
+        v.extend(extra);
+        let (code, _, err) = tune(&m, &v);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(
+            err.contains("is the --first-stage-from runs file, which this command reads"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&runs).unwrap(), before, "{extra:?}");
+    }
+}
+
+#[test]
+fn two_shards_given_one_out_do_not_both_write_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let out = dir.path().join("o.jsonl");
+    let flags = |i: &str| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_retrystorm"));
+        c.arg("tune").arg(&m).args([
+            "--vary",
+            "retry.max_attempts=1,2,3",
+            "--minimize",
+            "amplification",
+            "--shard",
+            i,
+            "--out",
+        ]);
+        c.arg(&out);
+        c
+    };
+    // At once: one claims the file, the other is refused (exit 2), never both exit 0.
+    let kids: Vec<_> = ["1/2", "2/2"]
+        .iter()
+        .map(|i| {
+            flags(i)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let codes: Vec<i32> = kids
+        .into_iter()
+        .map(|k| k.wait_with_output().unwrap().status.code().unwrap())
+        .collect();
+    let mut sorted = codes.clone();
+    sorted.sort();
+    assert_eq!(sorted, [0, 2], "{codes:?}");
+    // One after the other: the second does not replace the first's runs.
+    let before = std::fs::read(&out).unwrap();
+    let o = flags("2/2").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--out") && err.contains("the file exists"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+}
+
+#[test]
+fn first_stage_from_refuses_a_run_given_twice_with_different_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let flags = [
+        "--vary",
+        "retry.max_attempts=1,2",
+        "--minimize",
+        "amplification",
+        "--first-stage",
+        "3",
+    ];
+    let runs = dir.path().join("runs.jsonl");
+    let runs_s = runs.to_str().unwrap();
+    let mut v = flags.to_vec();
+    v.extend(["--shard", "1/1", "--out", runs_s]);
+    assert_eq!(tune(&m, &v).0, 0);
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let line = text.lines().nth(1).unwrap().to_string();
+    let mut v = flags.to_vec();
+    v.extend(["--first-stage-from", runs_s, "--json", "-"]);
+    // The same run twice, identical: accepted, as merge accepts it.
+    std::fs::write(&runs, format!("{text}{line}\n")).unwrap();
+    let (code, _, err) = tune(&m, &v);
+    assert_eq!(code, 0, "{err}");
+    // Twice with different results: refused, as merge refuses it.
+    let mut r: serde_json::Value = serde_json::from_str(&line).unwrap();
+    r["summary"]["retries"] = (r["summary"]["retries"].as_u64().unwrap() + 1000).into();
+    std::fs::write(
+        &runs,
+        format!("{text}{}\n", serde_json::to_string(&r).unwrap()),
+    )
+    .unwrap();
+    let (code, _, err) = tune(&m, &v);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("twice with different results"), "{err}");
+}
+
+#[test]
+fn tune_without_vary_and_one_candidate_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let (code, out, err) = tune(&m, &["--minimize", "amplification"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("tune needs settings to search"), "{err}");
+}

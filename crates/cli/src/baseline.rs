@@ -112,6 +112,22 @@ pub fn check(
             }
         )));
     }
+    // A gate that compares nothing (another model's report, renamed variants, metrics it lacks)
+    // or less than its baseline holds proves nothing: it fails, with its own exit code.
+    let held = baseline::held(&old, &metrics);
+    if results.is_empty() || results.len() < held {
+        let why = baseline::missing(&old, &new);
+        let why = if why.is_empty() {
+            "this run lacks some of its metrics".to_string()
+        } else {
+            why.join("; ")
+        };
+        return Err(CliError::Incomplete(format!(
+            "--baseline {name}: compared {} of the {} values it holds (variant x metric): {why}; a baseline of this model, its variants and these metrics is needed",
+            results.len(),
+            held
+        )));
+    }
     println!("no metric regressed ({} compared)", results.len());
     Ok(())
 }

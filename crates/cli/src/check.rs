@@ -277,6 +277,9 @@ pub fn check(a: CheckArgs) -> Result<(), CliError> {
         output::check(&[output::Out::new("--junit", p)], &inputs)?;
     }
     let scenario = load_model(&a.model)?;
+    if let Some(p) = &a.junit {
+        output::refuse_inputs(&[output::Out::new("--junit", p)])?;
+    }
     let file = a.model.model.display().to_string();
     let exps = expectations(&scenario, &file, &a.expects)?;
     crate::explain::warn_models(&scenario.variants.iter().collect::<Vec<_>>());

@@ -166,9 +166,16 @@ pub fn outputs<'a>(o: &'a OutputArgs) -> Vec<output::Out<'a>> {
     v
 }
 
-/// Checks outputs before anything runs (see [`output::check`]); the model file is an input.
+/// Checks outputs before anything runs (see [`output::check`]); the model file (or the sweep
+/// file `report` and `map` read in its place) is an input. Once the model is loaded, its trace
+/// and imported files are inputs too: [`output::refuse_inputs`] then refuses them as outputs.
 pub fn check_outputs(outs: &[output::Out], args: &ModelArgs) -> Result<(), CliError> {
-    output::check(outs, &[("the model file", args.model.as_path())])
+    let what = if crate::sweep::looks_like_sweep(&args.model) {
+        "the sweep file"
+    } else {
+        "the model file"
+    };
+    output::check(outs, &[(what, args.model.as_path())])
 }
 
 /// Says on stderr which runs stopped before their workload finished.
@@ -391,9 +398,11 @@ fn check_column_metrics(out: &OutputArgs) -> Result<(), CliError> {
 
 pub fn run(a: RunArgs) -> Result<(), CliError> {
     check_column_metrics(&a.output)?;
-    check_outputs(&outputs_traced(&a.output, &a.trace), &a.model)?;
+    let outs = outputs_traced(&a.output, &a.trace);
+    check_outputs(&outs, &a.model)?;
     let trace = trace_one_seed(&a.trace, &a.model)?;
     let scenario = load_model(&a.model)?;
+    output::refuse_inputs(&outs)?;
     let file = a.model.model.display().to_string();
     let model = pick_variant(&scenario, a.variant.as_deref(), &file)?;
     let seed = base_seed(&a.model, &model);
@@ -428,10 +437,12 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
 
 pub fn compare(a: CompareArgs) -> Result<(), CliError> {
     check_column_metrics(&a.output)?;
-    check_outputs(&outputs_traced(&a.output, &a.trace), &a.model)?;
+    let outs = outputs_traced(&a.output, &a.trace);
+    check_outputs(&outs, &a.model)?;
     let trace = trace_one_seed(&a.trace, &a.model)?;
     let scenario = load_model(&a.model)?;
     let models = vary(&scenario, &a.vary, &a.model)?;
+    output::refuse_inputs(&outs)?;
     crate::explain::warn_models(&models.iter().collect::<Vec<_>>());
     let seed = base_seed(&a.model, &scenario.base);
     if a.model.seeds > 1 {

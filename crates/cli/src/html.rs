@@ -54,6 +54,7 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
     })?;
     let (_, text) = read_model(&a.model)?;
     let scenario = load_model(&a.model)?;
+    output::refuse_inputs(&outs)?;
     let file = a.model.model.display().to_string();
     let exps = expectations(&scenario, &file, &[])?;
     let base = crate::commands::base_seed(&a.model, &scenario.base);

@@ -106,14 +106,14 @@ pub fn init(a: InitArgs) -> Result<(), CliError> {
         .out
         .clone()
         .unwrap_or_else(|| format!("{name}.toml").into());
-    if path.as_os_str() != "-" && path.exists() && !a.force {
-        return Err(CliError::Input(format!(
-            "--out {}: the file exists; pass --force to overwrite it, or choose another -o",
-            path.display()
-        )));
+    let out = output::Out::new("--out", &path);
+    output::check(&[out], &[])?;
+    if a.force {
+        output::write(out, text)?;
+    } else {
+        // Created exclusively: of two `init` racing for one path, one writes and one is refused.
+        output::claim(out, "pass --force to overwrite it, or choose another -o")?.write(text)?;
     }
-    output::check(&[output::Out::new("--out", &path)], &[])?;
-    output::write(output::Out::new("--out", &path), text)?;
     if path.as_os_str() != "-" {
         println!(
             "wrote {}; try: retrystorm compare {} --svg load.svg",

@@ -1,7 +1,8 @@
 //! The `retrystorm` command line: thin glue from flags to the core and the report crate.
 //!
 //! Exit codes (as fd's `exit_codes.rs`): 0 success, 1 an expectation failed, 2 bad input or
-//! usage, 3 an output could not be written.
+//! usage, 3 an output could not be written, 4 `check --baseline` compared less than its baseline
+//! holds.
 
 mod args;
 mod baseline;
@@ -37,6 +38,9 @@ pub enum CliError {
     /// One or more expectations did not hold (already reported).
     #[error("{0}")]
     Failed(String),
+    /// `check --baseline` compared less than the baseline holds (or nothing): no verdict.
+    #[error("{0}")]
+    Incomplete(String),
 }
 
 impl CliError {
@@ -45,6 +49,7 @@ impl CliError {
             CliError::Failed(_) => 1,
             CliError::Input(_) => 2,
             CliError::Output(_) => 3,
+            CliError::Incomplete(_) => 4,
         }
     }
 }

@@ -147,6 +147,7 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
     }
     let header = SweepHeader::new(&scenario.name, &text, &a.model.sets, &grid, total);
     let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
+    output::refuse_inputs(&outs)?;
     let pool = pool(a.model.jobs)?;
     let bar = progress::bar(jobs.len() as u64, "runs");
     let records: Vec<SweepRecord> = pool.install(|| {

@@ -13,6 +13,12 @@
 //! A failed write (a full disk, the file-size limit) is exit 3 and leaves no temporary file.
 //! [`check`] refuses, before anything runs, outputs that could not be written (a missing folder,
 //! a directory, a folder that cannot be written) and two outputs on one path.
+//!
+//! Every input a command reads goes through [`open_input`] (or is named up front with
+//! [`check`]), which remembers it by identity ((device, inode) on Unix): an output on one of them
+//! is refused, up front by [`check`] and [`refuse_inputs`], and again by [`write`] itself, so no
+//! command can replace what it reads. Only `merge` replaces an input on purpose
+//! ([`Out::in_place`]), after reading everything.
 
 use crate::CliError;
 use std::fs::{File, OpenOptions};
@@ -24,11 +30,25 @@ use std::path::{Path, PathBuf};
 pub struct Out<'a> {
     pub flag: &'static str,
     pub path: &'a Path,
+    /// May replace one of the command's inputs (`merge -o` onto the runs so far).
+    pub in_place: bool,
 }
 
 impl<'a> Out<'a> {
     pub fn new(flag: &'static str, path: &'a Path) -> Self {
-        Out { flag, path }
+        Out {
+            flag,
+            path,
+            in_place: false,
+        }
+    }
+
+    /// An output allowed to replace one of the inputs (read whole before it is written).
+    pub fn in_place(self) -> Self {
+        Out {
+            in_place: true,
+            ..self
+        }
     }
 
     fn name(&self) -> String {
@@ -205,19 +225,19 @@ fn canonical(p: &Path) -> String {
 pub fn check(outs: &[Out], inputs: &[(&str, &Path)]) -> Result<(), CliError> {
     let bad = |o: &Out, m: String| CliError::Input(format!("{}: {m}", o.name()));
     let mut seen: Vec<(String, &Out)> = Vec::new();
-    let inputs: Vec<(&str, String)> = inputs
-        .iter()
-        .filter_map(|(what, p)| {
-            std::fs::canonicalize(p)
-                .ok()
-                .map(|c| (*what, c.display().to_string()))
-        })
-        .collect();
+    for (what, p) in inputs {
+        note_input(what, p);
+    }
     for o in outs {
         let dest = resolve(o.path).map_err(|m| bad(o, m))?;
         match &dest {
             Dest::Stdout | Dest::Stderr => {}
-            Dest::Through(p) => writable(p).map_err(|e| bad(o, format!("cannot write: {e}")))?,
+            Dest::Through(p) => {
+                if let Some(why) = unwritable_kind(p) {
+                    return Err(bad(o, why));
+                }
+                writable(p).map_err(|e| bad(o, format!("cannot write: {e}")))?
+            }
             Dest::Replace(target) => {
                 let dir = folder(target);
                 match std::fs::metadata(dir) {
@@ -253,15 +273,10 @@ pub fn check(outs: &[Out], inputs: &[(&str, &Path)]) -> Result<(), CliError> {
                     })?;
             }
         }
+        refuse_input(o, &dest)?;
         let Some(id) = identity(&dest) else {
             continue;
         };
-        if let Some((what, _)) = inputs.iter().find(|(_, p)| *p == id) {
-            return Err(bad(
-                o,
-                format!("is {what}, which this command reads; give another path"),
-            ));
-        }
         if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
             let m = if matches!(dest, Dest::Stdout | Dest::Stderr) {
                 format!(
@@ -279,6 +294,118 @@ pub fn check(outs: &[Out], inputs: &[(&str, &Path)]) -> Result<(), CliError> {
         seen.push((id, o));
     }
     Ok(())
+}
+
+/// What identifies a file that exists: its (device, inode) on Unix (so a symbolic link, a hard
+/// link and `./x` are the file itself), else its canonical path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum FileId {
+    #[cfg(unix)]
+    Inode(u64, u64),
+    #[cfg(not(unix))]
+    Path(PathBuf),
+}
+
+#[cfg(unix)]
+fn file_id(meta: &std::fs::Metadata, _: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    Some(FileId::Inode(meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_: &std::fs::Metadata, p: &Path) -> Option<FileId> {
+    std::fs::canonicalize(p).ok().map(FileId::Path)
+}
+
+/// The identity of an existing file (following links), if it exists.
+fn id_of(p: &Path) -> Option<FileId> {
+    std::fs::metadata(p).ok().and_then(|m| file_id(&m, p))
+}
+
+/// One input of this process: what it is ("the trace file"), and the file kept open so that its
+/// identity cannot pass to another file while the process runs.
+struct Input {
+    what: String,
+    id: FileId,
+    _open: Option<File>,
+}
+
+/// Every input this process read or will read: the one place that knows them all.
+static INPUTS: std::sync::Mutex<Vec<Input>> = std::sync::Mutex::new(Vec::new());
+
+fn remember(what: &str, id: FileId, open: Option<File>) {
+    let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
+    if !inputs.iter().any(|i| i.id == id) {
+        inputs.push(Input {
+            what: what.to_string(),
+            id,
+            _open: open,
+        });
+    }
+}
+
+/// Names an input the command will read (`what`: "the --baseline report"), so that no output
+/// replaces it; a path that does not exist (yet) is nothing to protect.
+pub fn note_input(what: &str, path: &Path) {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return;
+    };
+    let Some(id) = file_id(&meta, path) else {
+        return;
+    };
+    // Only a regular file is opened (and kept open): a FIFO with no writer would block.
+    let open = meta.is_file().then(|| File::open(path).ok()).flatten();
+    remember(what, id, open);
+}
+
+/// What the input at `dest` is, if the command reads it.
+fn input_at(dest: &Dest) -> Option<String> {
+    let (Dest::Replace(p) | Dest::Through(p)) = dest else {
+        return None;
+    };
+    let id = id_of(p)?;
+    let inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
+    inputs.iter().find(|i| i.id == id).map(|i| i.what.clone())
+}
+
+fn refuse_input(o: &Out, dest: &Dest) -> Result<(), CliError> {
+    if o.in_place {
+        return Ok(());
+    }
+    match input_at(dest) {
+        Some(what) => Err(CliError::Input(format!(
+            "{}: is {what}, which this command reads; give another path",
+            o.name()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Refuses any output that is one of the inputs read so far (the model's trace file and imported
+/// configurations are known once it is loaded): call it after loading, before running.
+pub fn refuse_inputs(outs: &[Out]) -> Result<(), CliError> {
+    for o in outs {
+        if let Ok(dest) = resolve(o.path) {
+            refuse_input(o, &dest)?;
+        }
+    }
+    Ok(())
+}
+
+/// Why a special file cannot take an output: a socket is opened by connecting, not by name.
+fn unwritable_kind(p: &Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if std::fs::metadata(p).is_ok_and(|m| m.file_type().is_socket()) {
+            return Some(
+                "is a socket, which cannot be opened as a file; give a file, a FIFO or a device"
+                    .into(),
+            );
+        }
+    }
+    let _ = p;
+    None
 }
 
 #[cfg(unix)]
@@ -304,16 +431,164 @@ fn write_error(o: &Out, e: &io::Error) -> CliError {
 /// Writes `contents` to an output (see the module docs for what each kind of path does).
 pub fn write(o: Out, contents: &str) -> Result<(), CliError> {
     let dest = resolve(o.path).map_err(|m| CliError::Input(format!("{}: {m}", o.name())))?;
+    refuse_input(&o, &dest)?;
     match dest {
         Dest::Stdout => to_stdio(&mut io::stdout().lock(), contents.as_bytes()),
         Dest::Stderr => to_stdio(&mut io::stderr().lock(), contents.as_bytes()),
-        Dest::Through(p) => OpenOptions::new()
-            .append(true)
-            .open(&p)
+        Dest::Through(p) => open_through(&p)
+            .map_err(|e| no_reader(&o, &p, e))?
             .and_then(|mut f| f.write_all(contents.as_bytes()).and_then(|()| f.flush())),
         Dest::Replace(target) => replace(&target, |f| f.write_all(contents.as_bytes())),
     }
     .map_err(|e| write_error(&o, &e))
+}
+
+/// An output that must be a new file, claimed before the command runs: created exclusively
+/// (`O_EXCL`) and locked, so two commands never both write it; [`Claim::write`] then replaces
+/// the placeholder whole. Dropped unwritten (an error, or nothing to write), the placeholder is
+/// removed. Standard output, a FIFO or a device is written through, as [`write`] does.
+pub struct Claim {
+    flag: &'static str,
+    path: PathBuf,
+    /// The placeholder this process created, locked while it is ours.
+    placeholder: Option<(PathBuf, File)>,
+}
+
+/// Claims `o` as a new file; `hint` says what to do when it exists ("pass --force to overwrite
+/// it, or choose another -o").
+pub fn claim(o: Out, hint: &str) -> Result<Claim, CliError> {
+    let bad = |m: String| CliError::Input(format!("{}: {m}", o.name()));
+    let dest = resolve(o.path).map_err(&bad)?;
+    refuse_input(&o, &dest)?;
+    let placeholder = match dest {
+        Dest::Replace(target) => {
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&target)
+            {
+                Ok(f) => {
+                    lock_exclusive(&f);
+                    Some((target, f))
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    let busy = File::open(&target).is_ok_and(|f| !lock_exclusive(&f));
+                    return Err(bad(if busy {
+                        "another command is writing this file (it holds its lock); wait for it to finish, or give another path".into()
+                    } else {
+                        format!("the file exists; {hint}")
+                    }));
+                }
+                Err(e) => return Err(bad(format!("cannot create the file: {e}"))),
+            }
+        }
+        _ => None,
+    };
+    Ok(Claim {
+        flag: o.flag,
+        path: o.path.to_path_buf(),
+        placeholder,
+    })
+}
+
+impl Claim {
+    /// Writes the claimed output whole (the placeholder is replaced at once).
+    pub fn write(mut self, contents: &str) -> Result<(), CliError> {
+        let o = Out::new(self.flag, &self.path);
+        match self.placeholder.take() {
+            Some((target, _lock)) => replace(&target, |f| f.write_all(contents.as_bytes()))
+                .map_err(|e| {
+                    let _ = std::fs::remove_file(&target);
+                    write_error(&o, &e)
+                }),
+            None => write(o, contents),
+        }
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if let Some((target, _)) = self.placeholder.take() {
+            let _ = std::fs::remove_file(target);
+        }
+    }
+}
+
+/// Takes `f`'s exclusive lock without waiting; false when another process holds it. (Where
+/// locks are not supported, true: the exclusive creation still stands.)
+#[cfg(unix)]
+fn lock_exclusive(f: &File) -> bool {
+    use rustix::fs::{FlockOperation, flock};
+    match flock(f, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => true,
+        Err(e) => e != rustix::io::Errno::WOULDBLOCK,
+    }
+}
+
+#[cfg(not(unix))]
+fn lock_exclusive(_: &File) -> bool {
+    true
+}
+
+/// Removes the temporary files of `target` that an earlier process left (killed while writing):
+/// those whose lock nobody holds; a writer at work holds its temporary file's lock.
+fn clean_leftovers(target: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(folder(target)) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        // `.NAME.` then tempfile's 6 random characters then `.tmp`, nothing else.
+        let random = name
+            .strip_prefix(prefix)
+            .and_then(|r| r.strip_suffix(".tmp"));
+        if !random.is_some_and(|r| r.len() == 6 && r.chars().all(|c| c.is_ascii_alphanumeric())) {
+            continue;
+        }
+        // Only the plain files of the pattern, and only when their lock is free.
+        if e.file_type().is_ok_and(|t| t.is_file())
+            && let Ok(f) = File::open(e.path())
+            && lock_exclusive(&f)
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Opens a FIFO, a device or `/dev/fd/N` to write through. A FIFO is opened without waiting
+/// (`O_NONBLOCK`), so one that nobody reads fails at once (ENXIO) instead of blocking forever;
+/// then it is made blocking again for the write. The outer error is "nobody reads it".
+fn open_through(p: &Path) -> Result<io::Result<File>, io::Error> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        if std::fs::metadata(p).is_ok_and(|m| m.file_type().is_fifo()) {
+            return match OpenOptions::new()
+                .append(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(p)
+            {
+                Err(e) if e.raw_os_error() == Some(libc::ENXIO) => Err(e),
+                Err(e) => Ok(Err(e)),
+                Ok(f) => Ok(rustix::fs::fcntl_getfl(&f)
+                    .and_then(|fl| rustix::fs::fcntl_setfl(&f, fl - rustix::fs::OFlags::NONBLOCK))
+                    .map(|()| f)
+                    .map_err(io::Error::from)),
+            };
+        }
+    }
+    Ok(OpenOptions::new().append(true).open(p))
+}
+
+/// The error of an output FIFO that no process reads.
+fn no_reader(o: &Out, p: &Path, e: io::Error) -> CliError {
+    CliError::Output(format!(
+        "{}: no process reads the FIFO {} ({e}); start its reader first (e.g. `cat {} &`), or give a file",
+        o.name(),
+        p.display(),
+        p.display()
+    ))
 }
 
 /// Prints human output on stdout; a closed pipe ends it quietly, a failed write is exit 3.
@@ -346,7 +621,10 @@ pub fn replace(target: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) ->
         use std::os::unix::fs::PermissionsExt;
         b.permissions(std::fs::Permissions::from_mode(0o666));
     }
+    clean_leftovers(target, &prefix);
     let mut tmp = b.tempfile_in(folder(target))?;
+    // Held until the rename: the next writer of `target` leaves this file alone.
+    lock_exclusive(tmp.as_file());
     if let Ok(m) = std::fs::metadata(target) {
         tmp.as_file().set_permissions(m.permissions())?;
     }
@@ -373,7 +651,14 @@ pub fn open_input(path: &Path, what: &str) -> Result<File, CliError> {
             kind(meta.file_type())
         )));
     }
-    File::open(path).map_err(|e| CliError::Input(format!("{name}: cannot read {what}: {e}")))
+    let f = File::open(path)
+        .map_err(|e| CliError::Input(format!("{name}: cannot read {what}: {e}")))?;
+    if let (Ok(m), Ok(kept)) = (f.metadata(), f.try_clone())
+        && let Some(id) = file_id(&m, path)
+    {
+        remember(what, id, Some(kept));
+    }
+    Ok(f)
 }
 
 /// Reads a text input of at most `limit` bytes that must be a regular file in UTF-8; errors say
@@ -541,6 +826,43 @@ mod tests {
         std::os::unix::fs::symlink(&b, &a).unwrap();
         std::os::unix::fs::symlink(&a, &b).unwrap();
         assert!(resolve(&a).unwrap_err().contains("symbolic links"));
+    }
+
+    #[test]
+    fn leftover_temporary_files_are_removed_but_not_a_writers_at_work() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("out.json");
+        // Left by a writer killed with -9; one a writer at work holds; one that is not ours.
+        std::fs::write(d.path().join(".out.json.Ab3xYz.tmp"), "half").unwrap();
+        let busy = d.path().join(".out.json.Busy01.tmp");
+        std::fs::write(&busy, "writing").unwrap();
+        let held = File::open(&busy).unwrap();
+        assert!(lock_exclusive(&held));
+        std::fs::write(d.path().join(".out.json.notes.tmp"), "mine").unwrap();
+        write(Out::new("--json", &p), "{}").unwrap();
+        assert_eq!(
+            entries(d.path()),
+            [".out.json.Busy01.tmp", ".out.json.notes.tmp", "out.json"]
+        );
+        drop(held);
+        write(Out::new("--json", &p), "{}").unwrap();
+        assert_eq!(entries(d.path()), [".out.json.notes.tmp", "out.json"]);
+    }
+
+    #[test]
+    fn a_claimed_output_is_exclusive_and_removed_when_unwritten() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("shard.jsonl");
+        let c = claim(Out::new("--out", &p), "remove it").unwrap();
+        let e = claim(Out::new("--out", &p), "remove it").err().unwrap();
+        assert!(e.to_string().contains("another command is writing"), "{e}");
+        c.write("runs\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "runs\n");
+        let e = claim(Out::new("--out", &p), "remove it").err().unwrap();
+        assert!(e.to_string().ends_with("the file exists; remove it"), "{e}");
+        let q = d.path().join("other.jsonl");
+        drop(claim(Out::new("--out", &q), "remove it").unwrap());
+        assert_eq!(entries(d.path()), ["shard.jsonl"]);
     }
 
     #[test]

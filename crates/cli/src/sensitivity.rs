@@ -96,6 +96,7 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
     let runs: Vec<(usize, u64)> = (0..models.len())
         .flat_map(|i| grid.seeds.iter().map(move |s| (i, *s)))
         .collect();
+    output::refuse_inputs(&outs)?;
     let pool = pool(a.model.jobs)?;
     let bar = progress::bar(runs.len() as u64, "runs");
     let values: Vec<f64> = pool.install(|| {

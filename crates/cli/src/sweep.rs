@@ -272,6 +272,8 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         }
     }
 
+    output::refuse_inputs(&outs)?;
+
     // The output file: fresh, or resumed; locked while this sweep writes it.
     let mut done: BTreeSet<u64> = BTreeSet::new();
     let mut kept: Vec<SweepRecord> = Vec::new();
@@ -562,7 +564,9 @@ pub fn merge(a: MergeArgs) -> Result<(), CliError> {
     for (r, _) in runs.values() {
         text.push_str(&record_line(r));
     }
-    output::write(output::Out::new("--out", &a.out), &text)?;
+    // The runs so far may be one of the inputs (`merge runs.jsonl shard-*.jsonl -o runs.jsonl`):
+    // every input is read whole by now, and the file is replaced at once.
+    output::write(output::Out::new("--out", &a.out).in_place(), &text)?;
     // A search's file holds the runs it asked for, not its whole grid: none is missing.
     if let Some(command) = &header.search {
         return output::print(&format!(

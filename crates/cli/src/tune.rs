@@ -74,6 +74,9 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
         outs.push(output::Out::new("--out", p));
     }
     check_outputs(&outs, &a.model)?;
+    if let Some(p) = &a.first_stage_from {
+        output::check(&outs, &[("the --first-stage-from runs file", p.as_path())])?;
+    }
     if a.model.seeds != 1 {
         return Err(CliError::Input(
             "tune adds seeds itself; give the first stage with --first-stage N, not --seeds".into(),
@@ -115,6 +118,13 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
             .collect(),
         seeds: vec![base_seed],
     };
+    // Without --vary the candidates are the file's variants; with one, nothing is searched and
+    // the recommendation would be empty.
+    if grid.axes.is_empty() && grid.variants.len() < 2 {
+        return Err(CliError::Input(
+            "tune needs settings to search: --vary KEY=V1,V2,... or KEY=FROM..TO:STEP (e.g. --vary retry.base=10ms..1s:10ms), or a model with several [[variant]]s; with one candidate there is nothing to recommend (has no effect)".into(),
+        ));
+    }
     let (sampling, points) = sample::candidates(&grid, a.candidates, base_seed);
     let mut cands = Vec::new();
     for p in points {
@@ -134,6 +144,7 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
             });
         }
     }
+    output::refuse_inputs(&outs)?;
     let k = cands.len();
     let n0 = a.first_stage as usize;
     let budget = a.budget.unwrap_or(20 * k as u64);
@@ -584,12 +595,29 @@ fn read_runs(
         ));
     }
     let g = &f.header.grid;
+    // A run given twice must be the same run, as `merge` requires: otherwise which one the
+    // search took would decide its result.
+    let mut seen: BTreeMap<u64, &SweepRecord> = BTreeMap::new();
+    for r in &f.records {
+        match seen.get(&r.job) {
+            Some(old) if *old != r => {
+                return Err(CliError::Input(format!(
+                    "--first-stage-from {name}: run {} is in it twice with different results; merge refuses such runs too: rerun or remerge the shards",
+                    r.job
+                )));
+            }
+            Some(_) => {}
+            None => {
+                seen.insert(r.job, r);
+            }
+        }
+    }
     let runs = f
         .records
-        .into_iter()
+        .iter()
         .map(|r| {
             let j = g.job(r.job);
-            ((j.point, j.variant, j.replication), r.summary)
+            ((j.point, j.variant, j.replication), r.summary.clone())
         })
         .collect();
     Ok(Runs { name, runs, search })
@@ -665,6 +693,11 @@ fn shard_stage(
         )));
     }
     let mine = shard_slice(&missing, i, n);
+    // Claimed before the runs: two shards given one --out cannot both write it.
+    let claim = output::claim(
+        output::Out::new("--out", out),
+        "a shard's runs go to a new file: remove it (merged already?), or give another --out",
+    )?;
     let grid = &header.grid;
     let variants = grid.variants.len() as u64;
     let bar = progress::bar(mine.len() as u64, "runs");
@@ -696,7 +729,7 @@ fn shard_stage(
     for r in &records {
         t.push_str(&retrystorm_report::sweep::record_line(r));
     }
-    output::write(output::Out::new("--out", out), &t)?;
+    claim.write(&t)?;
     let stored = batch.len() - missing.len();
     let of = match from {
         Some(f) if stored > 0 => format!(

@@ -62,31 +62,41 @@ pub fn read(text: &str) -> Result<Side, String> {
         .get("variants")
         .and_then(J::as_array)
         .ok_or("no `variants` array")?;
-    for var in variants {
+    for (i, var) in variants.iter().enumerate() {
+        // A corrupt entry is refused, not skipped: skipped, it would compare nothing and pass.
         let name = var
             .get("name")
             .and_then(J::as_str)
-            .unwrap_or("")
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| format!("variants[{i}]: no `name`; not a report retrystorm wrote"))?
             .to_string();
         let mut metrics = BTreeMap::new();
         if let Some(r) = var.get("replications") {
             let n = r.get("n").and_then(J::as_u64).unwrap_or(1) as u32;
             let ci = r.get("ci95").and_then(J::as_object);
-            for (k, m) in r.get("mean").and_then(J::as_object).into_iter().flatten() {
-                if let Some(mean) = m.as_f64() {
-                    let half_width = ci.and_then(|c| c.get(k)).and_then(J::as_f64);
-                    metrics.insert(
-                        k.clone(),
-                        Value {
-                            mean,
-                            half_width,
-                            n,
-                        },
-                    );
-                }
+            let means = r.get("mean").and_then(J::as_object).ok_or_else(|| {
+                format!("variants[{i}] ({name}): `replications` without a `mean` object")
+            })?;
+            for (k, m) in means {
+                let mean = m.as_f64().ok_or_else(|| {
+                    format!("variants[{i}] ({name}): replications.mean.{k} is not a number")
+                })?;
+                let half_width = ci.and_then(|c| c.get(k)).and_then(J::as_f64);
+                metrics.insert(
+                    k.clone(),
+                    Value {
+                        mean,
+                        half_width,
+                        n,
+                    },
+                );
             }
-        } else if let Some(s) = var.get("summary") {
+        } else if let Some(s) = var.get("summary").filter(|s| s.is_object()) {
             flatten("", s, &mut metrics);
+        } else {
+            return Err(format!(
+                "variants[{i}] ({name}): neither a `summary` object nor `replications`"
+            ));
         }
         side.variants.push((name, metrics));
     }
@@ -259,6 +269,15 @@ pub fn compare(old: &Side, new: &Side, metrics: &[String], tol: Tolerance) -> Ve
         }
     }
     out
+}
+
+/// How many values of `metrics` the baseline holds (over its variants): a comparison that
+/// compares fewer proves less than the baseline could.
+pub fn held(old: &Side, metrics: &[String]) -> usize {
+    old.variants
+        .iter()
+        .map(|(_, ms)| metrics.iter().filter(|m| ms.contains_key(*m)).count())
+        .sum()
 }
 
 /// What could not be compared: variants on one side only.

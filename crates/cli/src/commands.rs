@@ -485,9 +485,13 @@ fn emit_replicated(
     Ok(())
 }
 
+/// The most rows `compare --vary` builds: every row is a resolved model and a result with its
+/// series, all held for the table (a sweep keeps one line of numbers per run instead).
+pub const MAX_COMPARE_ROWS: u64 = 10_000;
+
 /// The file's variants crossed with every `--vary KEY=V1,V2` (or a range, as `sweep` takes it;
-/// each value re-validated). A key varied twice, a value listed twice and a grid over
-/// [`MAX_RUNS`] runs are refused.
+/// each value re-validated). A key varied twice, a value listed twice, a grid over [`MAX_RUNS`]
+/// runs and one of more than [`MAX_COMPARE_ROWS`] rows are refused, before any is built.
 fn vary(s: &Scenario, varies: &[String], args: &ModelArgs) -> Result<Vec<Model>, CliError> {
     if varies.is_empty() {
         return Ok(s.variants.clone());
@@ -500,6 +504,21 @@ fn vary(s: &Scenario, varies: &[String], args: &ModelArgs) -> Result<Vec<Model>,
         seeds: stats::replication_seeds(0, args.seeds),
     };
     check_grid_size(&grid)?;
+    let rows = grid
+        .checked_points()
+        .and_then(|p| p.checked_mul(grid.variants.len() as u64));
+    if rows.is_none_or(|r| r > MAX_COMPARE_ROWS) {
+        return Err(CliError::Input(format!(
+            "--vary: compare would hold {} rows in memory ({} points x {}), each a model and its series, for its table; at most {MAX_COMPARE_ROWS} per process: use larger steps, or `retrystorm sweep` for a larger grid",
+            rows.map_or_else(
+                || "more than 18446744073709551615".to_string(),
+                |r| r.to_string()
+            ),
+            grid.checked_points()
+                .map_or_else(|| "too many".to_string(), |n| n.to_string()),
+            plural(grid.variants.len() as u64, "variant")
+        )));
+    }
     let named = has_named_variants(s);
     let mut out = Vec::new();
     for point in 0..grid.points() {

@@ -1,9 +1,16 @@
 //! Issue 30 end to end: the sharp edges a new user (or an attacker) found.
 
 use assert_cmd::Command;
+use std::path::{Path, PathBuf};
 
 fn rs() -> Command {
     Command::cargo_bin("retrystorm").unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
 }
 
 fn out(c: &mut Command) -> (i32, String, String) {
@@ -53,4 +60,57 @@ fn compare_bounds_its_grid_before_building_it() {
     ]));
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("10004 rows"), "{stderr}");
+}
+
+const TRACE_MODEL: &str = "seed = 1\nhorizon = \"10s\"\n[workload]\nkind = \"trace\"\ntrace = \"t.csv\"\n[retry]\nmax_attempts = 3\n[server]\ncapacity = 1\nservice = \"exp(300ms)\"\n";
+
+#[test]
+fn a_trace_out_of_order_is_replayed_in_order_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "m.toml", TRACE_MODEL);
+    write(
+        dir.path(),
+        "t.csv",
+        "timestamp,class\n0,a\n0.5,b\n1,a\n1.5,b\n2,a\n",
+    );
+    let (code, sorted, stderr) = out(rs().args(["run"]).arg(&m).args(["--json", "-"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("note:"), "{stderr}");
+    // The same rows shuffled: the same run, and a note naming the first row out of order.
+    write(
+        dir.path(),
+        "t.csv",
+        "timestamp,class\n1,a\n0,a\n2,a\n0.5,b\n1.5,b\n",
+    );
+    let (code, shuffled, stderr) = out(rs().args(["run"]).arg(&m).args(["--json", "-"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(sorted, shuffled);
+    let t = dir.path().join("t.csv");
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "note: {}: the rows are not in time order (line 3 is earlier than the row before it); replayed in time order, 5 of 5 rows moved",
+            t.display()
+        )
+    );
+    // --quiet hides it.
+    let (code, _, stderr) = out(rs().args(["run", "-q"]).arg(&m).args(["--json", "-"]));
+    assert_eq!((code, stderr.as_str()), (0, ""));
+}
+
+#[test]
+fn a_negative_trace_timestamp_is_refused_naming_its_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "m.toml", TRACE_MODEL);
+    write(dir.path(), "t.csv", "timestamp\n5\n3\n-1\n");
+    let (code, stdout, stderr) = out(rs().args(["run"]).arg(&m));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "error: {}:4:1: timestamp: \"-1\" is negative; a timestamp is seconds since the epoch or since the trace's start, >= 0",
+            dir.path().join("t.csv").display()
+        )
+    );
 }

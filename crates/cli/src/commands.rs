@@ -103,6 +103,9 @@ pub fn load_with(
     for w in &s.warnings {
         warn_once(w);
     }
+    for n in &s.notes {
+        note_once(n);
+    }
     if let Some(name) = renamed(args) {
         if name.trim().is_empty() {
             return Err(CliError::Input(
@@ -128,6 +131,17 @@ fn warn_once(w: &str) {
     if !seen.contains(&key) {
         eprintln!("warning: {w}");
         seen.push(key);
+    }
+}
+
+/// Prints a load note on stderr once per process (a sweep loads the model once per point), not
+/// with `--quiet`.
+fn note_once(n: &str) {
+    static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if !seen.iter().any(|s| s == n) {
+        crate::progress::note(&format!("note: {n}"));
+        seen.push(n.to_string());
     }
 }
 

@@ -114,3 +114,43 @@ fn a_negative_trace_timestamp_is_refused_naming_its_row() {
         )
     );
 }
+
+#[test]
+fn compare_says_when_the_base_is_not_a_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "[workload]\nclients = 50\n[retry]\nmax_attempts = 3\n[[variant]]\nname = \"change\"\nretry.max_attempts = 2\n";
+    let m = write(dir.path(), "m.toml", text);
+    let (code, stdout, stderr) = out(rs().args(["compare"]).arg(&m));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("change")).count(),
+        1
+    );
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "note: {} runs its 1 variant, not its base by itself; to have the base as a row, add a [[variant]] with only a name, e.g. name = \"base\"",
+            m.display()
+        )
+    );
+    // With a variant that is the base, nothing to say; nor without variants, nor with --quiet.
+    let both = write(
+        dir.path(),
+        "both.toml",
+        &text.replace(
+            "[[variant]]\nname = \"change\"",
+            "[[variant]]\nname = \"current\"\n[[variant]]\nname = \"change\"",
+        ),
+    );
+    let (code, stdout, stderr) = out(rs().args(["compare"]).arg(&both));
+    assert_eq!((code, stderr.as_str()), (0, ""), "{stdout}");
+    assert!(
+        stdout.contains("current") && stdout.contains("change"),
+        "{stdout}"
+    );
+    let plain = write(dir.path(), "plain.toml", "[workload]\nclients = 50\n");
+    let (code, _, stderr) = out(rs().args(["compare"]).arg(&plain));
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    let (code, _, stderr) = out(rs().args(["compare", "-q"]).arg(&m));
+    assert_eq!((code, stderr.as_str()), (0, ""));
+}

@@ -435,6 +435,13 @@ pub fn compare(a: CompareArgs) -> Result<(), CliError> {
     let trace = trace_one_seed(&a.trace, &a.model)?;
     let scenario = load_model(&a.model)?;
     let models = vary(&scenario, &a.vary, &a.model)?;
+    if !base_is_a_variant(&scenario) {
+        crate::progress::note(&format!(
+            "note: {} runs its {}, not its base by itself; to have the base as a row, add a [[variant]] with only a name, e.g. name = \"base\"",
+            a.model.model.display(),
+            plural(scenario.variants.len() as u64, "variant")
+        ));
+    }
     crate::explain::warn_models(&models.iter().collect::<Vec<_>>());
     let seed = base_seed(&a.model, &scenario.base);
     if a.model.seeds > 1 {
@@ -674,6 +681,23 @@ fn emit_with(
 /// Whether the file declares variants (so that `run` needs `--variant` to pick one).
 pub fn has_named_variants(s: &Scenario) -> bool {
     s.variants.len() > 1 || s.variants[0].name != s.base.name
+}
+
+/// Whether the base model is one of the rows of `compare`: a file without variants, or one with
+/// a variant that sets nothing but its name.
+pub fn base_is_a_variant(s: &Scenario) -> bool {
+    if !has_named_variants(s) {
+        return true;
+    }
+    let unnamed = |m: &Model| {
+        let mut v = serde_json::to_value(m).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("name");
+        }
+        v
+    };
+    let base = unnamed(&s.base);
+    s.variants.iter().any(|m| unnamed(m) == base)
 }
 
 /// Quotes a word for a POSIX shell when it needs it.

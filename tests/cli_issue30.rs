@@ -154,3 +154,45 @@ fn compare_says_when_the_base_is_not_a_row() {
     let (code, _, stderr) = out(rs().args(["compare", "-q"]).arg(&m));
     assert_eq!((code, stderr.as_str()), (0, ""));
 }
+
+/// The values clap accepts for `import`'s SOURCE, read from its help.
+fn import_sources() -> Vec<String> {
+    let (code, help, _) = out(rs().args(["import", "--help"]));
+    assert_eq!(code, 0);
+    let list = help
+        .split("[possible values: ")
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .expect("SOURCE lists its possible values");
+    list.split(", ").map(str::to_string).collect()
+}
+
+#[test]
+fn import_help_names_every_source_it_takes() {
+    let sources = import_sources();
+    assert!(sources.len() >= 3, "{sources:?}");
+    let (_, help, _) = out(rs().args(["import", "--help"]));
+    let about = help.lines().next().unwrap().to_lowercase();
+    let (_, top, _) = out(rs().args(["--help"]));
+    let listed = top
+        .lines()
+        .find(|l| l.trim_start().starts_with("import "))
+        .unwrap()
+        .to_lowercase();
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cli.md")).unwrap();
+    let synopsis = doc
+        .lines()
+        .find(|l| l.starts_with("retrystorm import "))
+        .unwrap();
+    for s in &sources {
+        assert!(
+            about.contains(s.as_str()),
+            "import --help does not name {s}: {about}"
+        );
+        assert!(
+            listed.contains(s.as_str()),
+            "--help's import line does not name {s}: {listed}"
+        );
+        assert!(synopsis.contains(s.as_str()), "docs/cli.md: {synopsis}");
+    }
+}

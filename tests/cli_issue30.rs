@@ -196,3 +196,39 @@ fn import_help_names_every_source_it_takes() {
         assert!(synopsis.contains(s.as_str()), "docs/cli.md: {synopsis}");
     }
 }
+
+#[test]
+fn check_quiet_prints_only_failures_and_the_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "m.toml",
+        "[workload]\nclients = 300\n[retry]\nmax_attempts = 4\nbase = \"100ms\"\n[server]\nfail = \"always\"\n[[variant]]\nname = \"full\"\nretry.jitter = \"full\"\n[[variant]]\nname = \"none\"\nretry.jitter = \"none\"\n[[expect]]\nassert = \"attempts > 0\"\n",
+    );
+    let base = dir.path().join("base.json");
+    let (code, _, stderr) = out(rs().arg("compare").arg(&m).arg("--json").arg(&base));
+    assert_eq!(code, 0, "{stderr}");
+    // Everything passes: the verdict alone.
+    let (code, stdout, stderr) = out(rs()
+        .args(["check", "-q"])
+        .arg(&m)
+        .arg("--baseline")
+        .arg(&base));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(!stdout.contains("PASS"), "{stdout}");
+    // Without -q the same check lists every comparison.
+    let (_, loud, _) = out(rs().arg("check").arg(&m).arg("--baseline").arg(&base));
+    assert!(loud.matches("PASS").count() > 2, "{loud}");
+    // A regression: its FAIL lines and the verdict, no PASS line.
+    let (code, stdout, stderr) = out(rs()
+        .args(["check", "-q"])
+        .arg(&m)
+        .arg("--baseline")
+        .arg(&base)
+        .args(["--set", "retry.base=20ms", "--metric", "peak_retries"]));
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("FAIL  full  peak_retries:"), "{stdout}");
+    assert!(!stdout.contains("PASS"), "{stdout}");
+    assert!(!stdout.contains(" against "), "{stdout}");
+}

@@ -232,3 +232,33 @@ fn check_quiet_prints_only_failures_and_the_verdict() {
     assert!(!stdout.contains("PASS"), "{stdout}");
     assert!(!stdout.contains(" against "), "{stdout}");
 }
+
+#[test]
+fn one_set_of_column_names_and_one_rule_for_intervals() {
+    let herd = shipped("thundering-herd.toml");
+    let (code, one, stderr) = out(rs().args(["compare", &herd]));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, many, stderr) = out(rs().args(["compare", &herd, "--seeds", "3"]));
+    assert_eq!(code, 0, "{stderr}");
+    let header = |t: &str| {
+        t.lines()
+            .nth(1)
+            .unwrap()
+            .split("  ")
+            .filter(|c| !c.is_empty())
+            .map(|c| c.trim().to_string())
+            .collect::<Vec<_>>()
+    };
+    let (h1, hn) = (header(&one), header(&many));
+    // The replicated table's columns are the one-seed table's, with the outcomes after them.
+    assert_eq!(h1[..], hn[..h1.len()], "{one}\n{many}");
+    assert!(h1.contains(&"peak/10 ms".to_string()), "{one}");
+    // Amplification keeps its `x` with or without an interval; no interval prints as zero.
+    let row = many.lines().find(|l| l.starts_with("no-jitter")).unwrap();
+    assert!(row.contains(" 6.00x "), "{row}");
+    assert!(!many.contains("± 0.0") && !many.contains("± 0 "), "{many}");
+    // The `run` view names the bucket as the one-seed view does.
+    let (_, view, _) = out(rs().args(["run", &herd, "--variant", "full", "--seeds", "3"]));
+    assert!(view.contains(" per 10 ms bucket "), "{view}");
+    assert!(view.contains("amplification 6.00x)"), "{view}");
+}

@@ -14,6 +14,7 @@ mod path;
 mod peak_window;
 mod reports;
 mod schema;
+mod sharp_edges;
 mod slow_windows;
 mod trace;
 mod trace_workload;

@@ -55,9 +55,10 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print a JSON Schema of the model file, for editors (taplo, Even Better TOML).
     Schema(SchemaArgs),
-    /// Print (or write, -o) the model sections a real client's retry configuration stands for,
-    /// each key commented with the field it came from: a gRPC service config or an AWS config
-    /// file. Exit 2 naming any field that cannot be mapped.
+    /// Print (or write, -o) the model sections a real client's or proxy's retry configuration
+    /// stands for, each key commented with the field it came from: a gRPC service config, an AWS
+    /// config file or an Envoy route (with its cluster). Exit 2 naming any field that cannot be
+    /// mapped.
     Import(ImportArgs),
     /// Run every published comparison (the article, queueing theory, layered retries, Brooker's
     /// two simulators, the AWS blog's rankings) and print reference, ours, noise and verdict.

@@ -66,26 +66,35 @@ pub fn check(
         })
     };
     let new = baseline::read(&json).map_err(|e| CliError::Output(format!("this run: {e}")))?;
-    println!(
-        "{} against {name} ({} seed{} from {seed}, tolerance {})",
-        scenario.name,
-        n,
-        if n == 1 { "" } else { "s" },
-        a.tolerance
-    );
-    if (old.seed, old.seeds) != (seed, n) {
+    // --quiet: only the failures and the verdict.
+    let quiet = crate::progress::quiet();
+    if !quiet {
         println!(
-            "note: the baseline used {} seed{} from {}; differences include seed noise",
-            old.seeds,
-            if old.seeds == 1 { "" } else { "s" },
-            old.seed
+            "{} against {name} ({} seed{} from {seed}, tolerance {})",
+            scenario.name,
+            n,
+            if n == 1 { "" } else { "s" },
+            a.tolerance
         );
-    }
-    for m in baseline::missing(&old, &new) {
-        println!("note: {m}");
+        if (old.seed, old.seeds) != (seed, n) {
+            println!(
+                "note: the baseline used {} seed{} from {}; differences include seed noise",
+                old.seeds,
+                if old.seeds == 1 { "" } else { "s" },
+                old.seed
+            );
+        }
+        for m in baseline::missing(&old, &new) {
+            println!("note: {m}");
+        }
     }
     let results = baseline::compare(&old, &new, &metrics, tol);
-    print!("{}", baseline::render(&results, tol));
+    let shown: Vec<baseline::Compared> = results
+        .iter()
+        .filter(|c| !quiet || c.regressed)
+        .cloned()
+        .collect();
+    print!("{}", baseline::render(&shown, tol));
     let regressed = results.iter().filter(|c| c.regressed).count();
 
     let mut failed_exps = 0;
@@ -93,7 +102,7 @@ pub fn check(
         let seeds = stats::replication_seeds(seed, n);
         let checked = evaluate(scenario, &a.model, exps, &seeds)?;
         failed_exps = checked.iter().filter(|c| !c.outcome.passed).count();
-        print!("{}", render(&checked, crate::progress::quiet()));
+        print!("{}", render(&checked, quiet));
         if let Some(p) = &a.junit {
             crate::output::write(
                 crate::output::Out::new("--junit", p),

@@ -103,6 +103,9 @@ pub fn load_with(
     for w in &s.warnings {
         warn_once(w);
     }
+    for n in &s.notes {
+        note_once(n);
+    }
     if let Some(name) = renamed(args) {
         if name.trim().is_empty() {
             return Err(CliError::Input(
@@ -128,6 +131,17 @@ fn warn_once(w: &str) {
     if !seen.contains(&key) {
         eprintln!("warning: {w}");
         seen.push(key);
+    }
+}
+
+/// Prints a load note on stderr once per process (a sweep loads the model once per point), not
+/// with `--quiet`.
+fn note_once(n: &str) {
+    static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if !seen.iter().any(|s| s == n) {
+        crate::progress::note(&format!("note: {n}"));
+        seen.push(n.to_string());
     }
 }
 
@@ -443,6 +457,13 @@ pub fn compare(a: CompareArgs) -> Result<(), CliError> {
     let scenario = load_model(&a.model)?;
     let models = vary(&scenario, &a.vary, &a.model)?;
     output::refuse_inputs(&outs)?;
+    if !base_is_a_variant(&scenario) {
+        crate::progress::note(&format!(
+            "note: {} runs its {}, not its base by itself; to have the base as a row, add a [[variant]] with only a name, e.g. name = \"base\"",
+            a.model.model.display(),
+            plural(scenario.variants.len() as u64, "variant")
+        ));
+    }
     crate::explain::warn_models(&models.iter().collect::<Vec<_>>());
     let seed = base_seed(&a.model, &scenario.base);
     if a.model.seeds > 1 {
@@ -511,9 +532,13 @@ fn emit_replicated(
     Ok(())
 }
 
+/// The most rows `compare --vary` builds: every row is a resolved model and a result with its
+/// series, all held for the table (a sweep keeps one line of numbers per run instead).
+pub const MAX_COMPARE_ROWS: u64 = 10_000;
+
 /// The file's variants crossed with every `--vary KEY=V1,V2` (or a range, as `sweep` takes it;
-/// each value re-validated). A key varied twice, a value listed twice and a grid over
-/// [`MAX_RUNS`] runs are refused.
+/// each value re-validated). A key varied twice, a value listed twice, a grid over [`MAX_RUNS`]
+/// runs and one of more than [`MAX_COMPARE_ROWS`] rows are refused, before any is built.
 fn vary(s: &Scenario, varies: &[String], args: &ModelArgs) -> Result<Vec<Model>, CliError> {
     if varies.is_empty() {
         return Ok(s.variants.clone());
@@ -526,6 +551,21 @@ fn vary(s: &Scenario, varies: &[String], args: &ModelArgs) -> Result<Vec<Model>,
         seeds: stats::replication_seeds(0, args.seeds),
     };
     check_grid_size(&grid)?;
+    let rows = grid
+        .checked_points()
+        .and_then(|p| p.checked_mul(grid.variants.len() as u64));
+    if rows.is_none_or(|r| r > MAX_COMPARE_ROWS) {
+        return Err(CliError::Input(format!(
+            "--vary: compare would hold {} rows in memory ({} points x {}), each a model and its series, for its table; at most {MAX_COMPARE_ROWS} per process: use larger steps, or `retrystorm sweep` for a larger grid",
+            rows.map_or_else(
+                || "more than 18446744073709551615".to_string(),
+                |r| r.to_string()
+            ),
+            grid.checked_points()
+                .map_or_else(|| "too many".to_string(), |n| n.to_string()),
+            plural(grid.variants.len() as u64, "variant")
+        )));
+    }
     let named = has_named_variants(s);
     let mut out = Vec::new();
     for point in 0..grid.points() {
@@ -667,6 +707,23 @@ fn emit_with(
 /// Whether the file declares variants (so that `run` needs `--variant` to pick one).
 pub fn has_named_variants(s: &Scenario) -> bool {
     s.variants.len() > 1 || s.variants[0].name != s.base.name
+}
+
+/// Whether the base model is one of the rows of `compare`: a file without variants, or one with
+/// a variant that sets nothing but its name.
+pub fn base_is_a_variant(s: &Scenario) -> bool {
+    if !has_named_variants(s) {
+        return true;
+    }
+    let unnamed = |m: &Model| {
+        let mut v = serde_json::to_value(m).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("name");
+        }
+        v
+    };
+    let base = unnamed(&s.base);
+    s.variants.iter().any(|m| unnamed(m) == base)
 }
 
 /// Quotes a word for a POSIX shell when it needs it.

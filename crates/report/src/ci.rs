@@ -13,14 +13,32 @@ pub fn short(v: f64) -> String {
     crate::fmt::num(v)
 }
 
-/// The cell for `metric` of a variant.
+/// The cell for `metric` of a variant: a ratio (`amplification`) with its `x`, as the one-seed
+/// table writes it.
 pub fn cell(r: &Replications, metric: &str) -> String {
     if let Some(s) = r.shares.get(metric) {
         return share(s);
     }
     match r.mean.get(metric) {
+        Some(m) if metric == "amplification" => {
+            crate::fmt::pm_times(*m, r.ci95.get(metric).copied())
+        }
         Some(m) => pm(*m, r.ci95.get(metric).copied()),
         None => "-".into(),
+    }
+}
+
+/// The peak column's header, as the one-seed table names it: `peak/10 ms`.
+fn peak_header(report: &ReplicatedReport) -> String {
+    let first = report.variants.first().map(|v| v.result.summary.bucket_ms);
+    match first.filter(|b| {
+        report
+            .variants
+            .iter()
+            .all(|v| v.result.summary.bucket_ms == *b)
+    }) {
+        Some(b) => format!("peak/{}", crate::fmt::duration(b)),
+        None => "peak/bucket".to_string(),
     }
 }
 
@@ -40,7 +58,7 @@ const COLUMNS: &[(&str, &str)] = &[
     ("intents", "intents"),
     ("attempts", "attempts"),
     ("amplif.", "amplification"),
-    ("peak arrivals", "peak_arrivals"),
+    ("peak/", "peak_arrivals"),
     ("peak retries", "peak_retries"),
     ("succeeded", "succeeded"),
     ("failed", "failed"),
@@ -95,7 +113,11 @@ pub fn ci_rows_with(
     }
     cols.extend(OUTCOMES.iter().filter(|(_, m)| any(m)));
     let mut headers = vec!["variant".to_string()];
-    headers.extend(cols.iter().map(|(h, _)| h.to_string()));
+    let peak = peak_header(report);
+    headers.extend(cols.iter().map(|(h, _)| match *h {
+        "peak/" => peak.clone(),
+        h => h.to_string(),
+    }));
     headers.extend(extra.iter().cloned());
     let rows = report
         .variants
@@ -166,7 +188,7 @@ const VIEW: &[(&str, &str)] = &[
     ),
     (
         "peak arrivals",
-        "{peak_arrivals} per {bucket_ms} ms bucket (peak retries {peak_retries})",
+        "{peak_arrivals} per {bucket} bucket (peak retries {peak_retries})",
     ),
     ("last arrival", "{last_arrival_ms} ms"),
     (
@@ -225,6 +247,14 @@ fn replicated_view(v: &ReplicatedVariant) -> String {
                 break;
             };
             let metric = &rest[open + 1..open + close];
+            if metric == "bucket" {
+                // The bucket is the model's, the same in every seed: a duration, as the one-seed
+                // view writes it.
+                used.insert("bucket_ms");
+                line.push_str(&crate::fmt::duration(v.result.summary.bucket_ms));
+                rest = &rest[open + close + 1..];
+                continue;
+            }
             used.insert(metric);
             any |= r.mean.contains_key(metric);
             line.push_str(&cell(r, metric));

@@ -69,14 +69,34 @@ pub fn num(v: f64) -> String {
 }
 
 /// `mean ± half-width`, the mean to the precision of the half-width (`171.2 ± 12.3`); only the
-/// mean when there is no interval (one replication) or it is zero.
+/// mean, as [`num`] gives it alone, when there is no interval (one replication) or it is zero
+/// at the finest precision shown (six decimals): `4,075`, not `4,074.766335 ± 0.000000`.
 pub fn pm(mean: f64, half: Option<f64>) -> String {
+    pm_with(mean, half, num, "")
+}
+
+/// A ratio with its interval, by the rule of [`pm`] and the suffix of [`times`]: `6.00x` alone,
+/// `1.0705x ± 0.0001` with an interval.
+pub fn pm_times(mean: f64, half: Option<f64>) -> String {
+    pm_with(mean, half, times, "x")
+}
+
+fn pm_with(mean: f64, half: Option<f64>, alone: fn(f64) -> String, unit: &str) -> String {
     match half {
-        Some(h) if h.is_finite() && h > 0.0 => {
+        Some(h)
+            if h.is_finite()
+                && fixed(h, decimals(h))
+                    .bytes()
+                    .any(|b| b.is_ascii_digit() && b != b'0') =>
+        {
             let d = decimals(h);
-            format!("{} ± {}", fixed(mean, d), fixed(h, d))
+            if mean.is_finite() {
+                format!("{}{unit} ± {}", fixed(mean, d), fixed(h, d))
+            } else {
+                "-".to_string()
+            }
         }
-        _ => num(mean),
+        _ => alone(mean),
     }
 }
 
@@ -242,6 +262,12 @@ mod tests {
         assert_eq!(pm(1.3333, Some(0.007)), "1.333 ± 0.007");
         assert_eq!(pm(2.4142, None), "2.41");
         assert_eq!(pm(12345.6, Some(2.0)), "12,345.60 ± 2.00");
+        // An interval that is zero at six decimals is no interval.
+        assert_eq!(pm(4074.766335, Some(1e-9)), "4,075");
+        assert_eq!(pm(4074.766335, Some(4e-6)), "4,074.766335 ± 0.000004");
+        assert_eq!(pm_times(6.0, None), "6.00x");
+        assert_eq!(pm_times(6.0, Some(1e-12)), "6.00x");
+        assert_eq!(pm_times(1.07049, Some(0.00012)), "1.0705x ± 0.0001");
     }
 
     #[test]

@@ -219,8 +219,8 @@ fn summary_rows(r: &RunReport) -> (Vec<String>, Vec<Vec<String>>) {
         "variant",
         "intents",
         "attempts",
-        "amplification",
-        "peak arrivals",
+        "amplif.",
+        "peak/",
         "peak retries",
         "succeeded",
         "failed",
@@ -234,6 +234,16 @@ fn summary_rows(r: &RunReport) -> (Vec<String>, Vec<Vec<String>>) {
     ]
     .map(String::from)
     .to_vec();
+    // The peak column named as the text table names it: `peak/10 ms`.
+    let first = r.variants.first().map(|v| v.summary.bucket_ms);
+    let peak = match first.filter(|b| r.variants.iter().all(|v| v.summary.bucket_ms == *b)) {
+        Some(b) => format!("peak/{}", crate::fmt::duration(b)),
+        None => "peak/bucket".to_string(),
+    };
+    let headers: Vec<String> = headers
+        .into_iter()
+        .map(|h| if h == "peak/" { peak.clone() } else { h })
+        .collect();
     // As the text table: a recovery column only when the model has a trigger (issue 18).
     let recovery = r.variants.iter().any(|v| v.summary.recovered.is_some());
     let mut headers = headers;

@@ -112,6 +112,8 @@ pub struct Scenario {
     /// Things the user should know that are not errors: a `--set` or `--vary` that replaces a
     /// value some variants set (overrides apply to the base and to every variant).
     pub warnings: Vec<String>,
+    /// Informational lines, not warnings: a trace file put in time order.
+    pub notes: Vec<String>,
 }
 
 struct Doc<'a> {
@@ -353,6 +355,7 @@ pub fn load_resolved(
     let warnings = shadowed_variants(sets, &layers);
     let mut models = Vec::with_capacity(layers.len());
     let mut traces = Vec::new();
+    let mut notes = Vec::new();
     for (vi, overrides) in layers {
         let mut merged = table.clone();
         merge(&mut merged, overrides.clone());
@@ -414,7 +417,7 @@ pub fn load_resolved(
             .map_err(|Invalid { path, message }| locate(&path, message))?;
         let mut model = model;
         if model.workload.kind == crate::model::WorkloadKind::Trace {
-            model.workload.replay = replay(origin, &model, resolve, &mut traces)
+            model.workload.replay = replay(origin, &model, resolve, &mut traces, &mut notes)
                 .map_err(|e| e.unwrap_or_else(|m| locate("workload.trace", m)))?;
         }
         models.push(model);
@@ -449,17 +452,20 @@ pub fn load_resolved(
         expect,
         expect_lines,
         warnings,
+        notes,
     })
 }
 
 /// The arrivals of a trace workload: `resolve("trace:FILE")` gives the file's text (the core
 /// reads no file), parsed once per file for all variants. Errors are the trace's own (file, line,
-/// column) or a message about `workload.trace`.
+/// column) or a message about `workload.trace`. A file whose rows were out of time order adds
+/// a note naming how many rows moved.
 fn replay(
     origin: &str,
     model: &Model,
     resolve: crate::preset::Resolver<'_>,
     cache: &mut Vec<(String, std::sync::Arc<crate::replay::Trace>)>,
+    notes: &mut Vec<String>,
 ) -> Result<std::sync::Arc<crate::replay::Trace>, Result<LoadError, String>> {
     let file = model.workload.trace.clone().unwrap_or_default();
     if let Some((_, t)) = cache.iter().find(|(f, _)| *f == file) {
@@ -473,6 +479,15 @@ fn replay(
     let t = std::sync::Arc::new(
         crate::replay::Trace::parse(&shown.display().to_string(), &text).map_err(Ok)?,
     );
+    if let Some(r) = t.reordered {
+        notes.push(format!(
+            "{}: the rows are not in time order (line {} is earlier than the row before it); replayed in time order, {} of {} rows moved",
+            shown.display(),
+            r.first_line,
+            r.moved,
+            r.rows
+        ));
+    }
     cache.push((file, t.clone()));
     Ok(t)
 }

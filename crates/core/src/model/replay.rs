@@ -8,7 +8,8 @@
 //! (`1733280000.125`, epoch or relative), an RFC 3339 date-time (`2026-12-04T13:00:00.125Z`, as
 //! access logs write them) or a duration with a unit (`"1.5s"`, `"250ms"`); times
 //! are taken relative to the earliest one, in integer nanoseconds, and rows are replayed in time
-//! order (ties in file order). `workload.speed` divides the offsets: 2.0 replays the same traffic
+//! order (ties in file order; a file out of order is put in order, and [`Trace::reordered`] says
+//! how much moved, for a note). A negative number of seconds is refused. `workload.speed` divides the offsets: 2.0 replays the same traffic
 //! in half the time, twice the load. Any other column is refused, naming file, line and column.
 
 use crate::base::diagnostics::{LoadError, closest};
@@ -37,6 +38,19 @@ pub struct Trace {
     /// With a key column: how many rows each intent has (indexed by [`TraceArrival::intent`]);
     /// empty without one, when every row is an intent of its own.
     pub intents: Vec<u32>,
+    /// When the file's rows were not in time order: how they were put in order.
+    pub reordered: Option<Reordered>,
+}
+
+/// A trace whose rows were not in time order, replayed in time order all the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reordered {
+    /// Rows whose place in time order is not their place in the file.
+    pub moved: usize,
+    /// The file line of the first row earlier than the row before it.
+    pub first_line: usize,
+    /// The rows in all.
+    pub rows: usize,
 }
 
 /// The columns a trace may have.
@@ -114,6 +128,14 @@ impl Trace {
         // Stable: rows at the same time keep their file order.
         let mut order: Vec<usize> = (0..rows.len()).collect();
         order.sort_by_key(|&i| arrivals[i].at);
+        let reordered = rows
+            .windows(2)
+            .find(|w| w[1].ns < w[0].ns)
+            .map(|w| Reordered {
+                moved: order.iter().enumerate().filter(|(p, i)| p != *i).count(),
+                first_line: w[1].line,
+                rows: rows.len(),
+            });
         let mut arrivals: Vec<TraceArrival> = order.iter().map(|&i| arrivals[i]).collect();
         let mut keys = 0;
         let mut intents = Vec::new();
@@ -139,6 +161,7 @@ impl Trace {
             classes,
             keys,
             intents,
+            reordered,
         })
     }
 
@@ -155,6 +178,7 @@ impl Trace {
 /// A row as read: nanoseconds since the epoch of the file's clock, and its optional columns.
 struct Row {
     ns: i128,
+    line: usize,
     class: Option<String>,
     key: Option<String>,
 }
@@ -210,7 +234,12 @@ fn timestamp_ns(text: &str) -> Result<i128, String> {
             .and_then(|x| x.checked_add(f))
             .filter(|x| *x <= i128::from(u64::MAX))
             .ok_or_else(|| format!("{s:?} is too large"))?;
-        return Ok(if neg { -ns } else { ns });
+        if neg && ns > 0 {
+            return Err(format!(
+                "{s:?} is negative; a timestamp is seconds since the epoch or since the trace's start, >= 0"
+            ));
+        }
+        return Ok(ns);
     }
     if looks_like_date(s) {
         return rfc3339_ns(s);
@@ -323,6 +352,7 @@ fn csv_rows(origin: &str, text: &str) -> Result<Vec<Row>, LoadError> {
         let opt = |k: usize| idx[k].map(|i| rec[i].to_string()).filter(|s| !s.is_empty());
         rows.push(Row {
             ns,
+            line,
             class: opt(1),
             key: opt(2),
         });
@@ -406,6 +436,7 @@ fn jsonl_rows(origin: &str, text: &str) -> Result<Vec<Row>, LoadError> {
         };
         rows.push(Row {
             ns,
+            line,
             class: text_of("class")?,
             key: text_of("key")?,
         });
@@ -487,6 +518,51 @@ mod tests {
             );
             assert!(e.to_string().contains("RFC 3339"), "{e}");
         }
+    }
+
+    #[test]
+    fn rows_out_of_order_are_sorted_and_counted() {
+        let t = Trace::parse("t.csv", "timestamp\n5\n3\n1\n1\n").unwrap();
+        let at: Vec<u64> = t.arrivals.iter().map(|a| a.at.0 / 1_000_000_000).collect();
+        assert_eq!(at, [0, 0, 2, 4]);
+        assert_eq!(
+            t.reordered,
+            Some(Reordered {
+                moved: 4,
+                first_line: 3,
+                rows: 4
+            })
+        );
+        let t = Trace::parse(
+            "t.jsonl",
+            "{\"timestamp\": 1}\n\n{\"timestamp\": 2}\n{\"timestamp\": 1.5}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            t.reordered,
+            Some(Reordered {
+                moved: 2,
+                first_line: 4,
+                rows: 3
+            })
+        );
+        // In order, ties included: nothing to say.
+        let t = Trace::parse("t.csv", "timestamp\n1\n1\n2\n").unwrap();
+        assert_eq!(t.reordered, None);
+    }
+
+    #[test]
+    fn a_negative_timestamp_is_refused_with_its_row() {
+        let e = Trace::parse("t.csv", "timestamp\n5\n3\n-1\n").unwrap_err();
+        assert_eq!(
+            (e.line, e.column, e.field.as_deref()),
+            (Some(4), Some(1), Some("timestamp"))
+        );
+        assert!(e.to_string().contains("\"-1\" is negative"), "{e}");
+        let e = Trace::parse("t.jsonl", "{\"timestamp\": -0.5}\n").unwrap_err();
+        assert_eq!(e.line, Some(1), "{e}");
+        // Minus zero is zero.
+        assert!(Trace::parse("t.csv", "timestamp\n-0\n1\n").is_ok());
     }
 
     #[test]

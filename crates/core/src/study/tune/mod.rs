@@ -551,13 +551,23 @@ pub fn metrics(objectives: &[Objective], constraints: &[Expectation]) -> Vec<Str
 }
 
 /// The settings of one candidate as TOML to paste into the model: a `[table]` per key prefix,
-/// values as `--set` reads them (`"5ms"` quoted, `6` not).
+/// values as `--set` reads them (`"5ms"` quoted, `6` not). A key inside an array of tables
+/// (`tier[0].retry.base`, `server.outages[0].to`) has no TOML header that reaches it, so it is
+/// given as a `--set` flag on a comment line; the whole snippet stays valid TOML.
 pub fn snippet(params: &[(String, String)]) -> String {
     let mut tables: Vec<(String, Vec<String>)> = Vec::new();
+    let mut flags: Vec<String> = Vec::new();
     for (k, v) in params
         .iter()
         .flat_map(|(k, v)| k.split('+').map(move |k| (k, v)))
     {
+        if k.contains('[') {
+            flags.push(format!(
+                "# --set '{}'",
+                format!("{k}={v}").replace('\'', r"'\''")
+            ));
+            continue;
+        }
         let (table, key) = k.rsplit_once('.').unwrap_or(("", k));
         let line = format!("{key} = {}", crate::load::parse_value(v));
         match tables.iter_mut().find(|(t, _)| t == table) {
@@ -576,6 +586,16 @@ pub fn snippet(params: &[(String, String)]) -> String {
         }
         for l in lines {
             out.push_str(&l);
+            out.push('\n');
+        }
+    }
+    if !flags.is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str("# keys inside arrays of tables: edit them in place, or pass\n");
+        for f in flags {
+            out.push_str(&f);
             out.push('\n');
         }
     }

@@ -113,6 +113,82 @@ fn a_snippet_groups_keys_by_table() {
 }
 
 #[test]
+fn a_snippet_gives_keys_inside_arrays_as_set_flags() {
+    let p = vec![
+        ("tier[0].retry.max_attempts".to_string(), "2".to_string()),
+        ("retry.base".to_string(), "50ms".to_string()),
+        (
+            "server.outages[0].to+tier[1].retry.cap".to_string(),
+            "9s".to_string(),
+        ),
+    ];
+    assert_eq!(
+        snippet(&p),
+        "[retry]\nbase = \"50ms\"\n\n# keys inside arrays of tables: edit them in place, or pass\n# --set 'tier[0].retry.max_attempts=2'\n# --set 'server.outages[0].to=9s'\n# --set 'tier[1].retry.cap=9s'\n"
+    );
+}
+
+/// Every form a snippet takes loads: its TOML as a model file, and its `--set` lines as
+/// overrides of a model with tiers and outages (the keys `tune --vary` can reach).
+#[test]
+fn every_snippet_loads() {
+    let model = "[workload]\nclients = 10\n[server]\noutages = [{ from = \"1s\", to = \"2s\" }]\n[[tier]]\nname = \"proxy\"\n[[tier]]\nname = \"app\"\n";
+    let keys = [
+        ("seed", "3"),
+        ("horizon", "20s"),
+        ("retry.base", "50ms"),
+        ("retry.jitter", "none"),
+        ("server.capacity", "unlimited"),
+        ("server.outages[0].to", "3s"),
+        ("tier[0].retry.max_attempts", "2"),
+        ("tier[1].retry.base", "10ms"),
+        ("budget.kind", "grpc"),
+        ("retry.cap+tier[0].retry.cap", "9s"),
+    ];
+    // Every subset of the keys, in file order: 2^10 snippets.
+    for mask in 0u32..1 << keys.len() {
+        let p: Vec<(String, String)> = keys
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask & (1 << i) != 0)
+            .map(|(_, (k, v))| (k.to_string(), v.to_string()))
+            .collect();
+        let s = snippet(&p);
+        // The snippet as a file of its own: valid TOML, a valid model.
+        crate::load::load("s.toml", &s, &[]).unwrap_or_else(|e| panic!("{s}\n{e}"));
+        // Its tables' keys and its --set lines, applied to a model with tiers and outages.
+        let mut sets: Vec<crate::load::Override> = Vec::new();
+        let table: toml::Table = s.parse().unwrap();
+        flatten("", &table, &mut sets);
+        for f in s.lines().filter_map(|l| l.strip_prefix("# --set '")) {
+            sets.push(crate::load::Override::parse(f.trim_end_matches('\'')).unwrap());
+        }
+        let loaded =
+            crate::load::load("m.toml", model, &sets).unwrap_or_else(|e| panic!("{s}\n{e}"));
+        let n = p.iter().flat_map(|(k, _)| k.split('+')).count();
+        assert_eq!(sets.len(), n, "{s}");
+        if mask & (1 << 6) != 0 {
+            assert_eq!(loaded.base.tiers[0].retry.max_attempts, 2, "{s}");
+        }
+    }
+}
+
+/// A table's keys as `--set` overrides, dotted.
+fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<crate::load::Override>) {
+    for (k, v) in t {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            toml::Value::Table(sub) => flatten(&key, sub, out),
+            v => out.push(crate::load::Override::parse(&format!("{key}={v}")).unwrap()),
+        }
+    }
+}
+
+#[test]
 fn halving_keeps_the_best_and_drops_the_clearly_worse_at_stage_one() {
     // 27 candidates; #5 is the best by construction, #0..#8 are close to it, the rest are far
     // worse. Stage 1 (2 seeds) keeps 9 of 27, stage 2 (6 seeds) 3 of 9, then KN.

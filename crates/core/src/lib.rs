@@ -80,7 +80,10 @@ pub fn run_model(
     seed: u64,
     progress: &mut dyn FnMut(time::Time),
 ) -> summary::VariantResult {
-    let mut result = path::PathSim::new(model, seed).run(&model.name, progress);
+    let mut result = match path::run_direct(model, seed, progress, true) {
+        Some(r) => r,
+        None => path::PathSim::new(model, seed).run(&model.name, progress),
+    };
     mark_truncated(model, &mut result.summary);
     result
 }
@@ -103,7 +106,10 @@ pub fn run_model_traced(
 /// (not built). Sweeps, `tune` and the replications past the first keep nothing else, and for a
 /// small model building them costs more than the run itself.
 pub fn run_summary(model: &model::Model, seed: u64) -> summary::VariantResult {
-    let mut result = path::PathSim::new(model, seed).run_summary(&model.name);
+    let mut result = match path::run_direct(model, seed, &mut |_| {}, false) {
+        Some(r) => r,
+        None => path::PathSim::new(model, seed).run_summary(&model.name),
+    };
     mark_truncated(model, &mut result.summary);
     result
 }

@@ -73,6 +73,35 @@ pub struct Model {
     pub limiter: LimiterConfig,
     /// How recovery after a trigger (spike, outage) is measured.
     pub recovery: RecoveryConfig,
+    /// `[engine]`: which engine runs the model (`docs/model.md`, "Engine").
+    #[serde(skip_serializing_if = "EngineConfig::is_auto")]
+    pub engine: EngineConfig,
+}
+
+/// The `[engine]` section.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineConfig {
+    /// `auto`: the direct path when the model's clients are independent, else the event loop;
+    /// `event-loop`: always the event loop (same results, slower).
+    pub path: EnginePathChoice,
+}
+
+impl EngineConfig {
+    pub fn is_auto(&self) -> bool {
+        self.path == EnginePathChoice::Auto
+    }
+}
+
+/// `engine.path`.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum EnginePathChoice {
+    #[default]
+    Auto,
+    EventLoop,
 }
 
 impl Default for Model {
@@ -97,6 +126,7 @@ impl Default for Model {
             hedge: HedgeConfig::default(),
             limiter: LimiterConfig::default(),
             recovery: RecoveryConfig::default(),
+            engine: EngineConfig::default(),
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod spec;
 
 mod call;
 mod callref;
+mod direct;
 mod finish;
 mod keyed;
 mod limit;
@@ -28,6 +29,8 @@ mod store;
 mod tier;
 mod workload;
 pub use call::envoy_reset_delay;
+pub use direct::run as run_direct;
+pub use direct::{EnginePath, engine_path};
 
 use crate::engine::{self, BurstOrder, Engine};
 use crate::metrics::{Buckets, Completions};

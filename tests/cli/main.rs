@@ -6,6 +6,7 @@
 
 mod commands;
 mod contract;
+mod engine_path;
 mod errors_doc;
 mod import;
 mod map;

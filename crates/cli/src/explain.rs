@@ -70,6 +70,7 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
         "horizon: {}, bucket: {}, seed: {}",
         m.horizon, m.bucket, m.seed
     ));
+    facts.push(retrystorm_core::path::engine_path(m).describe(m));
     let calls_per_client = u64::from(m.retry.max_attempts);
     for (i, h) in hops(m).iter().enumerate() {
         let mean_ms = h.server.service.mean_ns() / 1e6;

@@ -62,10 +62,11 @@ impl EnginePath {
 /// As in `call.rs`: botocore's `_RETRY_AFTER_MAX_ADDITIONAL`.
 const AWS_RETRY_AFTER_MAX_ADDITIONAL: Duration = Duration::from_secs(5);
 
-/// Attempt numbers the direct path packs beside a time (`u16` less the three other kinds).
-const MAX_DIRECT_ATTEMPTS: u32 = (1 << 16) - 4;
-/// Times are packed above 16 bits of kind: the horizon must stay below 2^48 ns (78 hours).
-const MAX_DIRECT_HORIZON: u64 = 1 << 48;
+/// Attempt numbers the direct path packs beside a time (10 bits less the three other kinds).
+const MAX_DIRECT_ATTEMPTS: u32 = (1 << KIND_BITS) - OP_ARRIVAL;
+/// Records are kept per chunk of time, up to the horizon: below 2^44 ns (4.9 hours) there are
+/// at most 2^22 chunks.
+const MAX_DIRECT_HORIZON: u64 = 1 << 44;
 
 /// The rule: which engine runs `m`. Conservative: anything that lets one client's attempts
 /// change another's answers, or that the direct path does not reproduce, takes the event loop.
@@ -120,10 +121,10 @@ pub fn engine_path(m: &Model) -> EnginePath {
         return ev("hedging is run by the event loop only");
     }
     if m.retry.max_attempts > MAX_DIRECT_ATTEMPTS {
-        return ev("retry.max_attempts above 65532");
+        return ev("retry.max_attempts above 1021");
     }
     if m.horizon.0 >= MAX_DIRECT_HORIZON {
-        return ev("a horizon of 78 hours or more");
+        return ev("a horizon of 2^44 ns (4.9 hours) or more");
     }
     EnginePath::Direct
 }
@@ -193,14 +194,17 @@ struct Intent {
     finalised: Option<Time>,
 }
 
-/// Kinds of the time-ordered records that feed the bottom's buckets, in the low 16 bits.
-const OP_DONE: u64 = 0;
-const OP_BEGIN: u64 = 1;
-const OP_SUCCESS: u64 = 2;
-const OP_ARRIVAL: u64 = 3;
-/// Width of a chunk of the time-ordered records: records are kept per chunk and each chunk is
-/// sorted on its own.
-const CHUNK_SHIFT: u32 = 22;
+/// Kinds of the time-ordered records that feed the bottom's buckets, in the low `KIND_BITS`
+/// bits; above them the time within the record's chunk.
+const OP_DONE: u32 = 0;
+const OP_BEGIN: u32 = 1;
+const OP_SUCCESS: u32 = 2;
+/// An arrival of attempt `a` (from 0) is `OP_ARRIVAL + a`.
+const OP_ARRIVAL: u32 = 3;
+const KIND_BITS: u32 = 10;
+/// Width of a chunk of the time-ordered records (2^22 ns, about 4 ms): records are kept per
+/// chunk as 4 bytes each and each chunk is sorted on its own.
+const CHUNK_SHIFT: u32 = 32 - KIND_BITS;
 
 #[derive(Default)]
 struct Counts {
@@ -248,8 +252,8 @@ struct Direct<'m> {
     n: Counts,
     completions: Completions,
     successes: Completions,
-    /// Records `time << 16 | kind` per chunk of `2^CHUNK_SHIFT` ns.
-    chunks: Vec<Vec<u64>>,
+    /// Records `(time mod 2^CHUNK_SHIFT) << KIND_BITS | kind` per chunk of `2^CHUNK_SHIFT` ns.
+    chunks: Vec<Vec<u32>>,
     /// First tries arriving at `bulk_at` (a burst with no spread and no request latency): counted
     /// instead of stored.
     bulk_at: Option<Time>,
@@ -381,7 +385,7 @@ impl<'m> Direct<'m> {
     }
 
     #[inline]
-    fn op(&mut self, t: Time, kind: u64) {
+    fn op(&mut self, t: Time, kind: u32) {
         if kind == OP_ARRIVAL && self.bulk_at == Some(t) {
             self.bulk += 1;
             return;
@@ -390,7 +394,8 @@ impl<'m> Direct<'m> {
         if self.chunks.len() <= c {
             self.chunks.resize_with(c + 1, Vec::new);
         }
-        self.chunks[c].push(t.0 << 16 | kind);
+        let within = (t.0 & ((1 << CHUNK_SHIFT) - 1)) as u32;
+        self.chunks[c].push(within << KIND_BITS | kind);
         self.max_op_time = self.max_op_time.max(t.0);
     }
 
@@ -494,7 +499,7 @@ impl<'m> Direct<'m> {
         self.n.retry_arrivals += u64::from(attempt > 0);
         self.n.orphaned += u64::from(!alive);
         self.n.last_arrival = self.n.last_arrival.max(now);
-        self.op(now, OP_ARRIVAL + u64::from(attempt));
+        self.op(now, OP_ARRIVAL + u32::from(attempt));
         if s.fail == FailMode::Always {
             self.n.rejected += 1;
             return self.respond(it, now, attempt, Class::Unavailable, None);
@@ -835,12 +840,14 @@ impl<'m> Direct<'m> {
                 }
             }
             chunk.sort_unstable();
+            let base = (i as u64) << CHUNK_SHIFT;
             let mut k = 0;
             while k < chunk.len() {
-                let now = Time(chunk[k] >> 16);
+                let within = chunk[k] >> KIND_BITS;
+                let now = Time(base | u64::from(within));
                 let mut levels = false;
-                while k < chunk.len() && chunk[k] >> 16 == now.0 {
-                    match chunk[k] & 0xffff {
+                while k < chunk.len() && chunk[k] >> KIND_BITS == within {
+                    match chunk[k] & ((1 << KIND_BITS) - 1) {
                         OP_DONE => {
                             // A done may sort before the begin it ends at the same time.
                             busy = busy.wrapping_sub(1);

@@ -158,6 +158,27 @@ fn thundering_herd_does_not_allocate_per_event() {
     );
 }
 
+/// The herd takes the direct path (issue 32); forced through the event loop it still allocates
+/// nothing per event.
+#[test]
+fn thundering_herd_on_the_event_loop_does_not_allocate_per_event() {
+    let at = |n: u64| {
+        let sets = [
+            format!("workload.clients={n}"),
+            "engine.path=event-loop".to_string(),
+        ];
+        measure("models/thundering-herd.toml", Some("full"), &sets)
+    };
+    at(100_000);
+    let (a, b) = (at(100_000), at(200_000));
+    assert!(b.events > a.events);
+    let per_event = (b.allocs as f64 - a.allocs as f64) / (b.events - a.events) as f64;
+    assert!(
+        per_event < PER_EVENT_LIMIT,
+        "the herd on the event loop allocates {per_event:.4} times per event"
+    );
+}
+
 #[test]
 fn open_overload_does_not_allocate_per_event() {
     // The overload benchmark at 2 s and 4 s of simulated time: about 0.6 and 1.3 million events,

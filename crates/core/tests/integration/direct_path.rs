@@ -97,6 +97,16 @@ fn every_eligible_shipped_variant_matches_the_event_loop() {
 fn set_points_match_the_event_loop() {
     let herd: &[&[&str]] = &[
         &["workload.clients=3000", "workload.spread=200ms"],
+        // More records than one vector keeps: they move to per-chunk vectors mid-run.
+        &["workload.clients=15000"],
+        &[
+            "workload.kind=open",
+            "workload.rate=5000/s",
+            "workload.intents=30000",
+            "server.fail=0.4",
+            "server.service=exp(20ms)",
+            "retry.timeout=30ms",
+        ],
         &[
             "workload.kind=open",
             "workload.rate=2000/s",

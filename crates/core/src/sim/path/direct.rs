@@ -205,6 +205,9 @@ const KIND_BITS: u32 = 10;
 /// Width of a chunk of the time-ordered records (2^22 ns, about 4 ms): records are kept per
 /// chunk as 4 bytes each and each chunk is sorted on its own.
 const CHUNK_SHIFT: u32 = 32 - KIND_BITS;
+const KIND_MASK: u64 = (1 << KIND_BITS) - 1;
+/// Records kept in one vector before they move to chunks.
+const FLAT_MAX: usize = 1 << 16;
 
 #[derive(Default)]
 struct Counts {
@@ -254,6 +257,10 @@ struct Direct<'m> {
     successes: Completions,
     /// Records `(time mod 2^CHUNK_SHIFT) << KIND_BITS | kind` per chunk of `2^CHUNK_SHIFT` ns.
     chunks: Vec<Vec<u32>>,
+    /// While a run has few records (a sweep's small runs): `time << KIND_BITS | kind` in one
+    /// vector, sorted once (one allocation instead of one per chunk); moved to `chunks` when it
+    /// outgrows [`FLAT_MAX`].
+    flat: Option<Vec<u64>>,
     /// First tries arriving at `bulk_at` (a burst with no spread and no request latency): counted
     /// instead of stored.
     bulk_at: Option<Time>,
@@ -298,6 +305,7 @@ impl<'m> Direct<'m> {
             completions: Completions::default(),
             successes: Completions::default(),
             chunks: Vec::new(),
+            flat: Some(Vec::new()),
             bulk_at,
             bulk: 0,
             busy_ops: false,
@@ -390,13 +398,27 @@ impl<'m> Direct<'m> {
             self.bulk += 1;
             return;
         }
-        let c = (t.0 >> CHUNK_SHIFT) as usize;
+        self.max_op_time = self.max_op_time.max(t.0);
+        if let Some(f) = &mut self.flat {
+            if f.len() < FLAT_MAX {
+                return f.push(t.0 << KIND_BITS | u64::from(kind));
+            }
+            for e in std::mem::take(f) {
+                self.chunk_op(e >> KIND_BITS, (e & KIND_MASK) as u32);
+            }
+            self.flat = None;
+        }
+        self.chunk_op(t.0, kind);
+    }
+
+    #[inline]
+    fn chunk_op(&mut self, t: u64, kind: u32) {
+        let c = (t >> CHUNK_SHIFT) as usize;
         if self.chunks.len() <= c {
             self.chunks.resize_with(c + 1, Vec::new);
         }
-        let within = (t.0 & ((1 << CHUNK_SHIFT) - 1)) as u32;
+        let within = (t & ((1 << CHUNK_SHIFT) - 1)) as u32;
         self.chunks[c].push(within << KIND_BITS | kind);
-        self.max_op_time = self.max_op_time.max(t.0);
     }
 
     /// Runs one intent from its start to its finalisation or the horizon.
@@ -826,6 +848,22 @@ impl<'m> Direct<'m> {
         t.last_arrival = n.last_arrival;
         // The records in time order (ties in any order: they change no count, peak or area).
         let mut busy = 0u64;
+        if let Some(mut flat) = self.flat.take() {
+            if let Some(at) = self.bulk_at {
+                // Every record of a burst is at or after its start.
+                for _ in 0..self.bulk {
+                    ts.buckets.arrival(at, false, 0);
+                }
+                self.bulk = 0;
+            }
+            flat.sort_unstable();
+            feed(
+                ts,
+                &flat,
+                |e| (e >> KIND_BITS, (e & KIND_MASK) as u32),
+                &mut busy,
+            );
+        }
         let bulk_chunk = self.bulk_at.map(|t| (t.0 >> CHUNK_SHIFT) as usize);
         if let (Some(b), true) = (bulk_chunk, self.bulk > 0)
             && self.chunks.len() <= b
@@ -841,34 +879,8 @@ impl<'m> Direct<'m> {
             }
             chunk.sort_unstable();
             let base = (i as u64) << CHUNK_SHIFT;
-            let mut k = 0;
-            while k < chunk.len() {
-                let within = chunk[k] >> KIND_BITS;
-                let now = Time(base | u64::from(within));
-                let mut levels = false;
-                while k < chunk.len() && chunk[k] >> KIND_BITS == within {
-                    match chunk[k] & ((1 << KIND_BITS) - 1) {
-                        OP_DONE => {
-                            // A done may sort before the begin it ends at the same time.
-                            busy = busy.wrapping_sub(1);
-                            levels = true;
-                        }
-                        OP_BEGIN => {
-                            busy = busy.wrapping_add(1);
-                            levels = true;
-                        }
-                        OP_SUCCESS => ts.buckets.success(now),
-                        a => {
-                            let attempt = (a - OP_ARRIVAL) as u16;
-                            ts.buckets.arrival(now, attempt > 0, attempt);
-                        }
-                    }
-                    k += 1;
-                }
-                if levels {
-                    ts.levels.set(&mut ts.buckets, now, 0, busy);
-                }
-            }
+            let decode = |e: u32| (base | u64::from(e >> KIND_BITS), e & KIND_MASK as u32);
+            feed(ts, chunk, decode, &mut busy);
             *chunk = Vec::new();
         }
         sim.completions = std::mem::take(&mut self.completions);
@@ -876,6 +888,48 @@ impl<'m> Direct<'m> {
         sim.live = self.unfinished;
         sim.events = events;
         sim.finish(&m.name, end, ended, full)
+    }
+}
+
+/// Feeds sorted records, decoded as `(time ns, kind)`, to the server's buckets and levels: one
+/// `Levels::set` per instant with a begin or a done (as the event loop sets them at each).
+fn feed<T: Copy>(
+    ts: &mut super::tier::TierState,
+    records: &[T],
+    decode: impl Fn(T) -> (u64, u32),
+    busy: &mut u64,
+) {
+    let mut k = 0;
+    while k < records.len() {
+        let at = decode(records[k]).0;
+        let now = Time(at);
+        let mut levels = false;
+        while let Some(&r) = records.get(k) {
+            let (t, kind) = decode(r);
+            if t != at {
+                break;
+            }
+            match kind {
+                OP_DONE => {
+                    // A done may sort before the begin it ends at the same time.
+                    *busy = busy.wrapping_sub(1);
+                    levels = true;
+                }
+                OP_BEGIN => {
+                    *busy = busy.wrapping_add(1);
+                    levels = true;
+                }
+                OP_SUCCESS => ts.buckets.success(now),
+                a => {
+                    let attempt = (a - OP_ARRIVAL) as u16;
+                    ts.buckets.arrival(now, attempt > 0, attempt);
+                }
+            }
+            k += 1;
+        }
+        if levels {
+            ts.levels.set(&mut ts.buckets, now, 0, *busy);
+        }
     }
 }
 

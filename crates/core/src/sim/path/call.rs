@@ -12,7 +12,7 @@ use super::{Event, PathSim, pidx};
 use crate::model::{KeyMode, LossNotice, RetryAfterPolicy, StoreMode};
 use crate::policy::Class;
 use crate::policy::hedge::Pending;
-use crate::rng::{Purpose, Stream, mix64};
+use crate::sim::draws::{self, AttemptKey, Round};
 use crate::time::{Duration, Time};
 use crate::trace::{Step, TraceEvent};
 
@@ -110,12 +110,6 @@ pub(crate) struct Inner {
     pub(super) lp: Loop,
 }
 
-/// The key of the call that attempt `attempt` of the call keyed `path` creates below.
-#[inline]
-pub(super) fn child_path(path: u64, attempt: u16) -> u64 {
-    mix64(path ^ (u64::from(attempt) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
-}
-
 impl PathSim<'_> {
     /// Traces one step of call `c`'s attempt `attempt` (its hop is the tier it sends to); a
     /// branch on `None` when tracing is off.
@@ -192,14 +186,14 @@ impl PathSim<'_> {
             self.tops[c.0 as usize].id
         }
     }
-    /// The draw index of attempt `attempt` of `c`: the attempt number at the top (so a path of
-    /// one tier draws as it always did), the hash of the path below.
+    /// The draw key of attempt `attempt` of `c` ([`AttemptKey`]).
     #[inline(always)]
-    pub(super) fn index_k<const I: bool>(&self, c: CallRef, attempt: u16) -> u64 {
+    pub(super) fn key_k<const I: bool>(&self, c: CallRef, attempt: u16) -> AttemptKey {
         if I {
-            child_path(self.inner[c.slot()].path, attempt)
+            let i = &self.inner[c.slot()];
+            AttemptKey::below(i.id, i.path, attempt)
         } else {
-            u64::from(attempt)
+            AttemptKey::top(self.tops[c.0 as usize].id, attempt)
         }
     }
     /// Is some attempt on the way to attempt `attempt` of `c` a retry?
@@ -283,11 +277,11 @@ impl PathSim<'_> {
         }
     }
     #[inline(always)]
-    pub(super) fn index(&self, c: CallRef, attempt: u16) -> u64 {
+    pub(super) fn key(&self, c: CallRef, attempt: u16) -> AttemptKey {
         if c.is_inner() {
-            self.index_k::<true>(c, attempt)
+            self.key_k::<true>(c, attempt)
         } else {
-            u64::from(attempt)
+            self.key_k::<false>(c, attempt)
         }
     }
     #[inline(always)]
@@ -452,9 +446,9 @@ impl PathSim<'_> {
         let pc = parent.call;
         let top = self.top_of(pc) as u32;
         let path = if pc.is_inner() {
-            child_path(self.inner[pc.slot()].path, parent.attempt)
+            draws::child_path(self.inner[pc.slot()].path, parent.attempt)
         } else {
-            child_path(0, parent.attempt)
+            draws::child_path(0, parent.attempt)
         };
         let wanted = self.chain_alive(pc, parent.attempt);
         let call = |epoch| Inner {
@@ -629,9 +623,8 @@ impl PathSim<'_> {
             );
         }
         self.note_k::<I>(now, c, attempt, Step::Send, None);
-        let id = self.id_k::<I>(c);
-        let index = self.index_k::<I>(c, attempt);
-        if loss > 0.0 && self.stream(id, Purpose::RequestLoss, index).bernoulli(loss) {
+        let k = self.key_k::<I>(c, attempt);
+        if loss > 0.0 && self.draws.request_loss(k).bernoulli(loss) {
             self.hops[h].n.requests_lost += 1;
             self.note_k::<I>(now, c, attempt, Step::RequestLost, None);
             if notice == LossNotice::Error {
@@ -646,12 +639,12 @@ impl PathSim<'_> {
             return self.arrive(now, Request::new(c, epoch, attempt, key, now));
         }
         // Under write contention the read and the write are two round trips, drawn apart.
-        let leg = if self.hops[h].contention {
-            index.wrapping_mul(2)
+        let round = if self.hops[h].contention {
+            Round::Read
         } else {
-            index
+            Round::Only
         };
-        let at = now + lat.sample(&mut self.stream(id, Purpose::RequestLatency, leg));
+        let at = now + lat.sample(&mut self.draws.request_latency(k, round));
         self.queue.push(
             at,
             Event::Arrive {
@@ -700,8 +693,7 @@ impl PathSim<'_> {
             let hs = &self.hops[h];
             let k = pidx(hs.budget_shared, client);
             let u = if hs.budget_adaptive {
-                let (id, index) = (self.id_k::<I>(c), self.index_k::<I>(c, attempt));
-                self.stream(id, Purpose::Shed, index).uniform()
+                self.draws.throttle(self.key_k::<I>(c, attempt)).uniform()
             } else {
                 0.0
             };
@@ -918,17 +910,9 @@ impl PathSim<'_> {
             return self.settle_k::<I>(now, c, Settled::Failure, class);
         }
         let retries_made = u32::from(attempts) - 1;
-        let (id, start, client) = (
-            self.id_k::<I>(c),
-            self.start_k::<I>(c),
-            self.client_k::<I>(c),
-        );
-        let index = self.index_k::<I>(c, retries_made as u16);
-        let (mut delay, carry) = backoff.next_delay(
-            retries_made,
-            prev,
-            &mut self.stream(id, Purpose::Backoff, index),
-        );
+        let (start, client) = (self.start_k::<I>(c), self.client_k::<I>(c));
+        let k = self.key_k::<I>(c, retries_made as u16);
+        let (mut delay, carry) = backoff.next_delay(retries_made, prev, &mut self.draws.backoff(k));
         let mut honour = retry_after.filter(|_| policy != RetryAfterPolicy::Ignore);
         if policy == RetryAfterPolicy::Envoy {
             // Envoy's reset header: whole ms, used only when above 1 ms and within
@@ -939,7 +923,7 @@ impl PathSim<'_> {
         if let Some(ra) = honour {
             delay = if policy == RetryAfterPolicy::Envoy {
                 let ms = ra.as_nanos() / 1_000_000;
-                let draw = self.stream(id, Purpose::RetryAfter, index).next_u64();
+                let draw = self.draws.retry_after(k).next_u64();
                 envoy_reset_delay(ms, draw)
             } else if policy == RetryAfterPolicy::Aws {
                 // botocore `ExponentialBackoff.delay_amount` (2026) and smithy's
@@ -967,8 +951,7 @@ impl PathSim<'_> {
             }
         }
         self.hops[h].n.retry_after_waits += u64::from(honour.is_some());
-        let restarted =
-            restart > 0.0 && self.stream(id, Purpose::Restart, index).bernoulli(restart);
+        let restarted = restart > 0.0 && self.draws.restart(k).bernoulli(restart);
         let persist = self.model.idempotency.persist_key;
         let l = self.lp_mut_k::<I>(c);
         l.prev_backoff = carry.unwrap_or(delay.0.min(NO_BACKOFF - 1));
@@ -1027,12 +1010,7 @@ impl PathSim<'_> {
             let d = if think.is_zero() {
                 Duration::ZERO
             } else {
-                think.sample(&mut Stream::new(
-                    self.seed,
-                    u64::from(worker),
-                    Purpose::Think,
-                    self.c.intents,
-                ))
+                think.sample(&mut self.draws.think(worker, self.c.intents))
             };
             self.queue.push(now + d, Event::Think { worker });
         }

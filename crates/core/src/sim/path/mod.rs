@@ -14,7 +14,7 @@
 //! *finalised* (its outcome counted, its slot freed) once its client has settled and nothing of it
 //! is in flight anywhere on the path. Every random draw is keyed by `(seed, intent id, purpose,
 //! index)`, where the index of an attempt is its number at the top and a hash of the attempt
-//! numbers along its path below (see [`call::child_path`]), so variants share draws for the
+//! numbers along its path below (see [`crate::sim::draws`]), so variants share draws for the
 //! attempts they share.
 
 pub mod spec;
@@ -38,7 +38,8 @@ use crate::policy::limiter::Limiter;
 use crate::policy::ratelimit::TokenBucket;
 use crate::policy::{ClassSet, Scope};
 use crate::queue::EventQueue;
-use crate::rng::{Purpose, Stream};
+use crate::rng::Stream;
+use crate::sim::draws::Draws;
 use crate::summary::VariantResult;
 use crate::time::{Duration, Time};
 use crate::trace::{TraceLog, TraceOptions, Tracer};
@@ -187,7 +188,7 @@ struct Counters {
 pub struct PathSim<'m> {
     model: &'m Model,
     spec: PathSpec,
-    seed: u64,
+    draws: Draws,
     queue: EventQueue<Event>,
     tops: Vec<Top>,
     free_tops: Vec<u32>,
@@ -272,6 +273,7 @@ impl Engine for PathSim<'_> {
 impl<'m> PathSim<'m> {
     pub fn new(model: &'m Model, seed: u64) -> Self {
         let spec = PathSpec::of(model);
+        let draws = Draws::new(seed);
         let w = &model.workload;
         let processes = match w.kind {
             WorkloadKind::Open => w.processes,
@@ -310,10 +312,7 @@ impl<'m> PathSim<'m> {
                     breaker_shared: h.breaker.scope == Scope::Shared || k > 0,
                     limiters: (0..n(h.limiter.scope) as u64)
                         .filter_map(|i| {
-                            // Entity: the hop in the high half, the instance in the low.
-                            let entity = (k as u64) << 32 | i;
-                            let probe = Stream::new(seed, entity, Purpose::LimiterProbe, 0);
-                            Limiter::new(&h.limiter, Time::ZERO, probe)
+                            Limiter::new(&h.limiter, Time::ZERO, draws.limiter_probe(k, i))
                         })
                         .map(limit::LimiterSlot::new)
                         .collect(),
@@ -354,7 +353,7 @@ impl<'m> PathSim<'m> {
         let mut sim = PathSim {
             model,
             spec,
-            seed,
+            draws,
             queue: EventQueue::new(),
             tops: Vec::new(),
             free_tops: Vec::new(),
@@ -365,7 +364,7 @@ impl<'m> PathSim<'m> {
             to_start: 0,
             open_source: false,
             burst: None,
-            arrivals_stream: Stream::new(seed, 0, Purpose::Arrivals, 0),
+            arrivals_stream: draws.arrivals(),
             lambda_max: 0.0,
             hops,
             tiers,
@@ -535,11 +534,6 @@ impl<'m> PathSim<'m> {
                 self.dispatch(now, t);
             }
         }
-    }
-
-    #[inline]
-    fn stream(&self, id: u64, purpose: Purpose, index: u64) -> Stream {
-        Stream::new(self.seed, id, purpose, index)
     }
 }
 

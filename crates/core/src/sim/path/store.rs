@@ -8,7 +8,7 @@
 use super::tier::{Outcome, Request};
 use super::{Event, PathSim};
 use crate::model::StoreMode;
-use crate::rng::Purpose;
+use crate::sim::draws::Round;
 use crate::time::Time;
 use std::collections::HashMap;
 
@@ -153,14 +153,13 @@ impl PathSim<'_> {
         let t = self.bottom;
         let net = &self.spec.hops[t].network;
         let (back, out) = (net.response_latency(), net.request_latency());
-        let id = self.id(req.call);
-        let leg = self.index(req.call, req.attempt).wrapping_mul(2);
+        let k = self.key(req.call, req.attempt);
         let mut at = now;
         if !back.is_zero() {
-            at = at + back.sample(&mut self.stream(id, Purpose::ResponseLatency, leg));
+            at = at + back.sample(&mut self.draws.response_latency(k, Round::Read));
         }
         if !out.is_zero() {
-            at = at + out.sample(&mut self.stream(id, Purpose::RequestLatency, leg + 1));
+            at = at + out.sample(&mut self.draws.request_latency(k, Round::Write));
         }
         if at == now {
             return self.write_arrive(now, req);

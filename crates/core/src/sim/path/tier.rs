@@ -16,8 +16,8 @@ use crate::model::{
 };
 use crate::policy::Class;
 use crate::policy::ratelimit::{RetryAfter, TokenBucket, whole_seconds};
-use crate::rng::Purpose;
 use crate::shedding::{Codel, SheddingKind};
+use crate::sim::draws::Round;
 use crate::time::{Duration, Time};
 use crate::trace::Step;
 use std::collections::VecDeque;
@@ -398,14 +398,12 @@ impl PathSim<'_> {
         // Every served request's wait counts (zero when it started on arrival); a request taken
         // from the queue by the last free worker leaves `busy == 0` and the queue empty, so a
         // condition on those would drop exactly the waits that end a busy period.
-        let id = self.id_k::<I>(req.call);
-        let index = self.index_k::<I>(req.call, req.attempt);
+        let k = self.key_k::<I>(req.call, req.attempt);
         let s = &self.spec.tiers[t].server;
         let mut service = if s.service.is_zero() {
             Duration::ZERO
         } else {
-            s.service
-                .sample(&mut self.stream(id, Purpose::Service, index))
+            s.service.sample(&mut self.draws.service(k))
         };
         if let Some(w) = slow_at(s, now) {
             // A latency brown-out: the same draw, `factor` times longer (common random numbers).
@@ -448,23 +446,18 @@ impl PathSim<'_> {
             ts.n.wasted += u128::from(req.service.0);
         }
         let s = &self.spec.tiers[t].server;
-        let id = self.id_k::<I>(req.call);
-        let index = self.index_k::<I>(req.call, req.attempt);
+        let k = self.key_k::<I>(req.call, req.attempt);
         let failed = match s.fail {
-            FailMode::Probability(p) => self.stream(id, Purpose::Failure, index).bernoulli(p),
+            FailMode::Probability(p) => self.draws.failure(k).bernoulli(p),
             _ => false,
         };
         let crashed = !failed
             && s.crash_probability > 0.0
-            && self
-                .stream(id, Purpose::Crash, index)
-                .bernoulli(s.crash_probability);
+            && self.draws.crash(k).bernoulli(s.crash_probability);
         let client_error = !failed
             && !crashed
             && s.client_error > 0.0
-            && self
-                .stream(id, Purpose::ClientError, index)
-                .bernoulli(s.client_error);
+            && self.draws.client_error(k).bernoulli(s.client_error);
         if t < self.bottom {
             let outcome = if failed {
                 Outcome::Error
@@ -561,13 +554,8 @@ impl PathSim<'_> {
         );
         let net = &self.spec.hops[t].network;
         let (loss, lat) = (net.response_loss, net.response_latency());
-        let id = self.id_k::<I>(req.call);
-        let index = self.index_k::<I>(req.call, req.attempt);
-        if loss > 0.0
-            && self
-                .stream(id, Purpose::ResponseLoss, index)
-                .bernoulli(loss)
-        {
+        let k = self.key_k::<I>(req.call, req.attempt);
+        if loss > 0.0 && self.draws.response_loss(k).bernoulli(loss) {
             self.hops[t].n.responses_lost += 1;
             self.note_k::<I>(now, req.call, req.attempt, Step::ResponseLost, None);
             return self.release_k::<I>(req.call);
@@ -578,12 +566,12 @@ impl PathSim<'_> {
             let ra = super::from_retry_after_ms(retry_after_ms);
             return self.reply_k::<I>(now, req.call, req.epoch, req.attempt, outcome, ra);
         }
-        let leg = if self.hops[t].contention {
-            index.wrapping_mul(2).wrapping_add(1)
+        let round = if self.hops[t].contention {
+            Round::Write
         } else {
-            index
+            Round::Only
         };
-        let at = now + lat.sample(&mut self.stream(id, Purpose::ResponseLatency, leg));
+        let at = now + lat.sample(&mut self.draws.response_latency(k, round));
         self.queue.push(
             at,
             Event::Reply {

@@ -14,7 +14,7 @@ impl PathSim<'_> {
             WorkloadKind::Burst | WorkloadKind::Contention => {
                 self.to_start = w.clients;
                 self.tops.reserve(w.clients.min(1 << 24) as usize);
-                let order = BurstOrder::new(w, self.seed);
+                let order = BurstOrder::of(w, self.draws);
                 if !order.is_empty() {
                     self.queue.push(order.at(0).0, Event::Start { client: 0 });
                 }

@@ -84,7 +84,8 @@ impl PathSim<'_> {
         let bt = &tiers[self.bottom];
         let bh = &self.hops[self.bottom].n;
         let c = &self.c;
-        let sum_hops = |f: fn(&super::HopCounters) -> u64| self.hops.iter().map(|h| f(&h.n)).sum();
+        let sum_hops =
+            |f: fn(&super::hop::HopCounters) -> u64| self.hops.iter().map(|h| f(&h.n)).sum();
         let sum_tiers =
             |f: fn(&super::tier::TierCounters) -> u64| self.tiers.iter().map(|t| f(&t.n)).sum();
         let work: u128 = self.tiers.iter().map(|t| t.n.work).sum();
@@ -117,7 +118,7 @@ impl PathSim<'_> {
             outcome_pending: self
                 .keyed
                 .as_ref()
-                .map_or(self.live, |k| k.started - k.finished),
+                .map_or(self.calls.live, |k| k.started - k.finished),
             keys: self.keyed.as_ref().map_or(0, |k| k.started),
             effects: c.effects,
             arrivals: b.arrivals,

@@ -7,8 +7,9 @@
 //! the tier calls the next tier down while the worker waits (a thread held per request, as in a
 //! thread-per-request gateway), and the call's answer is this tier's answer.
 
+use super::call::{Call, by_kind};
 use super::callref::{CallRef, NO_KEY};
-use super::{Event, PathSim, pidx, to_retry_after_ms};
+use super::{Event, PathSim, to_retry_after_ms};
 use crate::metrics::{Buckets, Levels};
 use crate::model::{
     CommitMode, CrashPoint, Discipline, FailMode, Outage, OutageAnswer, Server, ShedAnswer,
@@ -162,6 +163,16 @@ impl TierState {
             .map_or(base, |d| d.capacity)
     }
 
+    /// The index of the rate limiter client `client` meets.
+    #[inline(always)]
+    fn limiter_index(&self, client: u32) -> usize {
+        if self.limiter_shared {
+            0
+        } else {
+            client as usize
+        }
+    }
+
     #[inline]
     fn set_levels(&mut self, now: Time) {
         self.levels
@@ -187,68 +198,27 @@ fn slow_at(s: &Server, now: Time) -> Option<&SlowWindow> {
 
 impl PathSim<'_> {
     /// A request reaches the tier its call sends to.
-    pub(super) fn arrive(&mut self, now: Time, req: Request) {
-        if req.call.is_inner() {
-            self.arrive_k::<true>(now, req)
-        } else {
-            self.arrive_k::<false>(now, req)
-        }
-    }
-
-    /// `arrive` for a request whose call is of a known kind (see `call.rs`).
     #[inline(always)]
-    pub(super) fn arrive_k<const I: bool>(&mut self, now: Time, req: Request) {
-        self.note_k::<I>(now, req.call, req.attempt, Step::Arrive, None);
-        let t = self.hop_k::<I>(req.call);
+    pub(in crate::sim::path) fn arrive<C: Call>(&mut self, now: Time, req: Request) {
+        self.note::<C>(now, req.call, req.attempt, Step::Arrive, None);
+        let t = self.calls.get::<C>(req.call).hop();
         if self.hops[t].contention {
-            return self.read(now, req);
+            return self.read::<C>(now, req);
         }
-        self.admit_request_k::<I>(now, t, req);
+        self.admit_request::<C>(now, t, req);
     }
 
-    /// The tier counts the arrival, then refuses it or queues it for a worker.
-    pub(super) fn admit_request(&mut self, now: Time, t: usize, req: Request) {
-        if req.call.is_inner() {
-            self.admit_request_k::<true>(now, t, req)
-        } else {
-            self.admit_request_k::<false>(now, t, req)
-        }
+    /// A worker of tier `t` finished its own work on `in_service[job]`.
+    pub(in crate::sim::path) fn done(&mut self, now: Time, t: usize, job: u32) {
+        let call = self.tiers[t].in_service[job as usize].call;
+        by_kind!(call, C => self.done_job::<C>(now, t, job));
     }
 
-    fn begin(&mut self, now: Time, t: usize, req: Request) {
-        if req.call.is_inner() {
-            self.begin_k::<true>(now, t, req)
-        } else {
-            self.begin_k::<false>(now, t, req)
-        }
-    }
-
-    pub(super) fn done(&mut self, now: Time, t: usize, job: u32) {
-        if self.tiers[t].in_service[job as usize].call.is_inner() {
-            self.done_k::<true>(now, t, job)
-        } else {
-            self.done_k::<false>(now, t, job)
-        }
-    }
-
-    pub(super) fn respond(
-        &mut self,
-        now: Time,
-        t: usize,
-        req: Request,
-        outcome: Outcome,
-        retry_after: Option<Duration>,
-    ) {
-        if req.call.is_inner() {
-            self.respond_k::<true>(now, t, req, outcome, retry_after)
-        } else {
-            self.respond_k::<false>(now, t, req, outcome, retry_after)
-        }
-    }
-
-    fn admit_request_k<const I: bool>(&mut self, now: Time, t: usize, req: Request) {
-        let retry = self.retry_path_k::<I>(req.call, req.attempt);
-        let orphan = !self.chain_alive_k::<I>(req.call, req.attempt);
+    pub(super) fn admit_request<C: Call>(&mut self, now: Time, t: usize, req: Request) {
+        let retry = self.calls.get::<C>(req.call).retry_path(req.attempt);
+        let orphan = !self
+            .calls
+            .chain_alive::<C>(&self.hops, req.call, req.attempt);
         let s = &self.spec.tiers[t].server;
         let ts = &mut self.tiers[t];
         ts.n.arrivals += 1;
@@ -258,22 +228,22 @@ impl PathSim<'_> {
         ts.buckets.arrival(now, retry, req.attempt);
         if s.fail == FailMode::Always {
             ts.n.rejected += 1;
-            return self.respond_k::<I>(now, t, req, Outcome::Unavailable, None);
+            return self.respond::<C>(now, t, req, Outcome::Unavailable, None);
         }
         if let Some(o) = outage_at(s, now) {
             if o.answer == OutageAnswer::Hang {
                 // Held without work and never answered: only the caller's timeout ends the
                 // attempt, and the request is gone from the path (like a silent loss).
                 ts.n.hung += 1;
-                self.note_k::<I>(now, req.call, req.attempt, Step::Dropped, None);
-                return self.release_k::<I>(req.call);
+                self.note::<C>(now, req.call, req.attempt, Step::Dropped, None);
+                return self.release::<C>(req.call);
             }
             ts.n.rejected += 1;
             let ra = o.retry_after;
-            return self.respond_k::<I>(now, t, req, Outcome::Unavailable, ra);
+            return self.respond::<C>(now, t, req, Outcome::Unavailable, ra);
         }
         if !ts.limiters.is_empty() {
-            let k = pidx(ts.limiter_shared, self.client_k::<I>(req.call));
+            let k = ts.limiter_index(self.calls.get::<C>(req.call).client());
             let ts = &mut self.tiers[t];
             if let Err(wait) = ts.limiters[k].try_take(now) {
                 ts.n.rate_limited += 1;
@@ -282,12 +252,12 @@ impl PathSim<'_> {
                     RetryAfter::Fixed(d) => Some(d),
                     RetryAfter::Derived => Some(whole_seconds(wait)),
                 };
-                return self.respond_k::<I>(now, t, req, Outcome::Throttled, ra);
+                return self.respond::<C>(now, t, req, Outcome::Throttled, ra);
             }
         }
         let ts = &mut self.tiers[t];
         if ts.busy + ts.waiting.len() as u64 >= ts.concurrency_limit {
-            return self.shed_k::<I>(now, t, req);
+            return self.shed::<C>(now, t, req);
         }
         if ts.busy < ts.capacity && ts.waiting.is_empty() {
             if let Some(c) = &mut ts.codel {
@@ -295,7 +265,7 @@ impl PathSim<'_> {
                 // the queue in folly's executors): it feeds the interval's minimum delay.
                 c.should_drop(Duration::ZERO, now);
             }
-            self.begin_k::<I>(now, t, req);
+            self.begin::<C>(now, t, req);
         } else if (ts.waiting.len() as u64) < ts.queue_limit {
             if ts.waiting.is_empty() {
                 ts.queued_since = now;
@@ -303,33 +273,29 @@ impl PathSim<'_> {
             ts.waiting.push_back(req);
             ts.set_levels(now);
         } else {
-            self.shed_k::<I>(now, t, req);
+            self.shed::<C>(now, t, req);
         }
     }
 
     /// Load shedding: a full queue or the concurrency limit refuses `req` at once.
-    fn shed_k<const I: bool>(&mut self, now: Time, t: usize, req: Request) {
+    fn shed<C: Call>(&mut self, now: Time, t: usize, req: Request) {
         self.tiers[t].n.rejected += 1;
-        self.shed_answer_k::<I>(now, t, req);
+        self.shed_answer::<C>(now, t, req);
     }
 
     /// CoDel drops `req` as it leaves the queue.
     fn codel_drop(&mut self, now: Time, t: usize, req: Request) {
         self.tiers[t].n.shed += 1;
-        if req.call.is_inner() {
-            self.shed_answer_k::<true>(now, t, req)
-        } else {
-            self.shed_answer_k::<false>(now, t, req)
-        }
+        by_kind!(req.call, C => self.shed_answer::<C>(now, t, req));
     }
 
     /// What a shed request is told: `shed_answer`, with `retry_after` on a 503.
-    fn shed_answer_k<const I: bool>(&mut self, now: Time, t: usize, req: Request) {
+    fn shed_answer<C: Call>(&mut self, now: Time, t: usize, req: Request) {
         let s = &self.spec.tiers[t].server;
         let ts = &mut self.tiers[t];
         if s.shed_answer == ShedAnswer::Overloaded {
             ts.n.overloaded += 1;
-            return self.respond_k::<I>(now, t, req, Outcome::Overloaded, None);
+            return self.respond::<C>(now, t, req, Outcome::Overloaded, None);
         }
         let ra = match s.retry_after {
             RetryAfter::None => None,
@@ -341,7 +307,7 @@ impl PathSim<'_> {
                 Some(whole_seconds(Duration::from_nanos_f64(ns)))
             }
         };
-        self.respond_k::<I>(now, t, req, Outcome::Unavailable, ra);
+        self.respond::<C>(now, t, req, Outcome::Unavailable, ra);
     }
 
     /// Fills free workers from the wait queue; CoDel may drop what it takes out.
@@ -374,31 +340,35 @@ impl PathSim<'_> {
                 self.codel_drop(now, t, req);
                 continue;
             }
-            self.begin(now, t, req);
+            by_kind!(req.call, C => self.begin::<C>(now, t, req));
         }
     }
 
     /// The handler starts: deadline and cancellation checks, the dedupe store, then a worker.
-    fn begin_k<const I: bool>(&mut self, now: Time, t: usize, mut req: Request) {
+    fn begin<C: Call>(&mut self, now: Time, t: usize, mut req: Request) {
         let s = &self.spec.tiers[t].server;
-        let drop = s.drop_expired || self.spec.hops[t].retry.cancel;
+        let drop = s.drop_expired || self.hops[t].retry.cancel;
         // (The first is the one-tier form of the second.)
-        if drop && !self.chain_alive_k::<I>(req.call, req.attempt) {
+        if drop
+            && !self
+                .calls
+                .chain_alive::<C>(&self.hops, req.call, req.attempt)
+        {
             self.tiers[t].n.dropped_expired += 1;
-            self.note_k::<I>(now, req.call, req.attempt, Step::Dropped, None);
-            return self.release_k::<I>(req.call);
+            self.note::<C>(now, req.call, req.attempt, Step::Dropped, None);
+            return self.release::<C>(req.call);
         }
         if t == self.bottom
             && req.key != NO_KEY
             && self.store_enabled()
-            && !self.store_admits(now, t, req)
+            && !self.store_admits::<C>(now, t, req)
         {
             return;
         }
         // Every served request's wait counts (zero when it started on arrival); a request taken
         // from the queue by the last free worker leaves `busy == 0` and the queue empty, so a
         // condition on those would drop exactly the waits that end a busy period.
-        let k = self.key_k::<I>(req.call, req.attempt);
+        let k = self.calls.get::<C>(req.call).key(req.attempt);
         let s = &self.spec.tiers[t].server;
         let mut service = if s.service.is_zero() {
             Duration::ZERO
@@ -417,7 +387,7 @@ impl PathSim<'_> {
             service = service.saturating_mul_f64(1.0 + s.slowdown * ts.busy as f64);
         }
         req.service = service;
-        self.note_k::<I>(now, req.call, req.attempt, Step::Serve, None);
+        self.note::<C>(now, req.call, req.attempt, Step::Serve, None);
         let ts = &mut self.tiers[t];
         ts.busy += 1;
         ts.set_levels(now);
@@ -437,16 +407,18 @@ impl PathSim<'_> {
 
     /// A worker finished its own work on a request: it fails, crashes or succeeds; success at
     /// the last tier is the effect, anywhere else the call to the next tier.
-    fn done_k<const I: bool>(&mut self, now: Time, t: usize, job: u32) {
+    fn done_job<C: Call>(&mut self, now: Time, t: usize, job: u32) {
         let req = self.tiers[t].in_service[job as usize];
-        let alive = self.chain_alive_k::<I>(req.call, req.attempt);
+        let alive = self
+            .calls
+            .chain_alive::<C>(&self.hops, req.call, req.attempt);
         let ts = &mut self.tiers[t];
         ts.n.work += u128::from(req.service.0);
         if !alive {
             ts.n.wasted += u128::from(req.service.0);
         }
         let s = &self.spec.tiers[t].server;
-        let k = self.key_k::<I>(req.call, req.attempt);
+        let k = self.calls.get::<C>(req.call).key(req.attempt);
         let failed = match s.fail {
             FailMode::Probability(p) => self.draws.failure(k).bernoulli(p),
             _ => false,
@@ -469,7 +441,7 @@ impl PathSim<'_> {
                 Outcome::ConnError
             } else {
                 // The worker stays busy while the client inside this tier calls the next one.
-                return self.start_inner(now, t + 1, job, req);
+                return self.start_inner::<C>(now, t + 1, job, req);
             };
             return self.job_answers(now, t, job, outcome);
         }
@@ -489,7 +461,7 @@ impl PathSim<'_> {
                 (_, _) => (true, true),
             };
             (e, k, Outcome::ConnError)
-        } else if s.contention && !self.commit_write(req.version) {
+        } else if s.contention && !self.store.commit_write(req.version) {
             // The record's version moved since the read: the write is refused.
             self.c.conflicts += 1;
             (false, false, Outcome::Conflict)
@@ -497,10 +469,10 @@ impl PathSim<'_> {
             (true, true, Outcome::Ok)
         };
         if effect {
-            let top = self.top_of_k::<I>(req.call);
-            self.tops[top].applied += 1;
+            let top = self.calls.top_of::<C>(req.call);
+            self.calls.top_mut(top).applied += 1;
             self.c.effects += 1;
-            self.note_k::<I>(now, req.call, req.attempt, Step::Applied, None);
+            self.note::<C>(now, req.call, req.attempt, Step::Applied, None);
         }
         let ts = &mut self.tiers[t];
         ts.free_jobs.push(job);
@@ -508,18 +480,18 @@ impl PathSim<'_> {
         ts.set_levels(now);
         let keyed = req.key != NO_KEY && self.store_enabled();
         let mut waiters = if keyed {
-            self.store_commit(now, &req, key_recorded)
+            self.store_commit::<C>(now, &req, key_recorded)
         } else {
             Vec::new()
         };
-        self.respond_k::<I>(now, t, req, outcome, None);
+        self.respond::<C>(now, t, req, outcome, None);
         // Duplicates that waited on this key share its committed result (or its failure).
         let shared = if key_recorded { Outcome::Ok } else { outcome };
         for w in waiters.drain(..) {
             if key_recorded {
                 self.c.replayed += 1;
             }
-            self.respond(now, t, w, shared, None);
+            by_kind!(w.call, C => self.respond::<C>(now, t, w, shared, None));
         }
         self.store.recycle(waiters);
         self.dispatch(now, t);
@@ -532,12 +504,12 @@ impl PathSim<'_> {
         ts.free_jobs.push(job);
         ts.busy -= 1;
         ts.set_levels(now);
-        self.respond(now, t, req, outcome, None);
+        by_kind!(req.call, C => self.respond::<C>(now, t, req, outcome, None));
         self.dispatch(now, t);
     }
 
     /// Tier `t` answers `req`; the reply may be lost on the way back.
-    fn respond_k<const I: bool>(
+    pub(super) fn respond<C: Call>(
         &mut self,
         now: Time,
         t: usize,
@@ -545,7 +517,7 @@ impl PathSim<'_> {
         outcome: Outcome,
         retry_after: Option<Duration>,
     ) {
-        self.note_k::<I>(
+        self.note::<C>(
             now,
             req.call,
             req.attempt,
@@ -554,17 +526,17 @@ impl PathSim<'_> {
         );
         let net = &self.spec.hops[t].network;
         let (loss, lat) = (net.response_loss, net.response_latency());
-        let k = self.key_k::<I>(req.call, req.attempt);
+        let k = self.calls.get::<C>(req.call).key(req.attempt);
         if loss > 0.0 && self.draws.response_loss(k).bernoulli(loss) {
             self.hops[t].n.responses_lost += 1;
-            self.note_k::<I>(now, req.call, req.attempt, Step::ResponseLost, None);
-            return self.release_k::<I>(req.call);
+            self.note::<C>(now, req.call, req.attempt, Step::ResponseLost, None);
+            return self.release::<C>(req.call);
         }
         let retry_after_ms = to_retry_after_ms(retry_after);
         if lat.is_zero() {
             // As in `send`: taken now, and the last thing done here.
             let ra = super::from_retry_after_ms(retry_after_ms);
-            return self.reply_k::<I>(now, req.call, req.epoch, req.attempt, outcome, ra);
+            return self.reply::<C>(now, req.call, req.epoch, req.attempt, outcome, ra);
         }
         let round = if self.hops[t].contention {
             Round::Write

@@ -161,6 +161,28 @@ pub(super) trait Call: Sized + 'static {
     fn unhold(&mut self);
 }
 
+/// The accessors of the fields [`Top`] and [`Inner`] share.
+macro_rules! common_fields {
+    () => {
+        #[inline(always)]
+        fn lp(&self) -> &Loop {
+            &self.lp
+        }
+        #[inline(always)]
+        fn lp_mut(&mut self) -> &mut Loop {
+            &mut self.lp
+        }
+        #[inline(always)]
+        fn id(&self) -> u64 {
+            self.id
+        }
+        #[inline(always)]
+        fn start(&self) -> Time {
+            self.start
+        }
+    };
+}
+
 impl Call for Top {
     const INNER: bool = false;
     #[inline(always)]
@@ -175,25 +197,10 @@ impl Call for Top {
     fn sent(calls: &mut Calls) -> &mut Vec<Time> {
         &mut calls.sent_top
     }
-    #[inline(always)]
-    fn lp(&self) -> &Loop {
-        &self.lp
-    }
-    #[inline(always)]
-    fn lp_mut(&mut self) -> &mut Loop {
-        &mut self.lp
-    }
+    common_fields!();
     #[inline(always)]
     fn hop(&self) -> usize {
         0
-    }
-    #[inline(always)]
-    fn id(&self) -> u64 {
-        self.id
-    }
-    #[inline(always)]
-    fn start(&self) -> Time {
-        self.start
     }
     #[inline(always)]
     fn client(&self) -> u32 {
@@ -235,25 +242,10 @@ impl Call for Inner {
     fn sent(calls: &mut Calls) -> &mut Vec<Time> {
         &mut calls.sent_inner
     }
-    #[inline(always)]
-    fn lp(&self) -> &Loop {
-        &self.lp
-    }
-    #[inline(always)]
-    fn lp_mut(&mut self) -> &mut Loop {
-        &mut self.lp
-    }
+    common_fields!();
     #[inline(always)]
     fn hop(&self) -> usize {
         self.hop as usize
-    }
-    #[inline(always)]
-    fn id(&self) -> u64 {
-        self.id
-    }
-    #[inline(always)]
-    fn start(&self) -> Time {
-        self.start
     }
     #[inline(always)]
     fn client(&self) -> u32 {

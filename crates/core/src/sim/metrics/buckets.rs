@@ -1,6 +1,6 @@
 //! Counts per time bucket at the model's bucket width, bounded in memory, with their peaks.
 
-use super::windows::{ATTEMPT_SERIES, Windows};
+use super::windows::{ATTEMPT_SERIES, Windows, bump};
 use crate::summary::{AttemptPeak, Series};
 use crate::time::{Duration, Time};
 
@@ -95,14 +95,6 @@ impl Buckets {
         self.width = self.width.saturating_mul(2);
     }
 
-    #[inline]
-    pub(super) fn bump(v: &mut Vec<u32>, i: usize) {
-        if v.len() <= i {
-            v.resize(i + 1, 0);
-        }
-        v[i] = v[i].saturating_add(1);
-    }
-
     /// An arrival at the server at `t` (calls come in time order); `attempt` counts from 0
     /// (the first try).
     #[inline]
@@ -125,7 +117,7 @@ impl Buckets {
         p.arrivals = p.arrivals.max(p.first + p.retries);
         p.most_retries = p.most_retries.max(p.retries);
         let i = self.index(t);
-        Self::bump(
+        bump(
             if retry {
                 &mut self.retries
             } else {
@@ -190,7 +182,7 @@ impl Buckets {
     #[inline]
     pub fn success(&mut self, t: Time) {
         let i = self.index(t);
-        Self::bump(&mut self.succeeded, i);
+        bump(&mut self.succeeded, i);
     }
 
     /// Adds `level * dt` over `[from, to)` to an area series, split at bucket edges.

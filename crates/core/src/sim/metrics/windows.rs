@@ -1,6 +1,5 @@
 //! The most arrivals in any sliding window, and the bottom's load per attempt number.
 
-use super::buckets::Buckets;
 use crate::time::Time;
 use std::collections::VecDeque;
 
@@ -112,15 +111,24 @@ impl Windows {
             if self.series.len() <= k {
                 self.series.resize_with(k + 1, Vec::new);
             }
-            Buckets::bump(&mut self.series[k], i);
+            bump(&mut self.series[k], i);
         }
     }
+}
+
+/// Counts one more in bucket `i` of a series, growing it as needed.
+#[inline]
+pub(super) fn bump(v: &mut Vec<u32>, i: usize) {
+    if v.len() <= i {
+        v.resize(i + 1, 0);
+    }
+    v[i] = v[i].saturating_add(1);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::{MAX_STORED_BUCKETS, series};
+    use crate::metrics::{Buckets, MAX_STORED_BUCKETS, series};
     use crate::summary::AttemptPeak;
     use crate::time::Duration;
 

@@ -6,7 +6,7 @@
 //! The retry settings of the hop are read from here only ([`RetryRules`]): the loop never goes
 //! back to the model's `[retry]` table.
 
-use super::limit::LimiterSlot;
+use super::callref::CallRef;
 use super::retry_after::RetryAfterRules;
 use super::spec::{Hop, PathSpec};
 use crate::policy::backoff::Backoff;
@@ -16,6 +16,7 @@ use crate::policy::limiter::Limiter;
 use crate::policy::{ClassSet, Scope};
 use crate::sim::draws::Draws;
 use crate::time::{Duration, Time};
+use std::collections::VecDeque;
 
 /// The retry settings of one hop, resolved once from its `retry` (and `hedge`, `breaker`).
 pub(super) struct RetryRules {
@@ -183,5 +184,25 @@ impl HopState {
     #[inline(always)]
     pub(super) fn limiter_index(&self, client: u32) -> usize {
         pidx(self.limiter_shared, client)
+    }
+}
+
+/// One limiter instance and the sends waiting for it.
+#[derive(Clone, Debug)]
+pub(super) struct LimiterSlot {
+    pub(super) limiter: Limiter,
+    /// Sends waiting for a token, oldest first: the call, its epoch, and since when.
+    pub(super) waiting: VecDeque<(CallRef, u32, Time)>,
+    /// The generation of the pending wake-up event; an older one is stale.
+    pub(super) generation: u32,
+}
+
+impl LimiterSlot {
+    pub(super) fn new(limiter: Limiter) -> Self {
+        LimiterSlot {
+            limiter,
+            waiting: VecDeque::new(),
+            generation: 0,
+        }
     }
 }

@@ -9,7 +9,7 @@ use super::call::by_kind;
 use super::callref::CallRef;
 use super::{Event, PathSim};
 use crate::policy::Class;
-use crate::policy::limiter::{Admit, Limiter};
+use crate::policy::limiter::Admit;
 use crate::time::{Duration, Time};
 
 /// What the limiter decided about a send.
@@ -18,28 +18,6 @@ pub(super) enum Gate {
     Waits,
     Rejected,
 }
-use std::collections::VecDeque;
-
-/// One limiter instance and the sends waiting for it.
-#[derive(Clone, Debug)]
-pub(super) struct LimiterSlot {
-    limiter: Limiter,
-    /// Sends waiting for a token, oldest first: the call, its epoch, and since when.
-    waiting: VecDeque<(CallRef, u32, Time)>,
-    /// The generation of the pending wake-up event; an older one is stale.
-    generation: u32,
-}
-
-impl LimiterSlot {
-    pub(super) fn new(limiter: Limiter) -> Self {
-        LimiterSlot {
-            limiter,
-            waiting: VecDeque::new(),
-            generation: 0,
-        }
-    }
-}
-
 impl PathSim<'_> {
     /// Before attempt of `c` (epoch `epoch`) goes out over hop `h`: send it now, wait for a
     /// token (then [`Self::limiter_wake`] transmits it), or refuse it.

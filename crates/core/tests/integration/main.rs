@@ -3,6 +3,7 @@
 //! contract. `cargo test -p retrystorm-core --test integration MODULE` runs one topic.
 
 mod contention;
+mod engine;
 mod fuzz_inputs;
 mod herd;
 mod invariants;

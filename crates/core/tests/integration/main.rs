@@ -19,3 +19,4 @@ mod request_path;
 mod server_policies;
 mod slow_windows;
 mod trace_workload;
+mod util;

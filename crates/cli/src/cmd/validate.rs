@@ -10,8 +10,10 @@
 
 use crate::CliError;
 use crate::args::ValidateArgs;
-use crate::commands;
+use crate::emit::is_stdout;
 use crate::output;
+use crate::run::run_all;
+use crate::text::plural;
 use retrystorm_core::load;
 use retrystorm_core::model::Model;
 use retrystorm_core::stats::{self, Estimate};
@@ -79,13 +81,13 @@ const AWS_BLOG: &str = "AWS Architecture Blog, \"Exponential Backoff And Jitter\
 
 fn shipped(name: &'static str) -> fn() -> String {
     match name {
-        "thundering-herd" => || include_str!("../../../models/thundering-herd.toml").into(),
-        "three-clients" => || include_str!("../../../models/three-clients.toml").into(),
-        "atomic-dedupe" => || include_str!("../../../models/atomic-dedupe.toml").into(),
-        "brooker-retries" => || include_str!("../../../models/brooker-retries.toml").into(),
-        "brooker-collapse" => || include_str!("../../../models/brooker-collapse.toml").into(),
-        "occ-contention" => || include_str!("../../../models/occ-contention.toml").into(),
-        "osdi-retry" => || include_str!("../../../models/osdi-retry.toml").into(),
+        "thundering-herd" => || include_str!("../../../../models/thundering-herd.toml").into(),
+        "three-clients" => || include_str!("../../../../models/three-clients.toml").into(),
+        "atomic-dedupe" => || include_str!("../../../../models/atomic-dedupe.toml").into(),
+        "brooker-retries" => || include_str!("../../../../models/brooker-retries.toml").into(),
+        "brooker-collapse" => || include_str!("../../../../models/brooker-collapse.toml").into(),
+        "occ-contention" => || include_str!("../../../../models/occ-contention.toml").into(),
+        "osdi-retry" => || include_str!("../../../../models/osdi-retry.toml").into(),
         _ => unreachable!("not a shipped model: {name}"),
     }
 }
@@ -686,7 +688,7 @@ fn run_suite(a: &ValidateArgs) -> Result<Vec<Row>, CliError> {
             .iter()
             .flat_map(|m| seeds.iter().map(move |s| (*m, *s)))
             .collect();
-        let results = commands::run_all(&runs, a.jobs)?;
+        let results = run_all(&runs, a.jobs)?;
         let values = |variant: &str, v: Value| -> Result<Vec<f64>, CliError> {
             let i = models
                 .iter()
@@ -822,7 +824,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), CliError> {
         let new = format!("{}{BEGIN}\n{table}{}", &t[..b], &t[e..]);
         output::write(output::Out::new("--docs", p), &new)?;
     }
-    if a.json.as_deref().is_none_or(|p| !commands::is_stdout(p)) {
+    if a.json.as_deref().is_none_or(|p| !is_stdout(p)) {
         output::print(&text(&rows))?;
     }
     let differ: Vec<&Row> = rows
@@ -834,7 +836,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), CliError> {
         if !crate::progress::quiet() {
             eprintln!(
                 "{} agree with their reference",
-                commands::plural(
+                plural(
                     n - rows.iter().filter(|r| !r.pass).count() as u64,
                     "comparison"
                 )
@@ -845,7 +847,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), CliError> {
         Err(CliError::Failed(format!(
             "{} of {} differ from their reference: {}",
             differ.len(),
-            commands::plural(n, "comparison"),
+            plural(n, "comparison"),
             differ
                 .iter()
                 .map(|r| format!("{} / {} / {}", r.experiment, r.variant, r.what))

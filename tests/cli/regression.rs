@@ -1,32 +1,12 @@
-//! The sharp edges a new user (or an attacker) found (issue 30): bounded grids, trace rows out
-//! of order, a base left out of the table, help that names every source, quiet checks, and one
-//! rule for numbers and column names.
+//! Issue-pinned cases (as ripgrep's `tests/regression.rs`): each block names the issue whose bug
+//! it pins, so that a failure points at the report that found it. A new case goes here, under its
+//! issue's heading, when it pins one bug rather than a topic's behaviour.
+//!
+//! Issue 30, the sharp edges a new user (or an attacker) found: bounded grids, trace rows out of
+//! order, a base left out of the table, help that names every source, quiet checks, and one rule
+//! for numbers and column names.
 
-use assert_cmd::Command;
-use std::path::{Path, PathBuf};
-
-fn rs() -> Command {
-    Command::cargo_bin("retrystorm").unwrap()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
-fn out(c: &mut Command) -> (i32, String, String) {
-    let o = c.output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-fn shipped(name: &str) -> String {
-    format!("{}/models/{name}", env!("CARGO_MANIFEST_DIR"))
-}
+use super::util::{out, rs, shipped, write};
 
 #[test]
 fn compare_bounds_its_grid_before_building_it() {

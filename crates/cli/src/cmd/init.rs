@@ -1,7 +1,7 @@
 //! `retrystorm init [TEMPLATE]`: write a commented starter model, and `retrystorm completions
 //! SHELL`: shell completions from the clap definition (clap_complete).
 
-use crate::args::{Cli, CompletionsArgs, InitArgs};
+use crate::args::InitArgs;
 use crate::{CliError, output};
 use retrystorm_core::load;
 
@@ -57,34 +57,34 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("starter", STARTER),
     (
         "thundering-herd",
-        include_str!("../../../models/thundering-herd.toml"),
+        include_str!("../../../../models/thundering-herd.toml"),
     ),
     (
         "three-clients",
-        include_str!("../../../models/three-clients.toml"),
+        include_str!("../../../../models/three-clients.toml"),
     ),
     (
         "atomic-dedupe",
-        include_str!("../../../models/atomic-dedupe.toml"),
+        include_str!("../../../../models/atomic-dedupe.toml"),
     ),
     (
         "metastable-spike",
-        include_str!("../../../models/metastable-spike.toml"),
+        include_str!("../../../../models/metastable-spike.toml"),
     ),
     (
         "outage-recovery",
-        include_str!("../../../models/outage-recovery.toml"),
+        include_str!("../../../../models/outage-recovery.toml"),
     ),
-    ("gc-pause", include_str!("../../../models/gc-pause.toml")),
+    ("gc-pause", include_str!("../../../../models/gc-pause.toml")),
     (
         "retry-after",
-        include_str!("../../../models/retry-after.toml"),
+        include_str!("../../../../models/retry-after.toml"),
     ),
-    ("budgets", include_str!("../../../models/budgets.toml")),
-    ("layered", include_str!("../../../models/layered.toml")),
+    ("budgets", include_str!("../../../../models/budgets.toml")),
+    ("layered", include_str!("../../../../models/layered.toml")),
     (
         "occ-contention",
-        include_str!("../../../models/occ-contention.toml"),
+        include_str!("../../../../models/occ-contention.toml"),
     ),
 ];
 
@@ -137,16 +137,6 @@ pub fn template(name: &str) -> Result<&'static str, CliError> {
         "TEMPLATE {name}: no such template; {hint}templates: {}",
         names.join(", ")
     )))
-}
-
-pub fn completions(a: CompletionsArgs) -> Result<(), CliError> {
-    use clap::CommandFactory;
-    let mut cmd = Cli::command();
-    let mut buf = Vec::new();
-    clap_complete::generate(a.shell, &mut cmd, "retrystorm", &mut buf);
-    let text = String::from_utf8(buf)
-        .map_err(|e| CliError::Output(format!("completions: not UTF-8: {e}")))?;
-    output::print(&text)
 }
 
 #[cfg(test)]

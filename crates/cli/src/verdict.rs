@@ -1,13 +1,14 @@
-//! `retrystorm check`: run a model's expectations over one or more seeds.
+//! Expectations evaluated over seeds: the verdict lines, the JUnit file and the command that
+//! reproduces a failing seed, as `check`, `check --baseline` and `report` show them.
 
-use crate::args::{CheckArgs, ModelArgs};
-use crate::commands::{has_named_variants, plural, shell_word};
-use crate::commands::{load_model, run_all};
-use crate::{CliError, output, progress};
+use crate::CliError;
+use crate::args::ModelArgs;
+use crate::model_args::has_named_variants;
+use crate::run::run_all;
+use crate::text::{plural, shell_word};
 use retrystorm_core::expect::{Expectation, MetricError, Outcome, Over, metric};
 use retrystorm_core::load::Scenario;
 use retrystorm_core::model::Model;
-use retrystorm_core::stats;
 use retrystorm_core::summary::Summary;
 use std::fmt::Write as _;
 
@@ -266,58 +267,6 @@ pub fn verdict(exps: &[Expectation], results: &[Checked]) -> (usize, String) {
         )
     };
     (failed_exps, line)
-}
-
-pub fn check(a: CheckArgs) -> Result<(), CliError> {
-    if let Some(p) = &a.junit {
-        let mut inputs = vec![("the model file", a.model.model.as_path())];
-        if let Some(b) = &a.baseline {
-            inputs.push(("the --baseline file", b.as_path()));
-        }
-        output::check(&[output::Out::new("--junit", p)], &inputs)?;
-    }
-    let scenario = load_model(&a.model)?;
-    if let Some(p) = &a.junit {
-        output::refuse_inputs(&[output::Out::new("--junit", p)])?;
-    }
-    let file = a.model.model.display().to_string();
-    let exps = expectations(&scenario, &file, &a.expects)?;
-    crate::explain::warn_models(&scenario.variants.iter().collect::<Vec<_>>());
-    if let Some(path) = &a.baseline {
-        return crate::baseline::check(&a, &scenario, path, &exps);
-    }
-    if exps.is_empty() {
-        return Err(CliError::Input(format!(
-            "{file}: no expectations; add [[expect]] tables to the model or pass --expect 'METRIC OP VALUE'"
-        )));
-    }
-    let base = crate::commands::base_seed(&a.model, &scenario.base);
-    let seeds = stats::replication_seeds(base, a.model.seeds);
-    let results = evaluate(&scenario, &a.model, &exps, &seeds)?;
-    let quiet = progress::quiet();
-    let mut text = String::new();
-    if !quiet {
-        let _ = writeln!(
-            text,
-            "{} ({} from {base})",
-            scenario.name,
-            plural(seeds.len() as u64, "seed")
-        );
-    }
-    text.push_str(&render(&results, quiet));
-    output::print(&text)?;
-    if let Some(p) = &a.junit {
-        output::write(
-            output::Out::new("--junit", p),
-            &junit(&scenario.name, &results),
-        )?;
-    }
-    let (failed, line) = verdict(&exps, &results);
-    if failed > 0 {
-        return Err(CliError::Failed(line));
-    }
-    output::print(&format!("{line}\n"))?;
-    Ok(())
 }
 
 /// How an expectation's line says it treats the seeds.

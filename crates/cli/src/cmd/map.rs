@@ -5,13 +5,14 @@
 //! draws the map from the merged file.
 
 use crate::args::MapArgs;
-use crate::commands::{
-    check_grid_size, check_outputs, is_stdout, load_with, parse_axes, pick_variant, plural, pool,
-    read_model,
-};
-use crate::sweep::{looks_like_sweep, read_sweep};
+use crate::emit::{check_outputs, is_stdout};
+use crate::grid::{check_grid_size, parse_axes};
+use crate::model_args::{base_seed, load_with, pick_variant, read_model};
+use crate::run::Runner;
+use crate::sweep_file::sweep_text;
+use crate::sweep_file::{looks_like_sweep, read_sweep};
+use crate::text::plural;
 use crate::{CliError, output, progress};
-use rayon::prelude::*;
 use retrystorm_core::expect;
 use retrystorm_core::load::Override;
 use retrystorm_core::map::Cell;
@@ -20,7 +21,6 @@ use retrystorm_core::stats::{self, Estimate};
 use retrystorm_core::summary::Summary;
 use retrystorm_core::sweep::{Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard};
 use retrystorm_core::time::Duration;
-use retrystorm_report::sweep::{header_line, record_line};
 use retrystorm_report::{Heatmap, fmt, heatmap_chart, text_table};
 use serde_json::json;
 
@@ -104,7 +104,7 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
     let (origin, text) = read_model(&a.model)?;
     let scenario = load_with(&a.model, &origin, &text, &[])?;
     let chosen = pick_variant(&scenario, a.variant.as_deref(), &origin)?;
-    let base_seed = crate::commands::base_seed(&a.model, &scenario.base);
+    let base_seed = base_seed(&a.model, &scenario.base);
     let grid = Grid {
         axes,
         variants: vec![chosen.name.clone()],
@@ -148,36 +148,27 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
     let header = SweepHeader::new(&scenario.name, &text, &a.model.sets, &grid, total);
     let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
     output::refuse_inputs(&outs)?;
-    let pool = pool(a.model.jobs)?;
+    let runner = Runner::new(a.model.jobs)?;
     let bar = progress::bar(jobs.len() as u64, "runs");
-    let records: Vec<SweepRecord> = pool.install(|| {
-        jobs.par_iter()
-            .map(|j| {
-                let job = grid.job(*j);
-                let seed = grid.seeds[job.replication];
-                let r = retrystorm_core::run_model(&models[job.point as usize], seed, &mut |_| {});
-                bar.inc(1);
-                SweepRecord {
-                    schema_version: SWEEP_SCHEMA_VERSION,
-                    kind: "run".into(),
-                    job: *j,
-                    point: job.point,
-                    params: grid.params(job.point),
-                    variant: grid.variants[0].clone(),
-                    replication: job.replication,
-                    seed,
-                    summary: r.summary,
-                }
-            })
-            .collect()
+    let records: Vec<SweepRecord> = runner.map(&jobs, &bar, |j| {
+        let job = grid.job(*j);
+        let seed = grid.seeds[job.replication];
+        let r = retrystorm_core::run_model(&models[job.point as usize], seed, &mut |_| {});
+        SweepRecord {
+            schema_version: SWEEP_SCHEMA_VERSION,
+            kind: "run".into(),
+            job: *j,
+            point: job.point,
+            params: grid.params(job.point),
+            variant: grid.variants[0].clone(),
+            replication: job.replication,
+            seed,
+            summary: r.summary,
+        }
     });
     bar.finish_and_clear();
     if let Some(p) = &a.out {
-        let mut t = header_line(&header);
-        for r in &records {
-            t.push_str(&record_line(r));
-        }
-        output::write(output::Out::new("--out", p), &t)?;
+        output::write(output::Out::new("--out", p), &sweep_text(&header, &records))?;
     }
     if shard_n > 1 {
         return output::print(&format!(

@@ -4,8 +4,9 @@
 
 use crate::CliError;
 use crate::args::CheckArgs;
-use crate::check::{evaluate, render};
-use crate::commands::{replicate, replicated_json, run_all};
+use crate::emit::replicated_json;
+use crate::run::{replicate, run_all};
+use crate::verdict::{evaluate, render};
 use retrystorm_core::expect::Expectation;
 use retrystorm_core::load::Scenario;
 use retrystorm_core::model::Model;
@@ -106,7 +107,7 @@ pub fn check(
         if let Some(p) = &a.junit {
             crate::output::write(
                 crate::output::Out::new("--junit", p),
-                &crate::check::junit(&scenario.name, &checked),
+                &crate::verdict::junit(&scenario.name, &checked),
             )?;
         }
     }

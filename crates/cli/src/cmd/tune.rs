@@ -3,9 +3,13 @@
 //! table, a TOML snippet of the recommendation, the Pareto chart and JSON.
 
 use crate::args::TuneArgs;
-use crate::commands::{check_outputs, is_stdout, load_with, parse_axes, plural, pool, read_model};
+use crate::emit::{check_outputs, is_stdout};
+use crate::grid::parse_axes;
+use crate::model_args::{base_seed, load_with, pick_variant, read_model};
+use crate::run::Runner;
+use crate::sweep_file::sweep_text;
+use crate::text::plural;
 use crate::{CliError, output, progress};
-use rayon::prelude::*;
 use retrystorm_core::expect::{self, Expectation};
 use retrystorm_core::load::Override;
 use retrystorm_core::model::Model;
@@ -103,11 +107,11 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     let (origin, text) = read_model(&a.model)?;
     let scenario = load_with(&a.model, &origin, &text, &[])?;
     let only = match &a.variant {
-        Some(v) => Some(crate::commands::pick_variant(&scenario, Some(v), &origin)?.name),
+        Some(v) => Some(pick_variant(&scenario, Some(v), &origin)?.name),
         None => None,
     };
     let keep = |name: &str| only.as_deref().is_none_or(|o| o == name);
-    let base_seed = crate::commands::base_seed(&a.model, &scenario.base);
+    let base_seed = base_seed(&a.model, &scenario.base);
     let grid = Grid {
         axes: parse_axes(&a.vary)?,
         variants: scenario
@@ -178,7 +182,7 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
         halving,
     };
     let metrics = tune::metrics(&objectives, &constraints);
-    let pool = pool(a.model.jobs)?;
+    let runner = Runner::new(a.model.jobs)?;
     let values_of = |s: &Summary| -> Vec<f64> { metrics.iter().map(|m| value(s, m)).collect() };
     let from = match &a.first_stage_from {
         Some(p) => Some(read_runs(p, &a, &scenario.name, &text, &grid, base_seed)?),
@@ -192,27 +196,18 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
         let header = search_header(&a, &scenario.name, &text, &grid, base_seed)?;
         let lookup = |c: usize, r: usize| stored(c, r).map(values_of);
         let replay = tune::replay(k, &objectives, &constraints, &settings, &lookup);
-        return shard_stage(&a, s, &header, from.as_ref(), &cands, replay, &pool);
+        return shard_stage(&a, s, &header, from.as_ref(), &cands, replay, &runner);
     }
     let bar = progress::bar(budget, "runs");
     let ran_here = std::sync::atomic::AtomicU64::new(0);
     let mut batch = |asked: &[(usize, usize)]| -> Vec<Vec<f64>> {
-        pool.install(|| {
-            asked
-                .par_iter()
-                .map(|(c, r)| {
-                    let v = match stored(*c, *r) {
-                        Some(s) => values_of(s),
-                        None => {
-                            ran_here.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let seed = base_seed.wrapping_add(*r as u64);
-                            values_of(&retrystorm_core::run_summary(&cands[*c].model, seed).summary)
-                        }
-                    };
-                    bar.inc(1);
-                    v
-                })
-                .collect()
+        runner.map(asked, &bar, |(c, r)| match stored(*c, *r) {
+            Some(s) => values_of(s),
+            None => {
+                ran_here.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let seed = base_seed.wrapping_add(*r as u64);
+                values_of(&retrystorm_core::run_summary(&cands[*c].model, seed).summary)
+            }
         })
     };
     let o = tune::search(k, &objectives, &constraints, &settings, &mut batch);
@@ -577,7 +572,7 @@ fn read_runs(
 ) -> Result<Runs, CliError> {
     let name = path.display().to_string();
     let ours = search_header(a, model, text, grid, base_seed)?;
-    let f = crate::sweep::read_sweep(path)?;
+    let f = crate::sweep_file::read_sweep(path)?;
     let search = f.header.search.is_some();
     let sets = if search {
         ours.sets.clone()
@@ -653,7 +648,7 @@ fn shard_stage(
     from: Option<&Runs>,
     cands: &[Candidate],
     replay: tune::Replay,
-    pool: &rayon::ThreadPool,
+    runner: &Runner,
 ) -> Result<(), CliError> {
     let (i, n) =
         parse_shard(shard).map_err(|e| CliError::Input(format!("--shard {shard}: {e}")))?;
@@ -701,35 +696,26 @@ fn shard_stage(
     let grid = &header.grid;
     let variants = grid.variants.len() as u64;
     let bar = progress::bar(mine.len() as u64, "runs");
-    let mut records: Vec<SweepRecord> = pool.install(|| {
-        mine.par_iter()
-            .map(|(c, r)| {
-                let cand = &cands[*c];
-                let seed = grid.seeds[*r];
-                let summary = retrystorm_core::run_summary(&cand.model, seed).summary;
-                bar.inc(1);
-                SweepRecord {
-                    schema_version: SWEEP_SCHEMA_VERSION,
-                    kind: "run".into(),
-                    job: (cand.point * variants + cand.variant_index as u64) * SEARCH_SEEDS as u64
-                        + *r as u64,
-                    point: cand.point,
-                    params: cand.params.clone(),
-                    variant: cand.variant.clone(),
-                    replication: *r,
-                    seed,
-                    summary,
-                }
-            })
-            .collect()
+    let mut records: Vec<SweepRecord> = runner.map(&mine, &bar, |(c, r)| {
+        let cand = &cands[*c];
+        let seed = grid.seeds[*r];
+        let summary = retrystorm_core::run_summary(&cand.model, seed).summary;
+        SweepRecord {
+            schema_version: SWEEP_SCHEMA_VERSION,
+            kind: "run".into(),
+            job: (cand.point * variants + cand.variant_index as u64) * SEARCH_SEEDS as u64
+                + *r as u64,
+            point: cand.point,
+            params: cand.params.clone(),
+            variant: cand.variant.clone(),
+            replication: *r,
+            seed,
+            summary,
+        }
     });
     bar.finish_and_clear();
     records.sort_by_key(|r| r.job);
-    let mut t = retrystorm_report::sweep::header_line(header);
-    for r in &records {
-        t.push_str(&retrystorm_report::sweep::record_line(r));
-    }
-    claim.write(&t)?;
+    claim.write(&sweep_text(header, &records))?;
     let stored = batch.len() - missing.len();
     let of = match from {
         Some(f) if stored > 0 => format!(

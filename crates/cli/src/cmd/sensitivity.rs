@@ -5,11 +5,12 @@
 //! carries SALib's bootstrap confidence interval.
 
 use crate::args::SensitivityArgs;
-use crate::commands::{
-    check_outputs, is_stdout, load_with, parse_axes, pick_variant, plural, pool, read_model,
-};
+use crate::emit::{check_outputs, is_stdout};
+use crate::grid::parse_axes;
+use crate::model_args::{base_seed, load_with, pick_variant, read_model};
+use crate::run::Runner;
+use crate::text::plural;
 use crate::{CliError, output, progress};
-use rayon::prelude::*;
 use retrystorm_core::expect;
 use retrystorm_core::load::Override;
 use retrystorm_core::sensitivity::{self, Factor};
@@ -44,7 +45,7 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
     let (origin, text) = read_model(&a.model)?;
     let scenario = load_with(&a.model, &origin, &text, &[])?;
     let chosen = pick_variant(&scenario, a.variant.as_deref(), &origin)?;
-    let base_seed = crate::commands::base_seed(&a.model, &scenario.base);
+    let base_seed = base_seed(&a.model, &scenario.base);
     let grid = Grid {
         axes,
         variants: vec![chosen.name.clone()],
@@ -97,16 +98,11 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
         .flat_map(|i| grid.seeds.iter().map(move |s| (i, *s)))
         .collect();
     output::refuse_inputs(&outs)?;
-    let pool = pool(a.model.jobs)?;
+    let runner = Runner::new(a.model.jobs)?;
     let bar = progress::bar(runs.len() as u64, "runs");
-    let values: Vec<f64> = pool.install(|| {
-        runs.par_iter()
-            .map(|(i, seed)| {
-                let s = retrystorm_core::run_model(&models[*i], *seed, &mut |_| {}).summary;
-                bar.inc(1);
-                expect::metric(&s, &a.metric).unwrap_or(f64::NAN)
-            })
-            .collect()
+    let values: Vec<f64> = runner.map(&runs, &bar, |(i, seed)| {
+        let s = retrystorm_core::run_model(&models[*i], *seed, &mut |_| {}).summary;
+        expect::metric(&s, &a.metric).unwrap_or(f64::NAN)
     });
     bar.finish_and_clear();
     let per_point: Vec<f64> = values.chunks(grid.seeds.len()).map(stats::mean).collect();

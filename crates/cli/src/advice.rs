@@ -4,9 +4,6 @@
 //! load, slow windows that push the service time past the timeout). `run`,
 //! `compare` and `check` print the same warnings on stderr ([`warn_models`]).
 
-use crate::CliError;
-use crate::args::ExplainArgs;
-use crate::commands::load_model;
 use retrystorm_core::model::{Model, Retry, Server, WorkloadKind};
 use retrystorm_core::policy::Scope;
 use retrystorm_core::policy::breaker::{BreakerConfig, WindowType};
@@ -287,25 +284,4 @@ fn trim(x: f64) -> String {
     let s = format!("{x:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     s.to_string()
-}
-
-/// `retrystorm explain MODEL [--variant V] [--set ...]`.
-pub fn explain(a: ExplainArgs) -> Result<(), CliError> {
-    let scenario = load_model(&a.model)?;
-    let mut out = String::new();
-    for m in &scenario.variants {
-        let (facts, warnings) = explain_model(m);
-        out.push_str(&format!("{}\n", m.name));
-        for f in facts {
-            out.push_str(&format!("  {f}\n"));
-        }
-        for w in &warnings {
-            out.push_str(&format!("  warning: {w}\n"));
-        }
-        if warnings.is_empty() {
-            out.push_str("  no warnings\n");
-        }
-    }
-    print!("{out}");
-    Ok(())
 }

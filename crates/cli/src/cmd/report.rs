@@ -1,10 +1,12 @@
 //! `retrystorm report`: an HTML report of a model (or the aggregated view of a sweep file).
 
 use crate::args::ReportArgs;
-use crate::check::{evaluate, expectations, verdict};
-use crate::commands::{check_outputs, is_stdout, load_model, read_model, replicate, run_all};
-use crate::commands::{plural, shell_word};
-use crate::sweep::{looks_like_sweep, metric_name, read_sweep, summarize};
+use crate::emit::{check_outputs, is_stdout};
+use crate::model_args::{base_seed, load_model, read_model};
+use crate::run::{replicate, run_all};
+use crate::sweep_file::{looks_like_sweep, metric_name, read_sweep, summarize};
+use crate::text::{plural, shell_word};
+use crate::verdict::{evaluate, expectations, verdict};
 use crate::{CliError, output, progress};
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;
@@ -57,7 +59,7 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
     output::refuse_inputs(&outs)?;
     let file = a.model.model.display().to_string();
     let exps = expectations(&scenario, &file, &[])?;
-    let base = crate::commands::base_seed(&a.model, &scenario.base);
+    let base = base_seed(&a.model, &scenario.base);
     let (plain, replicated) = if a.model.seeds > 1 {
         let rep = replicate(
             &scenario.name,

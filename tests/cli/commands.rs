@@ -2,7 +2,7 @@
 //! replications, sweeps (resume after a kill, shards + merge, any --jobs), and the HTML report.
 //! Models are small (tens of clients, 3 seeds) so that every test stays fast.
 
-use assert_cmd::Command;
+use super::util::{out, rs};
 use std::path::{Path, PathBuf};
 
 /// A small herd: 40 clients, 4 attempts, no jitter vs full jitter.
@@ -47,23 +47,10 @@ op = "<="
 value = "2s"
 "#;
 
-fn rs() -> Command {
-    Command::cargo_bin("retrystorm").unwrap()
-}
-
 fn model(dir: &Path, text: &str) -> PathBuf {
     let p = dir.join("herd.toml");
     std::fs::write(&p, text).unwrap();
     p
-}
-
-fn out(c: &mut Command) -> (i32, String, String) {
-    let o = c.output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 #[test]

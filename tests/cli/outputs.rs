@@ -5,7 +5,7 @@
 //!
 //! Every file is made in a temporary folder; the real /dev is only read.
 
-use assert_cmd::Command;
+use super::util::{bin, out, rs};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -39,25 +39,6 @@ variant = "full"
 [[expect]]
 assert = "failed == 20"
 "#;
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_retrystorm"))
-}
-
-fn rs() -> Command {
-    let mut c = Command::new(bin());
-    c.timeout(Duration::from_secs(120));
-    c
-}
-
-fn out(c: &mut Command) -> (i32, String, String) {
-    let o = c.output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
 
 fn small(dir: &Path) -> PathBuf {
     let p = dir.join("small.toml");

@@ -1,7 +1,7 @@
 //! The outputs and commands of issue 13 end to end: `--md`, `check --baseline`, `init`,
 //! `completions`, and the chart flags.
 
-use assert_cmd::Command;
+use super::util::{assert_deterministic, out, rs};
 use std::path::{Path, PathBuf};
 
 const HERD: &str = r#"
@@ -29,23 +29,10 @@ name = "full"
 retry.jitter = "full"
 "#;
 
-fn rs() -> Command {
-    Command::cargo_bin("retrystorm").unwrap()
-}
-
 fn model(dir: &Path) -> PathBuf {
     let p = dir.join("herd.toml");
     std::fs::write(&p, HERD).unwrap();
     p
-}
-
-fn out(c: &mut Command) -> (i32, String, String) {
-    let o = c.output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 #[test]
@@ -184,8 +171,8 @@ fn completions_for_every_shell() {
 fn chart_flags_are_deterministic() {
     let d = tempfile::tempdir().unwrap();
     let m = model(d.path());
-    let svg = |name: &str| {
-        let p = d.path().join(name);
+    let svg = |dir: &Path| {
+        let p = dir.join("a.svg");
         let (code, _, _) = out(rs()
             .arg("compare")
             .arg(&m)
@@ -195,9 +182,8 @@ fn chart_flags_are_deterministic() {
         assert_eq!(code, 0);
         std::fs::read_to_string(p).unwrap()
     };
-    let a = svg("a.svg");
+    let a = assert_deterministic("compare --svg --overlay --log-y", svg);
     assert!(a.contains("every variant on one axis") && a.contains("log scale"));
-    assert_eq!(a, svg("b.svg"));
 }
 
 #[test]

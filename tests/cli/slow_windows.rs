@@ -2,27 +2,7 @@
 //! `models/gc-pause.toml`, its trigger in the JSON, the chart's shading, `explain`'s facts and
 //! warnings, `init`, and bad windows refused with exit 2.
 
-use assert_cmd::Command;
-use std::path::{Path, PathBuf};
-
-fn rs() -> Command {
-    Command::cargo_bin("retrystorm").unwrap()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
-fn out(c: &mut Command) -> (i32, String, String) {
-    let o = c.output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+use super::util::{out, rs, write};
 
 const GC: &str = "models/gc-pause.toml";
 

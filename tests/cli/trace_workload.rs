@@ -1,12 +1,8 @@
 //! `workload.kind = "trace"` from the command line: the trace file is read relative to the model,
 //! CSV and JSON Lines give the same replay, `speed` scales the load, bad rows exit 2 with place.
 
-use assert_cmd::Command;
+use super::util::{out, rs};
 use std::path::{Path, PathBuf};
-
-fn rs() -> Command {
-    Command::cargo_bin("retrystorm").unwrap()
-}
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
@@ -15,15 +11,6 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     }
     std::fs::write(&p, text).unwrap();
     p
-}
-
-fn out(c: &mut Command) -> (i32, String, String) {
-    let o = c.output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 fn summary(json: &str) -> serde_json::Value {

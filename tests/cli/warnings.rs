@@ -1,27 +1,7 @@
 //! Issue 18 end to end: truncation warnings, refused keys and the same verdict on a model file
 //! from every command.
 
-use assert_cmd::Command;
-use std::path::{Path, PathBuf};
-
-fn rs() -> Command {
-    Command::cargo_bin("retrystorm").unwrap()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
-fn out(c: &mut Command) -> (i32, String, String) {
-    let o = c.output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+use super::util::{out, rs, write};
 
 #[test]
 fn a_burst_cut_by_the_horizon_warns() {

@@ -1,7 +1,20 @@
-//! Flags, as clap derive structs; turned into domain values once, in `commands`.
+//! Flags, as clap derive structs (the low floor); each command turns them into domain values
+//! once, through `model_args` (the model, `--set`, `--variant`, `--seed`) and `grid` (`--vary`).
 
 use clap::{Args, Parser, Subcommand};
+use retrystorm_core::trace::OutcomeFilter;
 use std::path::PathBuf;
+
+/// The names `--trace-outcome` takes.
+pub const OUTCOMES: [&str; 7] = {
+    let mut names = [""; 7];
+    let mut i = 0;
+    while i < 7 {
+        names[i] = OutcomeFilter::ALL[i].0;
+        i += 1;
+    }
+    names
+};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -224,7 +237,7 @@ pub struct TraceArgs {
     pub trace_intents: u64,
     /// Keep only the intents that ended so.
     #[arg(long, value_name = "OUTCOME", requires = "trace",
-          value_parser = clap::builder::PossibleValuesParser::new(crate::trace::OUTCOMES))]
+          value_parser = clap::builder::PossibleValuesParser::new(OUTCOMES))]
     pub trace_outcome: Option<String>,
     /// The most events --trace holds at once per variant (an intent that does not fit is left
     /// out whole).

@@ -4,24 +4,22 @@
 //! usage, 3 an output could not be written, 4 `check --baseline` compared less than its baseline
 //! holds.
 
+// The floors, from the top down; a module uses only those below it (docs/architecture.md).
+mod advice; // the warnings of `explain`, also printed before a run
 mod args;
-mod baseline;
-mod charts;
-mod check;
-mod commands;
-mod explain;
-mod html;
-mod import;
-mod init;
-mod map;
-mod output;
-mod progress;
-mod schema;
-mod sensitivity;
-mod sweep;
-mod trace;
-mod tune;
-mod validate;
+mod charts; // chart options from the model
+mod cmd; // one file per subcommand; no command uses another
+mod emit; // writers of a run's report (table, JSON, CSV, Markdown, charts)
+mod grid; // --vary as a grid's axes
+mod import; // importers of real clients' retry configurations (retry.from)
+mod model_args; // the model file with --set, --variant, --seed resolved
+mod output; // files: outputs checked, written whole, inputs read
+mod progress; // progress bars and notes on stderr
+mod run; // the one parallel runner; run_all, replicate
+mod sweep_file; // the sweep file as the CLI reads, locks and summarizes it
+mod text; // plurals, shell quoting
+mod trace; // --trace: options and the JSON Lines writer
+mod verdict; // expectations over seeds: verdict lines, JUnit // the clap definition
 
 use args::{Cli, Command};
 use std::process::ExitCode;
@@ -63,21 +61,21 @@ impl From<retrystorm_core::load::LoadError> for CliError {
 /// Runs one subcommand.
 fn dispatch(cli: Cli) -> Result<(), CliError> {
     match cli.command {
-        Command::Run(a) => commands::run(a),
-        Command::Compare(a) => commands::compare(a),
-        Command::Check(a) => check::check(a),
-        Command::Sweep(a) => sweep::sweep(a),
-        Command::Merge(a) => sweep::merge(a),
-        Command::Report(a) => html::report(a),
-        Command::Explain(a) => explain::explain(a),
-        Command::Tune(a) => tune::tune(a),
-        Command::Map(a) => map::map(a),
-        Command::Sensitivity(a) => sensitivity::sensitivity(a),
-        Command::Init(a) => init::init(a),
-        Command::Completions(a) => init::completions(a),
-        Command::Schema(a) => schema::schema(a),
-        Command::Import(a) => import::import(a),
-        Command::Validate(a) => validate::validate(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Compare(a) => cmd::compare::compare(a),
+        Command::Check(a) => cmd::check::check(a),
+        Command::Sweep(a) => cmd::sweep::sweep(a),
+        Command::Merge(a) => cmd::merge::merge(a),
+        Command::Report(a) => cmd::report::report(a),
+        Command::Explain(a) => cmd::explain::explain(a),
+        Command::Tune(a) => cmd::tune::tune(a),
+        Command::Map(a) => cmd::map::map(a),
+        Command::Sensitivity(a) => cmd::sensitivity::sensitivity(a),
+        Command::Init(a) => cmd::init::init(a),
+        Command::Completions(a) => cmd::completions::completions(a),
+        Command::Schema(a) => cmd::schema::schema(a),
+        Command::Import(a) => cmd::import::import(a),
+        Command::Validate(a) => cmd::validate::validate(a),
     }
 }
 

@@ -2,20 +2,13 @@
 //! The core records ([`retrystorm_core::trace`]); this writes one line per event, variant by
 //! variant, each intent's events together.
 
-use crate::args::TraceArgs;
+use crate::CliError;
+use crate::args::{ModelArgs, OutputArgs, TraceArgs};
+use crate::emit::outputs;
+use crate::output;
+use retrystorm_core::summary::VariantResult;
 use retrystorm_core::trace::{OutcomeFilter, TraceEvent, TraceLog, TraceOptions};
 use serde::Serialize;
-
-/// The names `--trace-outcome` takes.
-pub const OUTCOMES: [&str; 7] = {
-    let mut names = [""; 7];
-    let mut i = 0;
-    while i < 7 {
-        names[i] = OutcomeFilter::ALL[i].0;
-        i += 1;
-    }
-    names
-};
 
 /// What to trace, when `--trace` is given.
 pub fn options(a: &TraceArgs) -> Option<TraceOptions> {
@@ -66,6 +59,41 @@ pub fn warn(a: &TraceArgs, traces: &[(&str, &TraceLog)]) {
     }
 }
 
+/// The outputs of `run`/`compare` with `--trace`.
+pub fn outputs_traced<'a>(o: &'a OutputArgs, t: &'a TraceArgs) -> Vec<output::Out<'a>> {
+    let mut v = outputs(o);
+    if let Some(p) = &t.trace {
+        v.push(output::Out::new("--trace", p));
+    }
+    v
+}
+
+/// Refuses `--trace` with `--seeds N`: a trace follows one run.
+pub fn trace_one_seed(t: &TraceArgs, m: &ModelArgs) -> Result<Option<TraceOptions>, CliError> {
+    let opt = options(t);
+    if opt.is_some() && m.seeds > 1 {
+        return Err(CliError::Input(format!(
+            "--trace: a trace follows one run, not {} replications; drop --seeds (or pick one with --seed)",
+            m.seeds
+        )));
+    }
+    Ok(opt)
+}
+
+/// Writes the trace of every run (named by variant) and says what it left out.
+pub fn write_trace(
+    t: &TraceArgs,
+    results: &[VariantResult],
+    logs: &[TraceLog],
+) -> Result<(), CliError> {
+    let Some(p) = &t.trace else { return Ok(()) };
+    let traces: Vec<(&str, &TraceLog)> =
+        results.iter().map(|r| r.name.as_str()).zip(logs).collect();
+    output::write(output::Out::new("--trace", p), &render(&traces))?;
+    warn(t, &traces);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,7 +114,7 @@ mod tests {
 
     #[test]
     fn the_outcome_names_are_the_filters() {
-        for n in OUTCOMES {
+        for n in crate::args::OUTCOMES {
             assert!(OutcomeFilter::parse(n).is_some(), "{n}");
         }
     }

@@ -17,6 +17,7 @@ pub mod baseline;
 mod ci;
 mod csv;
 pub mod fmt;
+mod gfm;
 mod heatmap;
 pub mod html;
 mod json;

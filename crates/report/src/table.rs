@@ -89,15 +89,15 @@ pub fn comparison_markdown_with(report: &RunReport, extra: &[String]) -> String 
     let right: Vec<bool> = cols.iter().map(|c| c.align == Align::Right).collect();
     let mut out = format!(
         "**{}** (seed {})\n\n",
-        crate::markdown::escape(&report.model),
+        crate::gfm::escape(&report.model),
         report.seed
     );
-    out.push_str(&crate::markdown::table(&headers, &right, &rows));
+    out.push_str(&crate::gfm::table(&headers, &right, &rows));
     let notes = notes(report);
     if !notes.is_empty() {
         out.push('\n');
         for l in notes.lines() {
-            out.push_str(&crate::markdown::escape(l));
+            out.push_str(&crate::gfm::escape(l));
             out.push_str("  \n");
         }
     }

@@ -1,4 +1,4 @@
-//! `retrystorm import SOURCE FILE`: a real client's retry configuration as the equivalent model
+//! The importers behind `retrystorm import SOURCE FILE` and `retry.from`: a real client's retry configuration as the equivalent model
 //! sections, each key commented with the field it came from (`docs/import.md`).
 //!
 //! One module per source. An importer refuses (exit 2) any field it cannot map, naming the field
@@ -9,7 +9,6 @@ mod aws;
 mod envoy;
 mod grpc;
 
-use crate::args::ImportArgs;
 use crate::{CliError, output};
 use retrystorm_core::time::Duration;
 
@@ -17,7 +16,7 @@ use retrystorm_core::time::Duration;
 pub const SOURCES: [&str; 3] = ["grpc", "aws", "envoy"];
 
 /// The largest configuration file read (real ones are a few kB).
-const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
+pub const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Model sections in the order they are written, each an ordered list of keys.
 #[derive(Debug, Default)]
@@ -201,46 +200,6 @@ pub fn resolve_from(model: &str, reference: &str) -> Result<String, String> {
         .map_err(|e| e.to_string())?;
     let emit = sections(source, &origin, &text, pick).map_err(|e| e.to_string())?;
     Ok(emit.render())
-}
-
-/// The `import` subcommand.
-pub fn import(a: ImportArgs) -> Result<(), CliError> {
-    let pick = match (a.source.as_str(), &a.method, &a.profile) {
-        (_, Some(_), Some(_)) => {
-            return Err(CliError::Input(
-                "import: give --method (grpc) or --profile (aws), not both".into(),
-            ));
-        }
-        ("grpc", m, None) => m.clone(),
-        ("aws", None, p) => p.clone(),
-        (s, Some(_), None) => {
-            return Err(CliError::Input(format!(
-                "import {s}: --method is for grpc service configs"
-            )));
-        }
-        (s, None, Some(_)) => {
-            return Err(CliError::Input(format!(
-                "import {s}: --profile is for aws config files"
-            )));
-        }
-        (_, None, None) => None,
-    };
-    let origin = a.file.display().to_string();
-    let text = output::read_text(&a.file, "the configuration file", MAX_CONFIG_BYTES)?;
-    let emit = sections(&a.source, &origin, &text, pick.as_deref())?;
-    let body = emit.render();
-    // What import prints must be a model the loader accepts.
-    retrystorm_core::load::load(&origin, &body, &[]).map_err(|e| {
-        CliError::Input(format!(
-            "{origin}: the imported model is refused: {}",
-            e.message
-        ))
-    })?;
-    let path = a.out.clone().unwrap_or_else(|| "-".into());
-    let out = output::Out::new("--out", &path);
-    output::check(&[out], &[("the configuration file", a.file.as_path())])?;
-    output::write(output::Out::new("--out", &path), &body)?;
-    Ok(())
 }
 
 #[cfg(test)]

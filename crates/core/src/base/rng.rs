@@ -9,7 +9,8 @@
 use rand_core::Rng as _;
 use rand_pcg::Pcg64Mcg;
 
-/// What a stream is for. Separate purposes give independent streams for the same entity.
+/// What a stream is for. Separate purposes give independent streams for the same entity. The
+/// explicit discriminants are part of every stream's key: changing one changes every output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u64)]
 pub enum Purpose {
@@ -26,9 +27,8 @@ pub enum Purpose {
     Restart = 11,
     Think = 12,
     Shed = 13,
-    Hedge = 14,
-    Layer = 15,
-    Contention = 16,
+    // 14, 15 and 16 (once `Hedge`, `Layer`, `Contention`) are retired: never reuse a
+    // discriminant, it keys the streams.
     ClientError = 17,
     /// Candidate sampling of `tune` and `sensitivity` (not a simulation draw).
     Tune = 18,

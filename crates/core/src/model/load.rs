@@ -261,97 +261,14 @@ pub fn load_resolved(
             ));
         }
     };
-    let (expect, expect_lines) = match table.remove("expect") {
-        None => (Vec::new(), Vec::new()),
-        Some(Value::Array(a)) => {
-            let mut tables = Vec::new();
-            let mut lines = Vec::new();
-            for (i, v) in a.into_iter().enumerate() {
-                let line = expect_line(&doc, i);
-                match v {
-                    Value::Table(t) => {
-                        tables.push(t);
-                        lines.push(line);
-                    }
-                    _ => {
-                        return Err(doc.error(
-                            None,
-                            Some(format!("expect[{i}]")),
-                            "expected [[expect]] tables".into(),
-                        ));
-                    }
-                }
-            }
-            (tables, lines)
-        }
-        Some(_) => {
-            return Err(doc.error(
-                None,
-                Some("expect".into()),
-                "expected [[expect]] tables".into(),
-            ));
-        }
-    };
+    let (expect, expect_lines) = take_expects(&doc, &mut table)?;
     let name = table
         .get("name")
         .and_then(Value::as_str)
         .unwrap_or("model")
         .to_string();
 
-    let mut layers: Vec<(Option<usize>, Table)> = vec![(None, Table::new())];
-    match variants {
-        None => {}
-        Some(list) => {
-            let mut seen: Vec<String> = Vec::new();
-            for (i, v) in list.into_iter().enumerate() {
-                let at = |p: &[String]| variant_span(&doc, i, p);
-                let Value::Table(mut t) = v else {
-                    return Err(doc.error(
-                        None,
-                        Some(format!("variant[{i}]")),
-                        "expected a [[variant]] table".into(),
-                    ));
-                };
-                let vname = match t.remove("name") {
-                    Some(Value::String(s)) if !s.trim().is_empty() => s,
-                    Some(_) => {
-                        return Err(doc.error(
-                            at(&["name".into()]),
-                            Some(format!("variant[{i}].name")),
-                            "must be a non-empty string".into(),
-                        ));
-                    }
-                    None => {
-                        return Err(doc.error(
-                            at(&[]),
-                            Some(format!("variant[{i}]")),
-                            "every [[variant]] needs a `name`".into(),
-                        ));
-                    }
-                };
-                if seen.contains(&vname) {
-                    return Err(doc.error(
-                        at(&["name".into()]),
-                        Some(format!("variant[{i}].name")),
-                        format!("duplicate variant name {vname:?}; names must be unique"),
-                    ));
-                }
-                if t.contains_key("seed") {
-                    return Err(doc.error(
-                        at(&["seed".into()]),
-                        Some(format!("variant[{i}].seed")),
-                        format!(
-                            "a variant cannot set `seed` (in variant {vname:?}): every variant runs with the run's seed, so their differences come from the model and not from the random numbers (common random numbers); set `seed` at the top of the file or pass --seed"
-                        ),
-                    ));
-                }
-                seen.push(vname.clone());
-                t.insert("name".into(), Value::String(vname));
-                layers.push((Some(i), t));
-            }
-        }
-    }
-
+    let layers = variant_layers(&doc, variants)?;
     let warnings = shadowed_variants(sets, &layers);
     let mut models = Vec::with_capacity(layers.len());
     let mut traces = Vec::new();
@@ -426,9 +343,125 @@ pub fn load_resolved(
     if models.is_empty() {
         models.push(base.clone());
     }
+    check_expects(&doc, origin, &models, &expect, &expect_lines)?;
+    Ok(Scenario {
+        name,
+        base,
+        variants: models,
+        expect,
+        expect_lines,
+        warnings,
+        notes,
+    })
+}
+
+/// Takes the `[[expect]]` tables out of the file's table, with the line each starts on.
+fn take_expects(doc: &Doc, table: &mut Table) -> Result<(Vec<Table>, Vec<usize>), LoadError> {
+    match table.remove("expect") {
+        None => Ok((Vec::new(), Vec::new())),
+        Some(Value::Array(a)) => {
+            let mut tables = Vec::new();
+            let mut lines = Vec::new();
+            for (i, v) in a.into_iter().enumerate() {
+                let line = expect_line(doc, i);
+                match v {
+                    Value::Table(t) => {
+                        tables.push(t);
+                        lines.push(line);
+                    }
+                    _ => {
+                        return Err(doc.error(
+                            None,
+                            Some(format!("expect[{i}]")),
+                            "expected [[expect]] tables".into(),
+                        ));
+                    }
+                }
+            }
+            Ok((tables, lines))
+        }
+        Some(_) => Err(doc.error(
+            None,
+            Some("expect".into()),
+            "expected [[expect]] tables".into(),
+        )),
+    }
+}
+
+/// The base (no overrides) and each `[[variant]]`'s table of overrides, its `name` checked.
+fn variant_layers(
+    doc: &Doc,
+    variants: Option<Vec<Value>>,
+) -> Result<Vec<(Option<usize>, Table)>, LoadError> {
+    let mut layers: Vec<(Option<usize>, Table)> = vec![(None, Table::new())];
+    match variants {
+        None => {}
+        Some(list) => {
+            let mut seen: Vec<String> = Vec::new();
+            for (i, v) in list.into_iter().enumerate() {
+                let at = |p: &[String]| variant_span(doc, i, p);
+                let Value::Table(mut t) = v else {
+                    return Err(doc.error(
+                        None,
+                        Some(format!("variant[{i}]")),
+                        "expected a [[variant]] table".into(),
+                    ));
+                };
+                let vname = match t.remove("name") {
+                    Some(Value::String(s)) if !s.trim().is_empty() => s,
+                    Some(_) => {
+                        return Err(doc.error(
+                            at(&["name".into()]),
+                            Some(format!("variant[{i}].name")),
+                            "must be a non-empty string".into(),
+                        ));
+                    }
+                    None => {
+                        return Err(doc.error(
+                            at(&[]),
+                            Some(format!("variant[{i}]")),
+                            "every [[variant]] needs a `name`".into(),
+                        ));
+                    }
+                };
+                if seen.contains(&vname) {
+                    return Err(doc.error(
+                        at(&["name".into()]),
+                        Some(format!("variant[{i}].name")),
+                        format!("duplicate variant name {vname:?}; names must be unique"),
+                    ));
+                }
+                if t.contains_key("seed") {
+                    return Err(doc.error(
+                        at(&["seed".into()]),
+                        Some(format!("variant[{i}].seed")),
+                        format!(
+                            "a variant cannot set `seed` (in variant {vname:?}): every variant runs with the run's seed, so their differences come from the model and not from the random numbers (common random numbers); set `seed` at the top of the file or pass --seed"
+                        ),
+                    ));
+                }
+                seen.push(vname.clone());
+                t.insert("name".into(), Value::String(vname));
+                layers.push((Some(i), t));
+            }
+        }
+    }
+
+    Ok(layers)
+}
+
+/// Checks the `[[expect]]` tables against the variants' names: every command refuses the same
+/// bad ones.
+fn check_expects(
+    doc: &Doc,
+    origin: &str,
+    models: &[Model],
+    expect: &[Table],
+    expect_lines: &[usize],
+) -> Result<(), LoadError> {
     // The `[[expect]]` tables are part of the file: every command refuses the same bad ones.
     let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
-    for (i, (t, line)) in expect.iter().zip(&expect_lines).enumerate() {
+    for (i, (t, line)) in expect.iter().zip(expect_lines).enumerate() {
         let e = crate::expect::Expectation::from_table(origin, *line, t)
             .and_then(|e| e.check_variant(&names).map(|()| e))
             .map_err(|mut e| {
@@ -445,15 +478,7 @@ pub fn load_resolved(
             });
         e?;
     }
-    Ok(Scenario {
-        name,
-        base,
-        variants: models,
-        expect,
-        expect_lines,
-        warnings,
-        notes,
-    })
+    Ok(())
 }
 
 /// The arrivals of a trace workload: `resolve("trace:FILE")` gives the file's text (the core

@@ -642,7 +642,7 @@ impl Model {
                 },
             )?;
             match l.budget {
-                Some(Budget::Tokens {
+                Some(LayerBudget::Tokens {
                     max_tokens,
                     token_ratio,
                 }) => {
@@ -659,13 +659,13 @@ impl Model {
                         ));
                     }
                 }
-                Some(Budget::Ratio { ratio, .. }) if !(ratio.is_finite() && ratio >= 0.0) => {
+                Some(LayerBudget::Ratio { ratio, .. }) if !(ratio.is_finite() && ratio >= 0.0) => {
                     return Err(invalid(
                         &at("budget.ratio"),
                         format!("must be a finite number >= 0, got {ratio}"),
                     ));
                 }
-                Some(Budget::Ratio { .. }) | None => {}
+                Some(LayerBudget::Ratio { .. }) | None => {}
             }
         }
         Ok(())

@@ -6,7 +6,7 @@
 
 use crate::model::{Model, Workload};
 use crate::queue::EventQueue;
-use crate::rng::{Purpose, Stream};
+use crate::sim::draws::Draws;
 use crate::summary::Ended;
 use crate::time::{Duration, Time};
 
@@ -89,10 +89,15 @@ pub struct BurstOrder {
 
 impl BurstOrder {
     pub fn new(w: &Workload, seed: u64) -> Self {
+        Self::of(w, Draws::new(seed))
+    }
+
+    /// [`BurstOrder::new`] with the run's streams.
+    pub(crate) fn of(w: &Workload, draws: Draws) -> Self {
         let spread = if w.spread.0 > 0 {
             let mut v: Vec<(u64, u32)> = (0..w.clients)
                 .map(|c| {
-                    let d = Stream::new(seed, c, Purpose::Start, 0).range_u64(0, w.spread.0 - 1);
+                    let d = draws.start(c).range_u64(0, w.spread.0 - 1);
                     (d, c as u32)
                 })
                 .collect();

@@ -7,3 +7,6 @@ pub mod layered;
 pub mod metrics;
 pub mod path;
 pub mod trace;
+
+/// Every random stream of a run, keyed in one place.
+pub(crate) mod draws;

@@ -1,12 +1,9 @@
+//! The thundering herd of `models/thundering-herd.toml`: the AWS blog's jitters, end to end.
+
 use retrystorm_core::{load::load, path::run};
 
 fn herd() -> Vec<retrystorm_core::model::Model> {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../models/thundering-herd.toml"
-    ))
-    .unwrap();
-    load("thundering-herd.toml", &text, &[]).unwrap().variants
+    crate::util::shipped("thundering-herd.toml", &[])
 }
 
 #[test]

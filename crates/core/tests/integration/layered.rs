@@ -1,4 +1,4 @@
-//! The layered engine against its closed form, its invariants, and `models/layered.toml`.
+//! A `[[layer]]` path (run by the one engine) against its closed form, its invariants, and `models/layered.toml`.
 
 use retrystorm_core::layered::{expected_bottom_attempts, worst_case_bottom_attempts};
 use retrystorm_core::load::load;

@@ -4,6 +4,7 @@
 
 mod contention;
 mod direct_path;
+mod engine;
 mod fuzz_inputs;
 mod herd;
 mod invariants;
@@ -19,3 +20,4 @@ mod request_path;
 mod server_policies;
 mod slow_windows;
 mod trace_workload;
+mod util;

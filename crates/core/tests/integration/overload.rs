@@ -1,7 +1,7 @@
 //! Integration tests of the overload signals, client policies and recovery metric
 //! (`docs/policies.md`). Small, fast models; each test can fail.
 
-use retrystorm_core::load::{Override, load};
+use retrystorm_core::load::load;
 use retrystorm_core::model::Model;
 use retrystorm_core::path::run;
 
@@ -10,10 +10,7 @@ fn model_file(name: &str) -> Vec<Model> {
 }
 
 fn model_file_with(name: &str, sets: &[&str]) -> Vec<Model> {
-    let path = format!("{}/../../models/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let sets: Vec<Override> = sets.iter().map(|s| Override::parse(s).unwrap()).collect();
-    load(name, &text, &sets).unwrap().variants
+    crate::util::shipped(name, sets)
 }
 
 fn one(text: &str) -> Model {
@@ -423,7 +420,7 @@ fn runs_are_deterministic() {
         .iter()
         .filter(|m| m.name == "adaptive" || m.name == "breaker")
     {
-        assert_eq!(run(m, 7), run(m, 7));
+        crate::util::assert_deterministic(m, 7);
     }
 }
 

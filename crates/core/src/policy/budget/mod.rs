@@ -56,9 +56,10 @@ pub use tower::*;
 use crate::policy::Class;
 use crate::time::Time;
 
-/// One budget instance, of the configured kind.
+/// One running budget, of the configured kind: the state a `[budget]` ([`BudgetConfig`]) keeps
+/// for one scope.
 #[derive(Clone, Debug)]
-pub enum Budget {
+pub enum BudgetState {
     Unlimited,
     TokenBucket(BrookerBucket),
     FailureRatio(FailureRatio),
@@ -72,27 +73,33 @@ pub enum Budget {
     Tower(TowerBudget, bool),
 }
 
-impl Budget {
+/// The name of before [`BudgetState`], kept so that `sim/` compiles unchanged; new code says
+/// `BudgetState`.
+pub use BudgetState as Budget;
+
+impl BudgetState {
     pub fn new(c: &BudgetConfig) -> Self {
         match c.kind {
-            BudgetKind::None => Budget::Unlimited,
-            BudgetKind::Grpc => Budget::Grpc(GrpcThrottle::new(c.max_tokens, c.token_ratio)),
-            BudgetKind::Aws => Budget::Aws(AwsQuota::new(c)),
-            BudgetKind::Finagle => Budget::Finagle(FinagleBudget::new(
+            BudgetKind::None => BudgetState::Unlimited,
+            BudgetKind::Grpc => BudgetState::Grpc(GrpcThrottle::new(c.max_tokens, c.token_ratio)),
+            BudgetKind::Aws => BudgetState::Aws(AwsQuota::new(c)),
+            BudgetKind::Finagle => BudgetState::Finagle(FinagleBudget::new(
                 c.ttl,
                 c.min_retries_per_sec,
                 c.percent_can_retry,
             )),
-            BudgetKind::Adaptive => Budget::Adaptive(AdaptiveThrottle::new(c.k, c.window)),
+            BudgetKind::Adaptive => BudgetState::Adaptive(AdaptiveThrottle::new(c.k, c.window)),
             BudgetKind::TokenBucket => {
-                Budget::TokenBucket(BrookerBucket::new(c.bucket_size, c.fill_per_call))
+                BudgetState::TokenBucket(BrookerBucket::new(c.bucket_size, c.fill_per_call))
             }
-            BudgetKind::FailureRatio => Budget::FailureRatio(FailureRatio::new(c.max_failure_rate)),
+            BudgetKind::FailureRatio => {
+                BudgetState::FailureRatio(FailureRatio::new(c.max_failure_rate))
+            }
             BudgetKind::Ratio => {
-                Budget::Ratio(RatioBudget::new(c.percent_can_retry, c.min_retries))
+                BudgetState::Ratio(RatioBudget::new(c.percent_can_retry, c.min_retries))
             }
-            BudgetKind::Envoy => Budget::Envoy(EnvoyBudget::new(c)),
-            BudgetKind::Tower | BudgetKind::Linkerd => Budget::Tower(
+            BudgetKind::Envoy => BudgetState::Envoy(EnvoyBudget::new(c)),
+            BudgetKind::Tower | BudgetKind::Linkerd => BudgetState::Tower(
                 TowerBudget::new(c.ttl, c.min_retries_per_sec, c.percent_can_retry),
                 c.kind == BudgetKind::Linkerd,
             ),
@@ -104,32 +111,32 @@ impl Budget {
     #[inline]
     pub fn on_send(&mut self, now: Time, first: bool, u: f64) -> bool {
         match self {
-            Budget::Adaptive(a) => a.admit(now, u),
-            Budget::Finagle(f) => {
+            BudgetState::Adaptive(a) => a.admit(now, u),
+            BudgetState::Finagle(f) => {
                 if first {
                     f.deposit(now);
                 }
                 true
             }
-            Budget::Ratio(r) => {
+            BudgetState::Ratio(r) => {
                 if first {
                     r.deposit();
                 }
                 true
             }
-            Budget::TokenBucket(b) => {
+            BudgetState::TokenBucket(b) => {
                 if first {
                     b.on_call();
                 }
                 true
             }
-            Budget::FailureRatio(f) => {
+            BudgetState::FailureRatio(f) => {
                 if first {
                     f.on_call();
                 }
                 true
             }
-            Budget::Envoy(e) => {
+            BudgetState::Envoy(e) => {
                 e.sent();
                 true
             }
@@ -142,7 +149,7 @@ impl Budget {
     /// whether it held a retry.
     #[inline]
     pub fn unsent(&mut self, counted: bool, retry: bool) {
-        if let Budget::Envoy(e) = self {
+        if let BudgetState::Envoy(e) = self {
             if counted {
                 e.ended(retry);
             } else if retry {
@@ -157,38 +164,41 @@ impl Budget {
     #[inline]
     pub fn on_outcome(&mut self, now: Time, class: Class, retryable: bool, cost: u32) {
         match self {
-            Budget::Grpc(g) => {
+            BudgetState::Grpc(g) => {
                 if class == Class::Success {
                     g.on_success();
                 } else if retryable || class == Class::Overloaded {
                     g.on_failure();
                 }
             }
-            Budget::Aws(q) => {
+            BudgetState::Aws(q) => {
                 if class == Class::Success {
                     q.release(cost);
                 }
             }
-            Budget::Adaptive(a) => {
+            BudgetState::Adaptive(a) => {
                 if class.is_accepted() {
                     a.accepted(now);
                 }
             }
-            Budget::FailureRatio(f) => {
+            BudgetState::FailureRatio(f) => {
                 if class != Class::Success {
                     f.on_failure();
                 }
             }
             // `cost` is 1 when a retry made this attempt (what `try_retry` returned).
-            Budget::Envoy(e) => e.ended(cost > 0),
+            BudgetState::Envoy(e) => e.ended(cost > 0),
             // tower's module example deposits on `Ok(_)`; linkerd2-proxy's `RetryPolicy::retry`
             // (`linkerd/app/outbound/src/http/retry.rs`) on every response it will not retry.
-            Budget::Tower(t, linkerd) => {
+            BudgetState::Tower(t, linkerd) => {
                 if (*linkerd && !retryable) || (!*linkerd && class == Class::Success) {
                     t.deposit(now);
                 }
             }
-            Budget::Unlimited | Budget::Finagle(_) | Budget::Ratio(_) | Budget::TokenBucket(_) => {}
+            BudgetState::Unlimited
+            | BudgetState::Finagle(_)
+            | BudgetState::Ratio(_)
+            | BudgetState::TokenBucket(_) => {}
         }
     }
 
@@ -197,15 +207,15 @@ impl Budget {
     #[inline]
     pub fn try_retry(&mut self, now: Time, class: Class) -> Option<u32> {
         match self {
-            Budget::Unlimited | Budget::Adaptive(_) => Some(0),
-            Budget::Grpc(g) => g.allows().then_some(0),
-            Budget::Aws(q) => q.acquire(class),
-            Budget::Finagle(f) => f.try_withdraw(now).then_some(0),
-            Budget::Ratio(r) => r.try_withdraw().then_some(0),
-            Budget::TokenBucket(b) => b.try_withdraw().then_some(0),
-            Budget::FailureRatio(f) => f.allows().then_some(0),
-            Budget::Envoy(e) => e.try_start().then_some(1),
-            Budget::Tower(t, _) => t.withdraw(now).then_some(0),
+            BudgetState::Unlimited | BudgetState::Adaptive(_) => Some(0),
+            BudgetState::Grpc(g) => g.allows().then_some(0),
+            BudgetState::Aws(q) => q.acquire(class),
+            BudgetState::Finagle(f) => f.try_withdraw(now).then_some(0),
+            BudgetState::Ratio(r) => r.try_withdraw().then_some(0),
+            BudgetState::TokenBucket(b) => b.try_withdraw().then_some(0),
+            BudgetState::FailureRatio(f) => f.allows().then_some(0),
+            BudgetState::Envoy(e) => e.try_start().then_some(1),
+            BudgetState::Tower(t, _) => t.withdraw(now).then_some(0),
         }
     }
 }

@@ -30,7 +30,7 @@ fn brookers_bucket_and_breaker_follow_retry_sim() {
     }
     assert!((attempts as f64 / calls as f64 - 1.1).abs() < 0.001);
     // CircuitBreakerRetryStrategy(.., 0.1): cumulative failures over calls.
-    let mut f = Budget::new(&BudgetConfig {
+    let mut f = BudgetState::new(&BudgetConfig {
         kind: BudgetKind::FailureRatio,
         ..BudgetConfig::default()
     });
@@ -246,8 +246,8 @@ fn linkerd_deposits_on_responses_it_does_not_retry() {
     };
     let t = Time(1);
     // A non-retryable failure deposits for Linkerd, not for tower's example policy.
-    let mut l = Budget::new(&c(BudgetKind::Linkerd));
-    let mut w = Budget::new(&c(BudgetKind::Tower));
+    let mut l = BudgetState::new(&c(BudgetKind::Linkerd));
+    let mut w = BudgetState::new(&c(BudgetKind::Tower));
     for b in [&mut l, &mut w] {
         b.on_send(t, true, 0.0);
         b.on_outcome(t, Class::ClientError, false, 0);

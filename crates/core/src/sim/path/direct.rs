@@ -885,7 +885,7 @@ impl<'m> Direct<'m> {
         }
         sim.completions = std::mem::take(&mut self.completions);
         sim.successes = std::mem::take(&mut self.successes);
-        sim.live = self.unfinished;
+        sim.calls.live = self.unfinished;
         sim.events = events;
         sim.finish(&m.name, end, ended, full)
     }

@@ -3,17 +3,43 @@
 
 use super::PathSim;
 use crate::layered::{expected_bottom_attempts, worst_case_bottom_attempts};
-use crate::metrics::{self, Levels};
+use crate::metrics::{self, Buckets, Levels};
 use crate::model::{FailMode, StoreMode};
 use crate::policy::budget::BudgetKind;
 use crate::policy::recovery;
 use crate::summary::{
-    Ended, LayerSummary, Layered, Summary, TierSeries, TierSummary, VariantResult,
+    AttemptPeak, Ended, LayerSummary, Layered, Series, Summary, TierSeries, TierSummary,
+    VariantResult,
 };
 use crate::time::{Duration, Time};
 
 fn ms(ns: u128) -> f64 {
     ns as f64 / 1e6
+}
+
+/// The bottom's peaks, as the summary reports them.
+struct Peaks {
+    arrivals: u64,
+    retries: u64,
+    arrivals_window: u64,
+    retries_window: u64,
+    window_ms: f64,
+    attempts: Vec<AttemptPeak>,
+}
+
+impl Peaks {
+    fn of(b: &Buckets) -> Self {
+        let (arrivals, retries) = b.peaks();
+        let (arrivals_window, retries_window) = b.window_peaks();
+        Peaks {
+            arrivals,
+            retries,
+            arrivals_window,
+            retries_window,
+            window_ms: b.window_width().as_millis_f64(),
+            attempts: b.attempt_peaks(),
+        }
+    }
 }
 
 fn ratio(a: f64, b: f64) -> f64 {
@@ -30,6 +56,39 @@ impl PathSim<'_> {
         ended: Ended,
         full: bool,
     ) -> VariantResult {
+        let (tiers, tier_series) = self.tier_rows(end, full);
+        let peaks = Peaks::of(&self.tiers[self.bottom].buckets);
+        // Recovery is measured on the series, so a summary with a trigger needs it too.
+        let mut series = if full || self.model.trigger().is_some() {
+            metrics::series(std::mem::take(&mut self.tiers[self.bottom].buckets), end)
+        } else {
+            Default::default()
+        };
+        series.tiers = tier_series;
+        let mut summary = self.summary(tiers, peaks, end, ended);
+        self.recovery(&mut summary, &series, end);
+        if !full {
+            return VariantResult {
+                name: name.to_string(),
+                summary,
+                series: Default::default(),
+                completion_cdf: Vec::new(),
+                success_cdf: Vec::new(),
+                failure_cdf: Vec::new(),
+            };
+        }
+        VariantResult {
+            name: name.to_string(),
+            summary,
+            series,
+            completion_cdf: self.completions.cdf(),
+            success_cdf: self.successes.cdf(),
+            failure_cdf: self.completions.without(&self.successes).cdf(),
+        }
+    }
+
+    /// Every tier's row, and with `full` on a path of several tiers their series.
+    fn tier_rows(&mut self, end: Time, full: bool) -> (Vec<TierSummary>, Vec<TierSeries>) {
         let mut tiers = Vec::with_capacity(self.tiers.len());
         let mut tier_series = Vec::new();
         let n_tiers = self.tiers.len();
@@ -68,30 +127,24 @@ impl PathSim<'_> {
             }
             ts.levels = Levels::default();
         }
-        let bottom_buckets = &self.tiers[self.bottom].buckets;
-        let (peak_arrivals, peak_retries) = bottom_buckets.peaks();
-        let (peak_arrivals_window, peak_retries_window) = bottom_buckets.window_peaks();
-        let peak_window_ms = bottom_buckets.window_width().as_millis_f64();
-        let attempt_peaks = bottom_buckets.attempt_peaks();
-        // Recovery is measured on the series, so a summary with a trigger needs it too.
-        let mut series = if full || self.model.trigger().is_some() {
-            metrics::series(std::mem::take(&mut self.tiers[self.bottom].buckets), end)
-        } else {
-            Default::default()
-        };
-        series.tiers = tier_series;
+        (tiers, tier_series)
+    }
+
+    /// The summary's counters (a table of fields: each from its owner's counters).
+    fn summary(&self, tiers: Vec<TierSummary>, peaks: Peaks, end: Time, ended: Ended) -> Summary {
         let b = self.tiers[self.bottom].n;
         let bt = &tiers[self.bottom];
         let bh = &self.hops[self.bottom].n;
         let c = &self.c;
-        let sum_hops = |f: fn(&super::HopCounters) -> u64| self.hops.iter().map(|h| f(&h.n)).sum();
+        let sum_hops =
+            |f: fn(&super::hop::HopCounters) -> u64| self.hops.iter().map(|h| f(&h.n)).sum();
         let sum_tiers =
             |f: fn(&super::tier::TierCounters) -> u64| self.tiers.iter().map(|t| f(&t.n)).sum();
         let work: u128 = self.tiers.iter().map(|t| t.n.work).sum();
         let wasted: u128 = self.tiers.iter().map(|t| t.n.wasted).sum();
         let secs = end.0 as f64 / 1e9;
         let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-        let mut summary = Summary {
+        Summary {
             intents: c.intents,
             attempts: bh.sent,
             retries: bh.retry_path_sent,
@@ -99,13 +152,13 @@ impl PathSim<'_> {
             succeeded: c.succeeded,
             failed: c.failed,
             unsettled: c.intents - c.succeeded - c.failed,
-            peak_arrivals,
-            peak_retries,
+            peak_arrivals: peaks.arrivals,
+            peak_retries: peaks.retries,
             bucket_ms: self.model.bucket.as_millis_f64(),
-            peak_arrivals_window,
-            peak_retries_window,
-            peak_window_ms,
-            attempt_peaks,
+            peak_arrivals_window: peaks.arrivals_window,
+            peak_retries_window: peaks.retries_window,
+            peak_window_ms: peaks.window_ms,
+            attempt_peaks: peaks.attempts,
             completion_ms: self.completions.percentiles(),
             success_ms: self.successes.percentiles(),
             last_arrival_ms: b.last_arrival.as_millis_f64(),
@@ -117,7 +170,7 @@ impl PathSim<'_> {
             outcome_pending: self
                 .keyed
                 .as_ref()
-                .map_or(self.live, |k| k.started - k.finished),
+                .map_or(self.calls.live, |k| k.started - k.finished),
             keys: self.keyed.as_ref().map_or(0, |k| k.started),
             effects: c.effects,
             arrivals: b.arrivals,
@@ -163,7 +216,11 @@ impl PathSim<'_> {
             offered_per_s: per_s(b.arrivals),
             tiers,
             ..Default::default()
-        };
+        }
+    }
+
+    /// The recovery after the model's trigger, measured on the goodput series.
+    fn recovery(&self, summary: &mut Summary, series: &Series, end: Time) {
         let m = self.model;
         if let Some(trigger) = m.trigger() {
             summary.trigger_from_ms = Some(trigger.0.as_millis_f64());
@@ -179,24 +236,6 @@ impl PathSim<'_> {
                 summary.recovered = Some(r.after.is_some());
                 summary.recovery_ms = r.after.map(|d| d.as_millis_f64());
             }
-        }
-        if !full {
-            return VariantResult {
-                name: name.to_string(),
-                summary,
-                series: Default::default(),
-                completion_cdf: Vec::new(),
-                success_cdf: Vec::new(),
-                failure_cdf: Vec::new(),
-            };
-        }
-        VariantResult {
-            name: name.to_string(),
-            summary,
-            series,
-            completion_cdf: self.completions.cdf(),
-            success_cdf: self.successes.cdf(),
-            failure_cdf: self.completions.without(&self.successes).cdf(),
         }
     }
 

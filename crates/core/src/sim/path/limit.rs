@@ -5,10 +5,11 @@
 //! botocore's waiting threads race for the lock instead; the rate at which they leave is the
 //! same. Every response changes the fill rate, so the wake-up is recomputed after each one.
 
+use super::call::by_kind;
 use super::callref::CallRef;
-use super::{Event, PathSim, pidx};
+use super::{Event, PathSim};
 use crate::policy::Class;
-use crate::policy::limiter::{Admit, Limiter};
+use crate::policy::limiter::Admit;
 use crate::time::{Duration, Time};
 
 /// What the limiter decided about a send.
@@ -17,28 +18,6 @@ pub(super) enum Gate {
     Waits,
     Rejected,
 }
-use std::collections::VecDeque;
-
-/// One limiter instance and the sends waiting for it.
-#[derive(Clone, Debug)]
-pub(super) struct LimiterSlot {
-    limiter: Limiter,
-    /// Sends waiting for a token, oldest first: the call, its epoch, and since when.
-    waiting: VecDeque<(CallRef, u32, Time)>,
-    /// The generation of the pending wake-up event; an older one is stale.
-    generation: u32,
-}
-
-impl LimiterSlot {
-    pub(super) fn new(limiter: Limiter) -> Self {
-        LimiterSlot {
-            limiter,
-            waiting: VecDeque::new(),
-            generation: 0,
-        }
-    }
-}
-
 impl PathSim<'_> {
     /// Before attempt of `c` (epoch `epoch`) goes out over hop `h`: send it now, wait for a
     /// token (then [`Self::limiter_wake`] transmits it), or refuse it.
@@ -51,7 +30,7 @@ impl PathSim<'_> {
         epoch: u32,
     ) -> Gate {
         let hs = &mut self.hops[h];
-        let k = pidx(hs.limiter_shared, client);
+        let k = hs.limiter_index(client);
         let slot = &mut hs.limiters[k];
         if slot.waiting.is_empty() {
             match slot.limiter.acquire(now) {
@@ -85,7 +64,7 @@ impl PathSim<'_> {
         took: Duration,
     ) {
         let hs = &mut self.hops[h];
-        let k = pidx(hs.limiter_shared, client);
+        let k = hs.limiter_index(client);
         let slot = &mut hs.limiters[k];
         slot.limiter.on_outcome(now, class, took);
         if !slot.waiting.is_empty() {
@@ -98,7 +77,10 @@ impl PathSim<'_> {
     pub(super) fn first_tries_waiting(&self) -> u64 {
         let hops = self.hops.iter().flat_map(|h| h.limiters.iter());
         hops.flat_map(|l| l.waiting.iter())
-            .filter(|&&(c, epoch, _)| self.lp(c).epoch == epoch && self.lp(c).attempts == 0)
+            .filter(|&&(c, epoch, _)| {
+                let l = self.calls.loop_of(c);
+                l.epoch == epoch && l.attempts == 0
+            })
             .count() as u64
     }
 
@@ -122,8 +104,8 @@ impl PathSim<'_> {
                     let n = &mut self.hops[h].n;
                     n.limiter_delayed += 1;
                     n.limiter_wait_ns += now.since(since).0;
-                    if self.lp(c).epoch == epoch {
-                        self.transmit(now, c);
+                    if self.calls.loop_of(c).epoch == epoch {
+                        by_kind!(c, C => self.transmit::<C>(now, c));
                     }
                 }
                 Admit::Wait(d) => {

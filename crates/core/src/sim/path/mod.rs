@@ -14,7 +14,7 @@
 //! *finalised* (its outcome counted, its slot freed) once its client has settled and nothing of it
 //! is in flight anywhere on the path. Every random draw is keyed by `(seed, intent id, purpose,
 //! index)`, where the index of an attempt is its number at the top and a hash of the attempt
-//! numbers along its path below (see [`call::child_path`]), so variants share draws for the
+//! numbers along its path below (see [`crate::sim::draws`]), so variants share draws for the
 //! attempts they share.
 
 pub mod spec;
@@ -23,33 +23,34 @@ mod call;
 mod callref;
 mod direct;
 mod finish;
+mod hop;
 mod keyed;
 mod limit;
+mod retry_after;
 mod store;
 mod tier;
 mod workload;
-pub use call::envoy_reset_delay;
 pub use direct::run as run_direct;
 pub use direct::{EnginePath, engine_path};
+pub use retry_after::envoy_reset_delay;
 
-use crate::engine::{self, BurstOrder, Engine};
+use crate::engine::{self, Engine};
 use crate::metrics::{Buckets, Completions};
 use crate::model::{Model, WorkloadKind};
-use crate::policy::breaker::Breaker;
-use crate::policy::budget::{Budget, BudgetKind};
-use crate::policy::limiter::Limiter;
+use crate::policy::Scope;
 use crate::policy::ratelimit::TokenBucket;
-use crate::policy::{ClassSet, Scope};
 use crate::queue::EventQueue;
-use crate::rng::{Purpose, Stream};
+use crate::sim::draws::Draws;
 use crate::summary::VariantResult;
 use crate::time::{Duration, Time};
 use crate::trace::{TraceLog, TraceOptions, Tracer};
-use call::{Inner, Top};
+use call::{Calls, by_kind};
 use callref::CallRef;
+use hop::HopState;
 use spec::PathSpec;
 use store::Store;
 use tier::{Outcome, Request, TierState};
+use workload::Workload;
 
 /// `Retry-After` in whole milliseconds inside a reply event; this value means none.
 const NO_RETRY_AFTER: u32 = u32::MAX;
@@ -110,66 +111,6 @@ pub(crate) enum Event {
     Limiter { hop: u8, slot: u32, generation: u32 },
 }
 
-/// A hop's policy state: one instance per client process at the top, one per tier below.
-struct HopState {
-    retry_on: ClassSet,
-    budgets: Vec<Budget>,
-    budget_shared: bool,
-    budget_adaptive: bool,
-    breakers: Vec<Breaker>,
-    breaker_shared: bool,
-    /// The `[limiter]` instances and the sends waiting for them (hop 0 only).
-    limiters: Vec<limit::LimiterSlot>,
-    limiter_shared: bool,
-    /// The breaker needs each attempt's duration (slow calls): send times are kept.
-    timed: bool,
-    retry_after_cap: Duration,
-    hedge_delay: Option<Duration>,
-    /// Hot copies of the spec, read on every attempt.
-    hedging: bool,
-    max_attempts: u32,
-    timeout: Option<Duration>,
-    /// The hop above propagates cancellation (never at the top).
-    cancel_above: bool,
-    /// Some caller at or above this hop can stop waiting for an attempt (a timeout, hedging),
-    /// so work may be orphaned here or below.
-    can_orphan: bool,
-    /// The hop sends to a tier with write contention (two round trips per attempt).
-    contention: bool,
-    n: HopCounters,
-}
-
-/// What one hop's callers did (the per-layer report).
-#[derive(Clone, Copy, Debug, Default)]
-struct HopCounters {
-    /// Calls this hop's caller received (intents at the top).
-    received: u64,
-    sent: u64,
-    retries: u64,
-    /// Attempts with a retry anywhere on their path above and here.
-    retry_path_sent: u64,
-    failed: u64,
-    timeouts: u64,
-    budget_denied: u64,
-    /// Calls that reached this caller after the caller above had stopped waiting.
-    orphaned: u64,
-    /// Retries not made because the caller above had stopped waiting (`retry.cancel`).
-    cancelled: u64,
-    throttled_locally: u64,
-    breaker_rejected: u64,
-    /// First tries a local policy (throttling, breaker) refused: never sent, so not in `sent`.
-    first_tries_refused: u64,
-    requests_lost: u64,
-    responses_lost: u64,
-    late_responses: u64,
-    retry_after_waits: u64,
-    /// Sends the `[limiter]` held until it had a token, and their total wait.
-    limiter_delayed: u64,
-    limiter_wait_ns: u64,
-    /// Attempts the `[limiter]` refused (a Netflix limiter beyond its limit).
-    limiter_rejected: u64,
-}
-
 /// Counters of the intents themselves.
 #[derive(Default)]
 struct Counters {
@@ -187,28 +128,24 @@ struct Counters {
 }
 
 /// A run in progress. Build with [`PathSim::new`], drive with [`PathSim::run`].
+///
+/// Each field is one owner: the events' queue, the calls ([`Calls`]), the workload, each hop's
+/// policies ([`HopState`]), each tier ([`TierState`]), the last tier's store ([`Store`]), the
+/// intents' tallies; the handlers borrow the owners they need.
 pub struct PathSim<'m> {
     model: &'m Model,
     spec: PathSpec,
-    seed: u64,
+    draws: Draws,
     queue: EventQueue<Event>,
-    tops: Vec<Top>,
-    free_tops: Vec<u32>,
-    inner: Vec<Inner>,
-    free_inner: Vec<u32>,
-    live: u64,
-    next_id: u64,
-    /// Intents the workload will still start (burst events pending, closed budget, open source).
-    to_start: u64,
-    open_source: bool,
-    burst: Option<BurstOrder>,
-    arrivals_stream: Stream,
-    lambda_max: f64,
+    calls: Calls,
+    workload: Workload,
     hops: Vec<HopState>,
     tiers: Vec<TierState>,
     /// The index of the last tier.
     bottom: usize,
     store: Store,
+    /// A replayed trace's key column: rows sharing a key are one intent; `None` without one.
+    keyed: Option<keyed::Keyed>,
     completions: Completions,
     /// Completion times of the intents that succeeded.
     successes: Completions,
@@ -216,12 +153,6 @@ pub struct PathSim<'m> {
     events: u64,
     /// `--trace`: records a few intents' steps; `None` (one check per step) when off.
     trace: Option<Box<Tracer>>,
-    /// When the latest attempt of each top and inner call went out, on hops that are `timed`
-    /// (indexed by slot; kept apart from the slabs so that a top call stays one cache line).
-    sent_top: Vec<Time>,
-    sent_inner: Vec<Time>,
-    /// A replayed trace's key column: rows sharing a key are one intent; `None` without one.
-    keyed: Option<keyed::Keyed>,
 }
 
 /// Asks the CPU to start loading `x`'s cache line; a hint with no effect on results.
@@ -245,12 +176,12 @@ impl Engine for PathSim<'_> {
         &mut self.queue
     }
     fn finished(&self) -> bool {
-        self.live == 0 && self.to_start == 0 && !self.open_source
+        self.calls.live == 0 && self.workload.exhausted()
     }
     /// The intents of the events about to pop are prefetched: a random intent per event is
     /// this loop's main cost at scale (a cache miss on a slab of 64-byte lines).
     fn next_event(&mut self) -> Option<(Time, Event)> {
-        let tops = &self.tops;
+        let tops = self.calls.tops();
         self.queue.pop_with(|e| {
             let call = match *e {
                 Event::Send { call, .. }
@@ -275,6 +206,7 @@ impl Engine for PathSim<'_> {
 impl<'m> PathSim<'m> {
     pub fn new(model: &'m Model, seed: u64) -> Self {
         let spec = PathSpec::of(model);
+        let draws = Draws::new(seed);
         let w = &model.workload;
         let processes = match w.kind {
             WorkloadKind::Open => w.processes,
@@ -283,58 +215,8 @@ impl<'m> PathSim<'m> {
             _ => w.clients,
         }
         .max(1) as usize;
-        let hops = spec
-            .hops
-            .iter()
-            .enumerate()
-            .map(|(k, h)| {
-                // Below the top, the caller is one process: the tier it runs in.
-                let n = |scope: Scope| {
-                    if scope == Scope::Shared || k > 0 {
-                        1
-                    } else {
-                        processes
-                    }
-                };
-                HopState {
-                    retry_on: ClassSet::of(&h.retry.retry_on),
-                    budgets: if h.budget.kind == BudgetKind::None {
-                        Vec::new()
-                    } else {
-                        vec![Budget::new(&h.budget); n(h.budget.scope)]
-                    },
-                    budget_shared: h.budget.scope == Scope::Shared || k > 0,
-                    budget_adaptive: h.budget.kind == BudgetKind::Adaptive,
-                    breakers: if h.breaker.enabled {
-                        vec![Breaker::new(&h.breaker); n(h.breaker.scope)]
-                    } else {
-                        Vec::new()
-                    },
-                    breaker_shared: h.breaker.scope == Scope::Shared || k > 0,
-                    limiters: (0..n(h.limiter.scope) as u64)
-                        .filter_map(|i| {
-                            // Entity: the hop in the high half, the instance in the low.
-                            let entity = (k as u64) << 32 | i;
-                            let probe = Stream::new(seed, entity, Purpose::LimiterProbe, 0);
-                            Limiter::new(&h.limiter, Time::ZERO, probe)
-                        })
-                        .map(limit::LimiterSlot::new)
-                        .collect(),
-                    limiter_shared: h.limiter.scope == Scope::Shared || k > 0,
-                    timed: h.breaker.enabled || Limiter::is_concurrency(h.limiter.kind),
-                    retry_after_cap: h.retry.retry_after_cap.unwrap_or(h.retry.cap),
-                    hedge_delay: h.hedge.delay,
-                    hedging: h.hedge.delay.is_some(),
-                    max_attempts: h.retry.max_attempts,
-                    timeout: h.retry.timeout,
-                    cancel_above: k > 0 && spec.hops[k - 1].retry.cancel,
-                    can_orphan: spec.hops[..=k]
-                        .iter()
-                        .any(|h| h.retry.timeout.is_some() || h.hedge.enabled()),
-                    contention: k == spec.bottom() && spec.tiers[k].server.contention,
-                    n: HopCounters::default(),
-                }
-            })
+        let hops = (0..spec.hops.len())
+            .map(|k| HopState::new(&spec, k, processes, draws))
             .collect();
         let mut tiers = spec
             .tiers
@@ -354,49 +236,37 @@ impl<'m> PathSim<'m> {
         let bottom = spec.bottom();
         // The summary's window and per-attempt peaks are the bottom's.
         tiers[bottom].buckets = Buckets::with_windows(model.bucket, model.peak_window());
-        let mut sim = PathSim {
+        let mut queue = EventQueue::new();
+        // Capacity changes at the edges of each drop window (pushed first: they pop first).
+        for (t, s) in spec.tiers.iter().enumerate() {
+            for d in &s.server.capacity_drops {
+                queue.push(Time::ZERO + d.from, Event::Capacity { tier: t as u8 });
+                queue.push(Time::ZERO + d.to, Event::Capacity { tier: t as u8 });
+            }
+        }
+        let mut calls = Calls::default();
+        let workload = Workload::new(model, draws, &mut queue, |n| calls.reserve_tops(n));
+        PathSim {
             model,
             spec,
-            seed,
-            queue: EventQueue::new(),
-            tops: Vec::new(),
-            free_tops: Vec::new(),
-            inner: Vec::new(),
-            free_inner: Vec::new(),
-            live: 0,
-            next_id: 0,
-            to_start: 0,
-            open_source: false,
-            burst: None,
-            arrivals_stream: Stream::new(seed, 0, Purpose::Arrivals, 0),
-            lambda_max: 0.0,
+            draws,
+            queue,
+            calls,
+            workload,
             hops,
             tiers,
             bottom,
             store: Store::default(),
+            keyed: match w.kind {
+                WorkloadKind::Trace => keyed::Keyed::of(&w.replay),
+                _ => None,
+            },
             completions: Completions::default(),
             successes: Completions::default(),
             c: Counters::default(),
             events: 0,
             trace: None,
-            sent_top: Vec::new(),
-            sent_inner: Vec::new(),
-            keyed: match w.kind {
-                WorkloadKind::Trace => keyed::Keyed::of(&w.replay),
-                _ => None,
-            },
-        };
-        // Capacity changes at the edges of each drop window (pushed first: they pop first).
-        for (t, s) in sim.spec.tiers.iter().enumerate() {
-            for d in &s.server.capacity_drops {
-                sim.queue
-                    .push(Time::ZERO + d.from, Event::Capacity { tier: t as u8 });
-                sim.queue
-                    .push(Time::ZERO + d.to, Event::Capacity { tier: t as u8 });
-            }
         }
-        sim.start_workload();
-        sim
     }
 
     /// Runs to the end and reports. `progress` is called now and then with the clock.
@@ -412,7 +282,7 @@ impl<'m> PathSim<'m> {
     /// Sizes the bottom's per-attempt loads for its callers' attempts, and keeps its arrivals
     /// per bucket by attempt only when the series is built (`full`).
     fn prepare_windows(&mut self, full: bool) {
-        let attempts = self.spec.hops[self.bottom].retry.max_attempts;
+        let attempts = self.hops[self.bottom].retry.max_attempts;
         let n = usize::try_from(attempts).unwrap_or(usize::MAX).min(1024);
         self.tiers[self.bottom].buckets.prepare_windows(n, full);
     }
@@ -444,38 +314,20 @@ impl<'m> PathSim<'m> {
         (self.finish(name, r.end, r.ended, true), log)
     }
 
+    /// Hands each event to the owner it is for; a call's events go to the retry loop of its
+    /// kind ([`by_kind!`]).
     fn handle(&mut self, now: Time, ev: Event) {
         match ev {
-            Event::Start { client: n } => {
-                self.to_start -= 1;
-                let Some(order) = &self.burst else { return };
-                let client = order.take(n, &mut self.queue, |client| Event::Start { client });
-                self.start_intent(now, client, call::NO_WORKER);
-            }
-            Event::Arrival => {
-                let id = self.next_id;
-                self.next_id += 1;
-                self.start_intent(now, id, call::NO_WORKER);
-                self.schedule_next_arrival(now);
-            }
-            Event::Replay { row } => {
-                self.to_start -= 1;
-                let id = self.next_id;
-                self.next_id += 1;
-                self.start_intent(now, id, call::NO_WORKER);
-                self.schedule_replay(row + 1);
-            }
-            Event::Think { worker } => {
-                if self.to_start > 0 {
-                    self.to_start -= 1;
-                    let id = self.next_id;
-                    self.next_id += 1;
-                    self.start_intent(now, id, worker);
+            Event::Start { .. } | Event::Arrival | Event::Replay { .. } | Event::Think { .. } => {
+                let model = self.model;
+                if let Some(s) = self.workload.take(model, &mut self.queue, ev) {
+                    self.start_intent(now, s.id, s.client, s.worker);
                 }
+                self.workload.follow(model, &mut self.queue, now, ev);
             }
             Event::Send { call, epoch } => {
-                if self.lp(call).epoch == epoch {
-                    self.send(now, call);
+                if self.calls.loop_of(call).epoch == epoch {
+                    by_kind!(call, C => self.send::<C>(now, call));
                 }
             }
             Event::Arrive {
@@ -483,14 +335,17 @@ impl<'m> PathSim<'m> {
                 epoch,
                 attempt,
                 key,
-            } => self.arrive(now, Request::new(call, epoch, attempt, key, now)),
+            } => {
+                let req = Request::new(call, epoch, attempt, key, now);
+                by_kind!(call, C => self.arrive::<C>(now, req));
+            }
             Event::WriteArrive {
                 call,
                 attempt,
                 key,
                 version,
             } => {
-                let epoch = self.lp(call).epoch;
+                let epoch = self.calls.loop_of(call).epoch;
                 let mut req = Request::new(call, epoch, attempt, key, now);
                 req.version = version;
                 self.write_arrive(now, req);
@@ -504,17 +359,15 @@ impl<'m> PathSim<'m> {
                 retry_after_ms,
             } => {
                 let ra = from_retry_after_ms(retry_after_ms);
-                self.reply(now, call, epoch, attempt, outcome, ra)
+                by_kind!(call, C => self.reply::<C>(now, call, epoch, attempt, outcome, ra));
             }
             Event::Timeout {
                 call,
                 epoch,
                 attempt,
             } => {
-                if self.lp(call).epoch == epoch && self.outstanding(call, attempt) {
-                    let h = self.hop(call);
-                    self.hops[h].n.timeouts += 1;
-                    self.call_sees(now, call, attempt, crate::policy::Class::Timeout, None);
+                if self.calls.loop_of(call).epoch == epoch {
+                    by_kind!(call, C => self.timeout::<C>(now, call, attempt));
                 }
             }
             Event::Hedge {
@@ -522,9 +375,9 @@ impl<'m> PathSim<'m> {
                 epoch,
                 attempt,
             } => {
-                let l = self.lp(call);
+                let l = self.calls.loop_of(call);
                 if l.epoch == epoch && l.settled == call::Settled::No && l.attempts == attempt {
-                    self.hedge(now, call);
+                    by_kind!(call, C => self.hedge::<C>(now, call));
                 }
             }
             Event::Limiter {
@@ -539,11 +392,6 @@ impl<'m> PathSim<'m> {
             }
         }
     }
-
-    #[inline]
-    fn stream(&self, id: u64, purpose: Purpose, index: u64) -> Stream {
-        Stream::new(self.seed, id, purpose, index)
-    }
 }
 
 /// `Retry-After` as carried in a reply: whole milliseconds, [`NO_RETRY_AFTER`] for none.
@@ -557,12 +405,6 @@ fn to_retry_after_ms(d: Option<Duration>) -> u32 {
     d.map_or(NO_RETRY_AFTER, |d| {
         (d.0 / 1_000_000).min(u64::from(NO_RETRY_AFTER - 1)) as u32
     })
-}
-
-/// The index of a policy instance: 0 when shared, else the client process.
-#[inline]
-fn pidx(shared: bool, client: u32) -> usize {
-    if shared { 0 } else { client as usize }
 }
 
 /// Runs `model` with `seed` and returns its result, named after the model: [`crate::run_model`]

@@ -5,10 +5,11 @@
 //! The store is a hash map used only for lookups, never iterated, so its order cannot leak into
 //! results.
 
+use super::call::{Call, by_kind};
 use super::tier::{Outcome, Request};
 use super::{Event, PathSim};
-use crate::model::StoreMode;
-use crate::rng::Purpose;
+use crate::model::{Idempotency, KeyMode, StoreMode};
+use crate::sim::draws::Round;
 use crate::time::Time;
 use std::collections::HashMap;
 
@@ -63,33 +64,24 @@ impl Store {
     }
 }
 
-impl PathSim<'_> {
-    #[inline]
-    pub(super) fn store_enabled(&self) -> bool {
-        self.model.idempotency.store != StoreMode::None
-    }
+/// What the store says about a request's key before the handler runs.
+pub(super) enum Lookup {
+    /// A new key (recorded as in progress unless the store records after): serve it.
+    Serve,
+    /// Committed before: answer with its result without running.
+    Replay,
+    /// In progress, and the store answers duplicates 409.
+    Conflict,
+    /// In progress: the duplicate waits for the first request's result.
+    Parked,
+}
 
-    /// Keys by `(intent << 16) | key`: the intent is the request's own, or with a trace's key
-    /// column and per-intent keys the trace key's ([`super::keyed`]), shared by its rows.
-    #[inline]
-    fn store_key(&self, req: &Request) -> u64 {
-        let id = self.id(req.call);
-        let owner = match &self.keyed {
-            Some(_) if self.model.idempotency.key == crate::model::KeyMode::PerIntent => {
-                u64::from(self.model.workload.replay.arrivals[id as usize].intent)
-            }
-            _ => id,
-        };
-        (owner << 16) | u64::from(req.key)
-    }
-
-    /// The handler looks the key up before running: a committed key replays its result, one in
-    /// progress answers 409 or parks the duplicate, a new one is recorded (except record-after).
-    /// Returns whether the request goes on to a worker.
-    pub(super) fn store_admits(&mut self, now: Time, t: usize, req: Request) -> bool {
-        let idem = &self.model.idempotency;
-        let k = self.store_key(&req);
-        let keys = &mut self.store.keys;
+impl Store {
+    /// The handler looks key `k` up before running: a committed key (unless its `ttl` passed)
+    /// replays its result, one in progress answers 409 or parks the duplicate `req`, a new one
+    /// is recorded (except record-after).
+    pub(super) fn lookup(&mut self, now: Time, k: u64, req: Request, idem: &Idempotency) -> Lookup {
+        let keys = &mut self.keys;
         let expired = match (keys.get(&k), idem.ttl) {
             (Some(KeyState::Done { at }), Some(ttl)) => now >= *at + ttl,
             _ => false,
@@ -98,41 +90,30 @@ impl PathSim<'_> {
             keys.remove(&k);
         }
         match keys.get_mut(&k) {
-            Some(KeyState::Done { .. }) => {
-                self.c.replayed += 1;
-                self.respond(now, t, req, Outcome::Ok, None);
-                false
+            Some(KeyState::Done { .. }) => Lookup::Replay,
+            Some(KeyState::InProgress { .. }) if idem.store == StoreMode::RecordBefore409 => {
+                Lookup::Conflict
             }
             Some(KeyState::InProgress { waiters }) => {
-                if idem.store == StoreMode::RecordBefore409 {
-                    self.c.conflicts += 1;
-                    self.respond(now, t, req, Outcome::Conflict, None);
-                } else {
-                    waiters.push(req);
-                }
-                false
+                waiters.push(req);
+                Lookup::Parked
             }
             None => {
                 if idem.store != StoreMode::RecordAfter {
                     // Waiter lists are reused, so a duplicate that waits allocates nothing.
-                    let waiters = self.store.waiter_lists.pop().unwrap_or_default();
+                    let waiters = self.waiter_lists.pop().unwrap_or_default();
                     keys.insert(k, KeyState::InProgress { waiters });
                 }
-                true
+                Lookup::Serve
             }
         }
     }
 
-    /// The handler finished: records the key when it committed (or forgets it after a transient
-    /// failure, so the next retry runs again) and hands back the duplicates that waited on it.
-    pub(super) fn store_commit(
-        &mut self,
-        now: Time,
-        req: &Request,
-        key_recorded: bool,
-    ) -> Vec<Request> {
-        let k = self.store_key(req);
-        let keys = &mut self.store.keys;
+    /// The handler of key `k` finished: records the key when it committed (or forgets it after
+    /// a transient failure, so the next retry runs again) and hands back the duplicates that
+    /// waited on it.
+    pub(super) fn commit(&mut self, now: Time, k: u64, key_recorded: bool) -> Vec<Request> {
+        let keys = &mut self.keys;
         let mut waiters = Vec::new();
         if let Some(KeyState::InProgress { waiters: w }) = keys.get_mut(&k) {
             waiters = std::mem::take(w);
@@ -145,22 +126,82 @@ impl PathSim<'_> {
         waiters
     }
 
+    /// Write contention: commits a write that read `version`, if the record is still at it.
+    pub(super) fn commit_write(&mut self, version: u32) -> bool {
+        let ok = version == self.version;
+        if ok {
+            self.version += 1;
+        }
+        ok
+    }
+}
+
+impl PathSim<'_> {
+    #[inline]
+    pub(super) fn store_enabled(&self) -> bool {
+        self.model.idempotency.store != StoreMode::None
+    }
+
+    /// Keys by `(intent << 16) | key`: the intent is the request's own, or with a trace's key
+    /// column and per-intent keys the trace key's ([`super::keyed`]), shared by its rows.
+    #[inline]
+    fn store_key<C: Call>(&self, req: &Request) -> u64 {
+        let id = self.calls.get::<C>(req.call).id();
+        let owner = match &self.keyed {
+            Some(_) if self.model.idempotency.key == KeyMode::PerIntent => {
+                u64::from(self.model.workload.replay.arrivals[id as usize].intent)
+            }
+            _ => id,
+        };
+        (owner << 16) | u64::from(req.key)
+    }
+
+    /// The store's answer to `req` at tier `t` before it is served; whether it goes on to a
+    /// worker.
+    pub(super) fn store_admits<C: Call>(&mut self, now: Time, t: usize, req: Request) -> bool {
+        let k = self.store_key::<C>(&req);
+        match self.store.lookup(now, k, req, &self.model.idempotency) {
+            Lookup::Serve => true,
+            Lookup::Parked => false,
+            Lookup::Replay => {
+                self.c.replayed += 1;
+                self.respond::<C>(now, t, req, Outcome::Ok, None);
+                false
+            }
+            Lookup::Conflict => {
+                self.c.conflicts += 1;
+                self.respond::<C>(now, t, req, Outcome::Conflict, None);
+                false
+            }
+        }
+    }
+
+    /// The handler of `req` finished: the duplicates that waited on its key.
+    pub(super) fn store_commit<C: Call>(
+        &mut self,
+        now: Time,
+        req: &Request,
+        key_recorded: bool,
+    ) -> Vec<Request> {
+        let k = self.store_key::<C>(req);
+        self.store.commit(now, k, key_recorded)
+    }
+
     /// Write contention: the read of an attempt reaches the record and takes its version; the
     /// answer travels back and the write follows (two round trips, as in the AWS blog's
     /// simulator, whose record answers at once).
-    pub(super) fn read(&mut self, now: Time, mut req: Request) {
+    pub(super) fn read<C: Call>(&mut self, now: Time, mut req: Request) {
         req.version = self.store.version;
         let t = self.bottom;
         let net = &self.spec.hops[t].network;
         let (back, out) = (net.response_latency(), net.request_latency());
-        let id = self.id(req.call);
-        let leg = self.index(req.call, req.attempt).wrapping_mul(2);
+        let k = self.calls.get::<C>(req.call).key(req.attempt);
         let mut at = now;
         if !back.is_zero() {
-            at = at + back.sample(&mut self.stream(id, Purpose::ResponseLatency, leg));
+            at = at + back.sample(&mut self.draws.response_latency(k, Round::Read));
         }
         if !out.is_zero() {
-            at = at + out.sample(&mut self.stream(id, Purpose::RequestLatency, leg + 1));
+            at = at + out.sample(&mut self.draws.request_latency(k, Round::Write));
         }
         if at == now {
             return self.write_arrive(now, req);
@@ -178,15 +219,7 @@ impl PathSim<'_> {
 
     /// The write reaches the last tier, which admits and serves it like any request.
     pub(super) fn write_arrive(&mut self, now: Time, req: Request) {
-        self.admit_request(now, self.bottom, req);
-    }
-
-    /// Commits a write that read `version`, if the record is still at it.
-    pub(super) fn commit_write(&mut self, version: u32) -> bool {
-        let ok = version == self.store.version;
-        if ok {
-            self.store.version += 1;
-        }
-        ok
+        let bottom = self.bottom;
+        by_kind!(req.call, C => self.admit_request::<C>(now, bottom, req));
     }
 }

@@ -1,0 +1,288 @@
+//! `retrystorm explain MODEL`: the resolved model's key facts, and warnings about what a
+//! designer needs to know before running it (overloaded tiers, breakers that cannot open,
+//! timeouts shorter than the service time, capacity drops and slow windows below the offered
+//! load, slow windows that push the service time past the timeout). `run`,
+//! `compare` and `check` print the same warnings on stderr ([`warn_models`]).
+
+use retrystorm_core::model::{Model, Retry, Server, WorkloadKind};
+use retrystorm_core::policy::Scope;
+use retrystorm_core::policy::breaker::{BreakerConfig, WindowType};
+use retrystorm_core::time::{Duration, Time};
+
+/// One hop of the path: the retry policy and breaker of a caller, and the server it calls.
+struct Hop<'a> {
+    name: String,
+    retry: &'a Retry,
+    breaker: &'a BreakerConfig,
+    server: &'a Server,
+}
+
+fn hops(m: &Model) -> Vec<Hop<'_>> {
+    let mut out = Vec::new();
+    let (mut retry, mut breaker) = (&m.retry, &m.breaker);
+    for (i, t) in m.tiers.iter().enumerate() {
+        let name = if t.name.is_empty() {
+            format!("tier{i}")
+        } else {
+            t.name.clone()
+        };
+        out.push(Hop {
+            name,
+            retry,
+            breaker,
+            server: &t.server,
+        });
+        (retry, breaker) = (&t.retry, &t.breaker);
+    }
+    out.push(Hop {
+        name: "server".into(),
+        retry,
+        breaker,
+        server: &m.server,
+    });
+    out
+}
+
+/// The facts and warnings of one resolved model, as lines.
+pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
+    let mut facts = Vec::new();
+    let mut warnings = Vec::new();
+    let w = &m.workload;
+    facts.push(format!(
+        "workload: {}",
+        match w.kind {
+            WorkloadKind::Burst => format!("burst of {} clients", w.clients),
+            WorkloadKind::Contention => format!("contention among {} clients", w.clients),
+            WorkloadKind::Open => format!("open, {} requests/s", w.rate.0),
+            WorkloadKind::Closed => format!("closed, {} workers, {} intents", w.workers, w.intents),
+            WorkloadKind::Trace => format!(
+                "trace {}, {} arrivals at {}x speed",
+                w.trace.as_deref().unwrap_or("?"),
+                w.replay.arrivals.len(),
+                w.speed
+            ),
+        }
+    ));
+    facts.push(format!(
+        "horizon: {}, bucket: {}, seed: {}",
+        m.horizon, m.bucket, m.seed
+    ));
+    facts.push(retrystorm_core::path::engine_path(m).describe(m));
+    let calls_per_client = u64::from(m.retry.max_attempts);
+    for (i, h) in hops(m).iter().enumerate() {
+        let mean_ms = h.server.service.mean_ns() / 1e6;
+        let workers = h.server.capacity.0;
+        let capacity = workers
+            .filter(|_| mean_ms > 0.0)
+            .map(|n| n as f64 * 1000.0 / mean_ms);
+        facts.push(format!(
+            "tier {i} {}: {} workers, mean service {} ms, capacity {}; its callers make up to {} {}{}",
+            h.name,
+            workers.map_or("unlimited".into(), |n| n.to_string()),
+            trim(mean_ms),
+            capacity.map_or("unlimited".into(), |c| format!("{} requests/s", trim(c))),
+            h.retry.max_attempts,
+            if h.retry.max_attempts == 1 { "attempt" } else { "attempts" },
+            h.retry.timeout.map_or(String::new(), |t| format!(", timeout {t}")),
+        ));
+        if let Some(mode) = &h.retry.mode {
+            facts.push(format!("tier {i} {}: {}", h.name, mode_set(mode)));
+        }
+        // Every request of an open workload reaches every tier at least once.
+        if w.kind == WorkloadKind::Open
+            && let Some(c) = capacity
+            && w.rate.0 > c
+        {
+            warnings.push(format!(
+                "tier {i} {}: the open workload sends at least {} requests/s against a capacity of {} requests/s ({} workers / {} ms): overloaded before any failure or retry",
+                h.name,
+                trim(w.rate.0),
+                trim(c),
+                workers.unwrap_or(0),
+                trim(mean_ms)
+            ));
+        }
+        if w.kind == WorkloadKind::Open && mean_ms > 0.0 {
+            for (k, d) in h.server.capacity_drops.iter().enumerate() {
+                let Some(offered) = offered_during(m, d.from, d.to) else {
+                    continue;
+                };
+                let c = d.capacity as f64 * 1000.0 / mean_ms;
+                if offered > c {
+                    warnings.push(format!(
+                        "tier {i} {}: capacity_drops[{k}] leaves {} workers from {} s to {} s, a capacity of {} requests/s against the open workload's {} requests/s: overloaded during the drop (the queue grows, timeouts and retries follow)",
+                        h.name,
+                        d.capacity,
+                        trim(d.from.as_millis_f64() / 1000.0),
+                        trim(d.to.as_millis_f64() / 1000.0),
+                        trim(c),
+                        trim(offered),
+                    ));
+                }
+            }
+        }
+        for (k, sw) in h.server.slow_windows.iter().enumerate() {
+            let (a, b) = (
+                trim(sw.from.as_millis_f64() / 1000.0),
+                trim(sw.to.as_millis_f64() / 1000.0),
+            );
+            let slow_ms = mean_ms * sw.factor;
+            let slow_capacity = workers
+                .filter(|_| slow_ms > 0.0)
+                .map(|n| n as f64 * 1000.0 / slow_ms);
+            facts.push(format!(
+                "tier {i} {}: slow_windows[{k}] from {a} s to {b} s: work started in it is served {} times slower (mean {} ms, capacity {})",
+                h.name,
+                trim(sw.factor),
+                trim(slow_ms),
+                slow_capacity.map_or("unlimited".into(), |c| format!("{} requests/s", trim(c))),
+            ));
+            if w.kind == WorkloadKind::Open
+                && let Some(c) = slow_capacity
+                && let Some(offered) = offered_during(m, sw.from, sw.to)
+                && offered > c
+            {
+                warnings.push(format!(
+                    "tier {i} {}: slow_windows[{k}] serves {} times slower from {a} s to {b} s, a capacity of {} requests/s against the open workload's {} requests/s: overloaded during the window (the queue grows, timeouts and retries follow)",
+                    h.name,
+                    trim(sw.factor),
+                    trim(c),
+                    trim(offered),
+                ));
+            }
+            if let Some(t) = h.retry.timeout
+                && t.as_millis_f64() >= mean_ms
+                && t.as_millis_f64() < slow_ms
+            {
+                warnings.push(format!(
+                    "tier {i} {}: in slow_windows[{k}] ({a} s to {b} s) the mean service time is {} ms, longer than the per-attempt timeout {t}: most attempts served in it time out",
+                    h.name,
+                    trim(slow_ms),
+                ));
+            }
+        }
+        if let Some(t) = h.retry.timeout
+            && mean_ms > 0.0
+            && t.as_millis_f64() < mean_ms
+        {
+            warnings.push(format!(
+                "tier {i} {}: the per-attempt timeout {t} is shorter than the mean service time {} ms: most attempts time out",
+                h.name,
+                trim(mean_ms)
+            ));
+        }
+        if i == 0
+            && h.breaker.enabled
+            && matches!(w.kind, WorkloadKind::Burst | WorkloadKind::Contention)
+            && h.breaker.scope == Scope::Client
+            && u64::from(needed(h.breaker)) > calls_per_client
+        {
+            warnings.push(format!(
+                "breaker: minimum_calls = {} but one client makes at most {calls_per_client} calls (retry.max_attempts): a breaker per client can never open",
+                needed(h.breaker)
+            ));
+        }
+    }
+    (facts, warnings)
+}
+
+/// What `retry.mode = "NAME"` filled in, key by key (a key written beside it wins, so the
+/// resolved policy may differ where the model says so).
+fn mode_set(mode: &str) -> String {
+    let Some(preset) = retrystorm_core::preset::preset(mode) else {
+        return format!("retry.mode {mode:?}");
+    };
+    let keys: Vec<String> = preset
+        .iter()
+        .flat_map(|(section, t)| {
+            t.as_table()
+                .into_iter()
+                .flatten()
+                .map(move |(k, v)| format!("{section}.{k} = {v}"))
+        })
+        .collect();
+    format!(
+        "retry.mode {mode:?} set {} (keys written beside it win)",
+        keys.join(", ")
+    )
+}
+
+/// The highest rate the open workload offers in `[from, to)`, or `None` when no arrival can
+/// fall in the window (it starts at or after the horizon, or after the expected arrival of the
+/// workload's last intent). The rate is piecewise linear, so its maximum on the window is at the
+/// window's ends or at a schedule point inside it.
+fn offered_during(m: &Model, from: Duration, to: Duration) -> Option<f64> {
+    let w = &m.workload;
+    let (from, to) = (Time::ZERO + from, Time::ZERO + to.min(m.horizon));
+    if from >= to || (w.intents > 0 && expected_arrivals(m, from) >= w.intents as f64) {
+        return None;
+    }
+    let last = Time(to.0 - 1);
+    let inside = w
+        .schedule
+        .iter()
+        .map(|p| Time::ZERO + p.at)
+        .filter(|&at| from < at && at < to);
+    Some(
+        [from, last]
+            .into_iter()
+            .chain(inside)
+            .map(|t| w.rate_at(t))
+            .fold(0.0, f64::max),
+    )
+}
+
+/// The open workload's expected arrivals in `[0, t)`: the integral of its piecewise linear rate
+/// (exact for the trapezoids between schedule points; a step is taken at its point).
+fn expected_arrivals(m: &Model, t: Time) -> f64 {
+    let w = &m.workload;
+    let mut cuts: Vec<Time> = std::iter::once(Time::ZERO)
+        .chain(w.schedule.iter().map(|p| Time::ZERO + p.at))
+        .filter(|&a| a < t)
+        .collect();
+    cuts.push(t);
+    cuts.windows(2)
+        .filter(|s| s[1] > s[0])
+        .map(|s| {
+            let secs = (s[1].0 - s[0].0) as f64 / 1e9;
+            (w.rate_at(s[0]) + w.rate_at(Time(s[1].0 - 1))) / 2.0 * secs
+        })
+        .sum()
+}
+
+/// Prints the warnings of `explain` on stderr before a run (not with `--quiet`): those every
+/// model shares once, the others once per model that has them, named.
+pub fn warn_models(models: &[&Model]) {
+    if crate::progress::quiet() || models.is_empty() {
+        return;
+    }
+    let per: Vec<Vec<String>> = models.iter().map(|m| explain_model(m).1).collect();
+    let common: Vec<&String> = per[0]
+        .iter()
+        .filter(|w| per.iter().all(|p| p.contains(w)))
+        .collect();
+    let mut text = String::new();
+    for w in &common {
+        text.push_str(&format!("warning: {w}\n"));
+    }
+    for (m, ws) in models.iter().zip(&per) {
+        for w in ws.iter().filter(|w| !common.contains(w)) {
+            text.push_str(&format!("warning: {}: {w}\n", m.name));
+        }
+    }
+    eprint!("{text}");
+}
+
+/// The calls a breaker must see before it may open.
+fn needed(b: &BreakerConfig) -> u32 {
+    match b.window_type {
+        WindowType::CountBased => b.minimum_calls.min(b.window_size),
+        WindowType::TimeBased => b.minimum_calls,
+    }
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{x:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}

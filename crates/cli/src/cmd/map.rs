@@ -1,0 +1,494 @@
+//! `retrystorm map MODEL --vary A --vary B`: the vulnerable region. Every cell of the two axes
+//! runs on the same seeds; its verdict is the share of runs that recover within `--within`
+//! (`retrystorm_core::map`), as a table, a heat map and JSON. The runs are sweep records, so
+//! `--shard I/N --out FILE` writes a sweep shard, `merge` joins the shards and `map MERGED.jsonl`
+//! draws the map from the merged file.
+
+use crate::args::MapArgs;
+use crate::emit::{check_outputs, is_stdout};
+use crate::grid::{check_grid_size, parse_axes};
+use crate::model_args::{base_seed, load_with, pick_variant, read_model};
+use crate::run::Runner;
+use crate::sweep_file::sweep_text;
+use crate::sweep_file::{looks_like_sweep, read_sweep};
+use crate::text::plural;
+use crate::{CliError, output, progress};
+use retrystorm_core::expect;
+use retrystorm_core::load::Override;
+use retrystorm_core::map::Cell;
+use retrystorm_core::model::Model;
+use retrystorm_core::stats::{self, Estimate};
+use retrystorm_core::summary::Summary;
+use retrystorm_core::sweep::{Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard};
+use retrystorm_core::time::Duration;
+use retrystorm_report::{Heatmap, fmt, heatmap_chart, text_table};
+use serde_json::json;
+
+/// The verdict metric by default: whether and how fast each run recovered.
+pub const RECOVERED: &str = "recovered";
+
+/// The most cells one map may have.
+pub const MAX_CELLS: u64 = 10_000;
+
+/// What a map shows, decided from the flags before anything runs.
+struct View {
+    metric: String,
+    within_ms: Option<f64>,
+}
+
+impl View {
+    fn recovery(&self) -> bool {
+        self.metric == RECOVERED
+    }
+}
+
+fn view(a: &MapArgs) -> Result<View, CliError> {
+    if a.metric != RECOVERED {
+        expect::check_metric(&a.metric).map_err(|e| {
+            CliError::Input(format!(
+                "--metric {}: {e} (or `recovered`, the default: the share of runs that recover)",
+                a.metric
+            ))
+        })?;
+    }
+    let within_ms = match &a.within {
+        None => None,
+        Some(_) if a.metric != RECOVERED => {
+            return Err(CliError::Input(format!(
+                "--within is the recovery limit; it does not apply to --metric {}",
+                a.metric
+            )));
+        }
+        Some(t) => Some(
+            Duration::parse(t)
+                .map_err(|e| {
+                    CliError::Input(format!("--within {t}: {e} (a duration such as 10s)"))
+                })?
+                .as_millis_f64(),
+        ),
+    };
+    Ok(View {
+        metric: a.metric.clone(),
+        within_ms,
+    })
+}
+
+pub fn map(a: MapArgs) -> Result<(), CliError> {
+    let mut outs = Vec::new();
+    for (flag, p) in [("--json", &a.json), ("--svg", &a.svg), ("--out", &a.out)] {
+        if let Some(p) = p {
+            outs.push(output::Out::new(flag, p));
+        }
+    }
+    check_outputs(&outs, &a.model)?;
+    let view = view(&a)?;
+    if looks_like_sweep(&a.model.model) {
+        return from_file(&a, &view);
+    }
+    let axes = parse_axes(&a.vary)?;
+    if axes.len() != 2 {
+        return Err(CliError::Input(format!(
+            "map needs two --vary axes (x then y), e.g. --vary server.outages[0].to=10s..30s:5s --vary workload.rate=600/s,800/s; got {}",
+            axes.len()
+        )));
+    }
+    let (shard_i, shard_n) = match &a.shard {
+        Some(s) => parse_shard(s).map_err(|e| CliError::Input(format!("--shard {s}: {e}")))?,
+        None => (1, 1),
+    };
+    if shard_n > 1 && a.out.is_none() {
+        return Err(CliError::Input(
+            "--shard: a shard's runs go to a sweep file: give --out SHARD.jsonl, join the shards with `retrystorm merge`, then `retrystorm map MERGED.jsonl`".into(),
+        ));
+    }
+    let (origin, text) = read_model(&a.model)?;
+    let scenario = load_with(&a.model, &origin, &text, &[])?;
+    let chosen = pick_variant(&scenario, a.variant.as_deref(), &origin)?;
+    let base_seed = base_seed(&a.model, &scenario.base);
+    let grid = Grid {
+        axes,
+        variants: vec![chosen.name.clone()],
+        seeds: stats::replication_seeds(base_seed, a.model.seeds),
+    };
+    let total = check_grid_size(&grid)?;
+    if grid.points() > MAX_CELLS {
+        return Err(CliError::Input(format!(
+            "--vary: a map of {} cells; at most {MAX_CELLS} (a heat map of more cannot be read): use larger steps",
+            grid.points()
+        )));
+    }
+    if shard_i > total {
+        return Err(CliError::Input(format!(
+            "--shard {shard_i}/{shard_n}: the map has {}, so this shard would have none",
+            plural(total, "run")
+        )));
+    }
+    // Every cell's model, resolved (and so validated) before the first run.
+    let mut models: Vec<Model> = Vec::new();
+    for p in 0..grid.points() {
+        let mut extra = Vec::new();
+        for kv in grid.sets(p) {
+            extra.push(Override::parse_as("--vary", &kv)?);
+        }
+        let s = load_with(&a.model, &origin, &text, &extra)?;
+        let m = pick_variant(&s, a.variant.as_deref(), &origin)?;
+        if view.recovery() && m.trigger().is_none() {
+            return Err(CliError::Input(format!(
+                "{origin}: map's verdict is recovery after a trigger, and {} has none{}: add server.outages, server.capacity_drops, server.slow_windows, a workload spike or [recovery] trigger, or map another --metric",
+                m.name,
+                if p == 0 {
+                    String::new()
+                } else {
+                    format!(" at {}", grid.sets(p).join(" "))
+                }
+            )));
+        }
+        models.push(m);
+    }
+    let header = SweepHeader::new(&scenario.name, &text, &a.model.sets, &grid, total);
+    let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
+    output::refuse_inputs(&outs)?;
+    let runner = Runner::new(a.model.jobs)?;
+    let bar = progress::bar(jobs.len() as u64, "runs");
+    let records: Vec<SweepRecord> = runner.map(&jobs, &bar, |j| {
+        let job = grid.job(*j);
+        let seed = grid.seeds[job.replication];
+        let r = retrystorm_core::run_model(&models[job.point as usize], seed, &mut |_| {});
+        SweepRecord {
+            schema_version: SWEEP_SCHEMA_VERSION,
+            kind: "run".into(),
+            job: *j,
+            point: job.point,
+            params: grid.params(job.point),
+            variant: grid.variants[0].clone(),
+            replication: job.replication,
+            seed,
+            summary: r.summary,
+        }
+    });
+    bar.finish_and_clear();
+    if let Some(p) = &a.out {
+        output::write(output::Out::new("--out", p), &sweep_text(&header, &records))?;
+    }
+    if shard_n > 1 {
+        return output::print(&format!(
+            "{}: map shard {shard_i}/{shard_n}, {} of {} into {}; join the shards with `retrystorm merge`, then `retrystorm map MERGED.jsonl`\n",
+            header.model,
+            plural(records.len() as u64, "run"),
+            fmt::int(total),
+            a.out.as_ref().expect("checked").display()
+        ));
+    }
+    render(&a, &view, &header, &grid.variants[0], &records)
+}
+
+/// `map MERGED.jsonl`: the map of a finished sweep file of two axes.
+fn from_file(a: &MapArgs, view: &View) -> Result<(), CliError> {
+    let name = a.model.model.display().to_string();
+    let given: Vec<&str> = [
+        (!a.vary.is_empty()).then_some("--vary"),
+        a.shard.as_ref().map(|_| "--shard"),
+        a.out.as_ref().map(|_| "--out"),
+        (!a.model.sets.is_empty()).then_some("--set"),
+        a.model.seed.map(|_| "--seed"),
+        (a.model.seeds != 1).then_some("--seeds"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !given.is_empty() {
+        return Err(CliError::Input(format!(
+            "{name} is a sweep file: its header fixes the axes, seeds and model, so {} cannot apply",
+            given.join(", ")
+        )));
+    }
+    let f = read_sweep(&a.model.model)?;
+    let g = &f.header.grid;
+    if g.axes.len() != 2 {
+        return Err(CliError::Input(format!(
+            "{name}: a map needs a sweep of two --vary axes; this one has {}",
+            g.axes.len()
+        )));
+    }
+    let variant = match (&a.variant, g.variants.as_slice()) {
+        (Some(v), vs) if vs.contains(v) => v.clone(),
+        (Some(v), vs) => {
+            return Err(CliError::Input(format!(
+                "--variant {v}: {name} has no such variant; it has {}",
+                vs.join(", ")
+            )));
+        }
+        (None, [one]) => one.clone(),
+        (None, vs) => {
+            return Err(CliError::Input(format!(
+                "{name} holds {} variants; pick one with --variant ({})",
+                vs.len(),
+                vs.join(", ")
+            )));
+        }
+    };
+    let records: Vec<SweepRecord> = f
+        .records
+        .into_iter()
+        .filter(|r| r.variant == variant)
+        .collect();
+    let expected = g.points() * g.seeds.len() as u64;
+    if (records.len() as u64) < expected {
+        return Err(CliError::Input(format!(
+            "{name}: {} of variant {variant} of {expected} present; merge every shard (`retrystorm merge`) before mapping",
+            plural(records.len() as u64, "run"),
+        )));
+    }
+    if view.recovery() && records.iter().any(|r| r.summary.trigger_to_ms.is_none()) {
+        return Err(CliError::Input(format!(
+            "{name}: its runs have no trigger (an outage, a capacity drop, a spike), so nothing recovers; map another --metric"
+        )));
+    }
+    render(a, view, &f.header, &variant, &records)
+}
+
+/// One cell's runs, by seed.
+struct CellRuns<'a> {
+    x: usize,
+    y: usize,
+    runs: Vec<&'a Summary>,
+}
+
+fn cells<'a>(grid: &Grid, records: &'a [SweepRecord]) -> Vec<CellRuns<'a>> {
+    let mut out: Vec<CellRuns> = (0..grid.points())
+        .map(|p| {
+            let c = grid.coords(p);
+            CellRuns {
+                x: c[0],
+                y: c[1],
+                runs: Vec::new(),
+            }
+        })
+        .collect();
+    let mut sorted: Vec<&SweepRecord> = records.iter().collect();
+    sorted.sort_by_key(|r| (r.point, r.replication));
+    for r in sorted {
+        out[r.point as usize].runs.push(&r.summary);
+    }
+    out
+}
+
+/// A cell's verdict, as shown.
+enum Verdict {
+    Recovery(Cell),
+    Mean(Estimate),
+}
+
+fn verdict(view: &View, runs: &[&Summary]) -> Verdict {
+    if view.recovery() {
+        let rec: Vec<Option<f64>> = runs.iter().map(|s| s.recovery_ms).collect();
+        Verdict::Recovery(Cell::of(&rec, view.within_ms))
+    } else {
+        let xs: Vec<f64> = runs
+            .iter()
+            .map(|s| expect::metric(s, &view.metric).unwrap_or(f64::NAN))
+            .collect();
+        Verdict::Mean(Estimate::of(&xs))
+    }
+}
+
+fn render(
+    a: &MapArgs,
+    view: &View,
+    header: &SweepHeader,
+    variant: &str,
+    records: &[SweepRecord],
+) -> Result<(), CliError> {
+    let grid = &header.grid;
+    let (ax, ay) = (&grid.axes[0], &grid.axes[1]);
+    let cells = cells(grid, records);
+    let verdicts: Vec<Verdict> = cells.iter().map(|c| verdict(view, &c.runs)).collect();
+    let seeds = grid.seeds.len();
+    let within = view
+        .within_ms
+        .map_or("before the horizon".to_string(), |t| {
+            format!("within {}", fmt::duration(t))
+        });
+    let what = if view.recovery() {
+        format!("recovery {within}")
+    } else {
+        format!("mean {}", view.metric)
+    };
+    let title = format!(
+        "{}{}: {what} over {}",
+        header.model,
+        if variant == header.model {
+            String::new()
+        } else {
+            format!(" ({variant})")
+        },
+        plural(seeds as u64, "seed")
+    );
+
+    if !a.json.as_deref().is_some_and(is_stdout) {
+        let mut headers = vec![ax.key.clone(), ay.key.clone(), "runs".into()];
+        if view.recovery() {
+            headers.extend(
+                [
+                    "recovered",
+                    "stay down",
+                    "95% interval",
+                    "median recovery",
+                    "verdict",
+                ]
+                .map(String::from),
+            );
+        } else {
+            headers.push(view.metric.clone());
+        }
+        let rows: Vec<Vec<String>> = cells
+            .iter()
+            .zip(&verdicts)
+            .map(|(c, v)| {
+                let mut row = vec![
+                    ax.values[c.x].clone(),
+                    ay.values[c.y].clone(),
+                    c.runs.len().to_string(),
+                ];
+                match v {
+                    Verdict::Recovery(cell) => row.extend([
+                        cell.recovered.to_string(),
+                        fmt::pct(cell.share_down()),
+                        {
+                            let down = (cell.runs - cell.recovered) as u32;
+                            let (lo, hi) = stats::wilson(down, cell.runs as u32);
+                            format!("{}-{}", fmt::pct(lo), fmt::pct(hi))
+                        },
+                        cell.median_ms.map_or("never".into(), fmt::duration),
+                        cell.verdict().to_string(),
+                    ]),
+                    Verdict::Mean(e) => row.push(if e.mean.is_nan() {
+                        "absent".into()
+                    } else {
+                        fmt::pm(e.mean, e.half_width.is_finite().then_some(e.half_width))
+                    }),
+                }
+                row
+            })
+            .collect();
+        let mut t = format!("{title}, {}\n\n", plural(grid.points(), "cell"));
+        t.push_str(&text_table(&headers, &rows));
+        if view.recovery() {
+            let down = verdicts
+                .iter()
+                .filter(|v| matches!(v, Verdict::Recovery(c) if c.recovered == 0))
+                .count();
+            let mixed = verdicts
+                .iter()
+                .filter(|v| matches!(v, Verdict::Recovery(c) if c.verdict() == "mixed"))
+                .count();
+            t.push_str(&format!(
+                "\n{down} of {} stay down in every run, {mixed} mixed\n",
+                plural(grid.points(), "cell"),
+            ));
+        }
+        output::print(&t)?;
+    }
+    if let Some(p) = &a.json {
+        let num = |x: f64| if x.is_finite() { json!(x) } else { json!(null) };
+        let cells_json: Vec<serde_json::Value> = cells
+            .iter()
+            .zip(&verdicts)
+            .map(|(c, v)| {
+                let mut o = json!({
+                    "x": ax.values[c.x],
+                    "y": ay.values[c.y],
+                    "runs": c.runs.len(),
+                });
+                match v {
+                    Verdict::Recovery(cell) => {
+                        o["recovered"] = json!(cell.recovered);
+                        o["share_down"] = json!(cell.share_down());
+                        o["median_recovery_ms"] = json!(cell.median_ms);
+                        o["verdict"] = json!(cell.verdict());
+                    }
+                    Verdict::Mean(e) => {
+                        o["mean"] = num(e.mean);
+                        o["half_width"] = num(e.half_width);
+                    }
+                }
+                o
+            })
+            .collect();
+        let v = json!({
+            "schema_version": 1,
+            "kind": "map",
+            "model": header.model,
+            "variant": variant,
+            "metric": view.metric,
+            "within_ms": view.within_ms,
+            "seeds": grid.seeds,
+            "x": {"key": ax.key, "values": ax.values},
+            "y": {"key": ay.key, "values": ay.values},
+            "cells": cells_json,
+        });
+        let mut t = serde_json::to_string_pretty(&v).expect("JSON of plain values");
+        t.push('\n');
+        output::write(output::Out::new("--json", p), &t)?;
+    }
+    if let Some(p) = &a.svg {
+        let value = |v: &Verdict| match v {
+            Verdict::Recovery(c) => c.share_down(),
+            Verdict::Mean(e) => e.mean,
+        };
+        let mut grid_cells =
+            vec![vec![(f64::NAN, String::new()); ax.values.len()]; ay.values.len()];
+        for (c, v) in cells.iter().zip(&verdicts) {
+            let label = match v {
+                Verdict::Recovery(cell) => fmt::pct(cell.share_down()),
+                Verdict::Mean(e) if e.mean.is_nan() => "absent".into(),
+                Verdict::Mean(e) => fmt::num(e.mean),
+            };
+            grid_cells[c.y][c.x] = (value(v), label);
+        }
+        let (scale, scale_labels, legend) = if view.recovery() {
+            (
+                (0.0, 1.0),
+                ("0%".to_string(), "100%".to_string()),
+                // A duration's space does not break.
+                format!(
+                    "share of runs that stay down (no recovery {})",
+                    within.replace(" s", "\u{a0}s").replace(" ms", "\u{a0}ms")
+                ),
+            )
+        } else {
+            let finite = verdicts.iter().map(value).filter(|x| x.is_finite());
+            let lo = finite.clone().fold(f64::INFINITY, f64::min);
+            let hi = finite.fold(f64::NEG_INFINITY, f64::max);
+            let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+            (
+                (lo, hi),
+                (fmt::num(lo), fmt::num(hi)),
+                format!("mean {} over the seeds", view.metric),
+            )
+        };
+        let svg = heatmap_chart(&Heatmap {
+            title,
+            x_name: axis_name(&ax.key),
+            y_name: axis_name(&ay.key),
+            x_values: ax.values.clone(),
+            y_values: ay.values.clone(),
+            cells: grid_cells,
+            legend,
+            scale,
+            scale_labels,
+        })
+        .map_err(|e| CliError::Output(format!("--svg: {e}")))?;
+        output::write(output::Out::new("--svg", p), &svg)?;
+    }
+    Ok(())
+}
+
+/// An axis's name on the chart: its key, or for linked keys (`a+b`) the first and how many more.
+fn axis_name(key: &str) -> String {
+    let keys: Vec<&str> = key.split('+').collect();
+    match keys.len() {
+        1 => key.to_string(),
+        n => format!("{} (and {} linked)", keys[0], n - 1),
+    }
+}

@@ -1,0 +1,326 @@
+//! `retrystorm sweep`: a grid of runs streamed to JSON Lines (see [`crate::sweep_file`]),
+//! resumable, shardable, identical for any number of threads.
+//!
+//! The file's first line is a header (what was swept); then one line per run in grid order.
+//! Every line is written whole with one `write` call and flushed, so a killed sweep leaves at
+//! most a torn last line, which `--resume` cuts off before continuing.
+
+use crate::args::{ModelArgs, SweepArgs};
+use crate::emit::check_outputs;
+use crate::grid::{check_grid_size, parse_axes};
+use crate::model_args::{base_seed, load_with, read_model};
+use crate::run::Runner;
+use crate::sweep_file::{differs, lock, metric_name, parse_sweep, summarize_with, sweep_text};
+use crate::text::plural;
+use crate::{CliError, output, progress};
+use retrystorm_core::load::Override;
+use retrystorm_core::model::Model;
+use retrystorm_core::stats;
+use retrystorm_core::sweep::{Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard};
+use retrystorm_report::sweep::{header_line, record_line};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The most runs one sweep process holds (they stay in memory for the table at the end).
+pub const MAX_RUNS_PER_PROCESS: u64 = 1_000_000;
+
+/// Up to this many grid points, each point's models are resolved once and kept.
+const MODEL_CACHE_POINTS: u64 = 4096;
+
+/// Runs one grid point's variants: the model loaded with `--set` then the point's values.
+fn point_models(
+    args: &ModelArgs,
+    origin: &str,
+    text: &str,
+    grid: &Grid,
+    point: u64,
+) -> Result<Vec<Model>, CliError> {
+    let mut extra = Vec::new();
+    for kv in grid.sets(point) {
+        extra.push(Override::parse_as("--vary", &kv)?);
+    }
+    Ok(load_with(args, origin, text, &extra)?.variants)
+}
+
+/// `--out` must be a regular file (it is appended to and resumed) or not exist yet; an existing
+/// one needs `--resume`.
+fn check_stream_target(path: &Path, resume: bool) -> Result<(), CliError> {
+    let name = path.display();
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(CliError::Input(format!(
+            "--out {name}: is not a regular file; a sweep streams its runs into a regular file (.jsonl)"
+        ))),
+        Ok(_) if !resume => Err(CliError::Input(format!(
+            "--out {name}: the file exists; pass --resume to continue that sweep, or remove it"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
+    // Everything that can be refused is refused before the first run: the outputs, the metric,
+    // the model, the axes, the grid's size and the shard.
+    let mut outs = Vec::new();
+    if let Some(p) = &a.out {
+        outs.push(output::Out::new("--out", p));
+    }
+    if let Some(p) = &a.chart.svg {
+        outs.push(output::Out::new("--svg", p));
+    }
+    check_outputs(&outs, &a.model)?;
+    if let Some(p) = &a.out {
+        check_stream_target(p, a.resume)?;
+    }
+    let metric = metric_name(&a.chart)?;
+    let (origin, text) = read_model(&a.model)?;
+    let scenario = load_with(&a.model, &origin, &text, &[])?;
+    let axes = parse_axes(&a.vary)?;
+    let base_seed = base_seed(&a.model, &scenario.base);
+    let grid = Grid {
+        axes,
+        variants: scenario.variants.iter().map(|m| m.name.clone()).collect(),
+        seeds: stats::replication_seeds(base_seed, a.model.seeds),
+    };
+    let total = check_grid_size(&grid)?;
+    let header = SweepHeader::new(&scenario.name, &text, &a.model.sets, &grid, total);
+    let (shard_i, shard_n) = match &a.shard {
+        Some(s) => parse_shard(s).map_err(|e| CliError::Input(format!("--shard {s}: {e}")))?,
+        None => (1, 1),
+    };
+    if shard_i > total {
+        return Err(CliError::Input(format!(
+            "--shard {shard_i}/{shard_n}: the grid has {total} run{}, so this shard would have none; use at most {total} shards",
+            if total == 1 { "" } else { "s" }
+        )));
+    }
+    // Every run of this process stays in memory until the table at the end.
+    let ours = (total - shard_i) / shard_n + 1;
+    if ours > MAX_RUNS_PER_PROCESS {
+        return Err(CliError::Input(format!(
+            "--vary: this sweep would hold {ours} runs in memory (about 1 KB each) for its table; at most {MAX_RUNS_PER_PROCESS} per process: split it with --shard I/{}",
+            shard_n * ours.div_ceil(MAX_RUNS_PER_PROCESS)
+        )));
+    }
+    let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
+
+    // Resolve (and so validate) every point this shard needs before running anything. The
+    // models are kept for small grids; a large one resolves each point again when it runs it,
+    // so that memory does not grow with the grid.
+    let mut models: BTreeMap<u64, Vec<Model>> = BTreeMap::new();
+    let keep = grid.points() <= MODEL_CACHE_POINTS;
+    let mut last = None;
+    for j in &jobs {
+        let p = grid.job(*j).point;
+        if last == Some(p) || models.contains_key(&p) {
+            continue;
+        }
+        last = Some(p);
+        let m = point_models(&a.model, &origin, &text, &grid, p)?;
+        if keep {
+            models.insert(p, m);
+        }
+    }
+
+    output::refuse_inputs(&outs)?;
+
+    // The output file: fresh, or resumed; locked while this sweep writes it.
+    let mut done: BTreeSet<u64> = BTreeSet::new();
+    let mut kept: Vec<SweepRecord> = Vec::new();
+    let mut file = None;
+    if let Some(path) = &a.out {
+        let name = path.display().to_string();
+        let io = |e: std::io::Error| CliError::Output(format!("--out {name}: {e}"));
+        let mut opts = std::fs::OpenOptions::new();
+        opts.read(true).write(true);
+        if a.resume {
+            opts.create(true);
+        } else {
+            opts.create_new(true);
+        }
+        let mut f = opts.open(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                CliError::Input(format!(
+                    "--out {name}: the file exists; pass --resume to continue that sweep, or remove it"
+                ))
+            } else {
+                io(e)
+            }
+        })?;
+        lock(&f, &name)?;
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).map_err(io)?;
+        // A file without one whole line (killed while writing the header) starts afresh.
+        if bytes.contains(&b'\n') {
+            let old = parse_sweep(&name, &bytes)?;
+            if let Some(why) = differs(&header, &old.header) {
+                return Err(CliError::Input(format!(
+                    "--resume: {name} was written by another sweep ({why}); use another --out"
+                )));
+            }
+            if old.torn {
+                progress::note(&format!(
+                    "{name}: cut a torn last line (an interrupted write); it will be rerun"
+                ));
+                f.set_len(old.whole_len).map_err(io)?;
+            }
+            let ours: BTreeSet<u64> = jobs.iter().copied().collect();
+            for r in old.records {
+                if !ours.contains(&r.job) {
+                    return Err(CliError::Input(format!(
+                        "--resume: {name} holds run {} which is not in this shard",
+                        r.job
+                    )));
+                }
+                done.insert(r.job);
+                kept.push(r);
+            }
+            f.seek(SeekFrom::End(0)).map_err(io)?;
+        } else {
+            f.set_len(0).map_err(io)?;
+            f.seek(SeekFrom::Start(0)).map_err(io)?;
+            f.write_all(header_line(&header).as_bytes()).map_err(io)?;
+        }
+        f.flush().map_err(io)?;
+        file = Some(f);
+    }
+    let pending: Vec<u64> = jobs.iter().copied().filter(|j| !done.contains(j)).collect();
+    if !done.is_empty() {
+        progress::note(&format!(
+            "resuming: {} of {} runs already done, {} to go",
+            done.len(),
+            jobs.len(),
+            pending.len()
+        ));
+    }
+    // Appending keeps grid order only when every kept run precedes every pending one.
+    let in_order = match (done.last(), pending.first()) {
+        (Some(d), Some(p)) => d < p,
+        _ => true,
+    };
+
+    let runner = Runner::new(a.model.jobs)?;
+    let bar = progress::bar(pending.len() as u64, "runs");
+    let stop = AtomicBool::new(false);
+    let limit = a.limit.unwrap_or(u64::MAX);
+    // Each worker writes its record's JSON line, so the writer thread only puts lines in order.
+    let (tx, rx) = std::sync::mpsc::channel::<(u64, SweepRecord, Option<String>)>();
+    let lines = file.is_some();
+    let mut fresh: Vec<SweepRecord> = Vec::new();
+    let mut write_err = None;
+    let resolve_err: std::sync::Mutex<Option<CliError>> = std::sync::Mutex::new(None);
+    std::thread::scope(|s| {
+        let grid = &grid;
+        let models = &models;
+        let stop = &stop;
+        let pending_ref = &pending;
+        let resolve_err = &resolve_err;
+        let runner = &runner;
+        let (args, origin, text) = (&a.model, &origin, &text);
+        s.spawn(move || {
+            runner.stream(pending_ref, tx, stop, |j| {
+                let job = grid.job(j);
+                let seed = grid.seeds[job.replication];
+                let r = match models.get(&job.point) {
+                    Some(ms) => retrystorm_core::run_summary(&ms[job.variant], seed),
+                    None => match point_models(args, origin, text, grid, job.point) {
+                        Ok(ms) => retrystorm_core::run_summary(&ms[job.variant], seed),
+                        Err(e) => {
+                            // Validated before the first run, so not expected.
+                            stop.store(true, Ordering::Relaxed);
+                            if let Ok(mut slot) = resolve_err.lock() {
+                                slot.get_or_insert(e);
+                            }
+                            return None;
+                        }
+                    },
+                };
+                let rec = SweepRecord {
+                    schema_version: SWEEP_SCHEMA_VERSION,
+                    kind: "run".into(),
+                    job: j,
+                    point: job.point,
+                    params: grid.params(job.point),
+                    variant: grid.variants[job.variant].clone(),
+                    replication: job.replication,
+                    seed,
+                    summary: r.summary,
+                };
+                let line = lines.then(|| record_line(&rec));
+                Some((j, rec, line))
+            });
+        });
+        // Write in grid order: park early finishers until their turn.
+        let mut parked: BTreeMap<u64, (SweepRecord, Option<String>)> = BTreeMap::new();
+        let mut next = 0usize;
+        let mut written = 0u64;
+        'recv: for (j, rec, line) in rx.iter() {
+            parked.insert(j, (rec, line));
+            while next < pending.len() {
+                let Some((rec, line)) = parked.remove(&pending[next]) else {
+                    break;
+                };
+                if let (Some(f), Some(line)) = (file.as_mut(), line) {
+                    if let Err(e) = f.write_all(line.as_bytes()).and_then(|()| f.flush()) {
+                        write_err = Some(e);
+                        stop.store(true, Ordering::Relaxed);
+                        break 'recv;
+                    }
+                }
+                fresh.push(rec);
+                next += 1;
+                written += 1;
+                bar.inc(1);
+                if written >= limit {
+                    stop.store(true, Ordering::Relaxed);
+                    break 'recv;
+                }
+            }
+        }
+        // Let the workers finish: the receiver stays alive until the scope ends.
+        drop(rx);
+    });
+    bar.finish_and_clear();
+    if let Some(e) = resolve_err.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    if let Some(e) = write_err {
+        return Err(CliError::Output(format!(
+            "--out {}: cannot write: {e}",
+            a.out
+                .as_ref()
+                .map_or(String::new(), |p| p.display().to_string())
+        )));
+    }
+    let stopped = fresh.len() < pending.len();
+    let mut all = kept;
+    all.extend(fresh);
+    all.sort_by_key(|r| r.job);
+    if let (Some(path), false) = (&a.out, in_order) {
+        // A resumed file whose kept runs were not a prefix: rewrite it whole, in grid order.
+        output::write(output::Out::new("--out", path), &sweep_text(&header, &all))?;
+    }
+    if stopped {
+        progress::note(&format!(
+            "stopped after {} (--limit); continue with --resume",
+            plural(all.len() as u64, "run")
+        ));
+        return Ok(());
+    }
+    let suffix = if shard_n > 1 {
+        format!(" (shard {shard_i}/{shard_n}; join shards with `retrystorm merge`)")
+    } else {
+        String::new()
+    };
+    output::print(&format!(
+        "{}: {} ({} x {} x {}){suffix}\n",
+        header.model,
+        plural(all.len() as u64, "run"),
+        plural(grid.points(), "point"),
+        plural(grid.variants.len() as u64, "variant"),
+        plural(grid.seeds.len() as u64, "seed"),
+    ))?;
+    summarize_with(&header, &all, &a.chart, &metric)
+}

@@ -1,0 +1,213 @@
+//! The sweep file (JSON Lines) as the CLI reads, locks and summarizes it; `sweep`, `merge`,
+//! `tune`, `map` and `report` share it. Its line types live in the core (`study::sweep`), their
+//! JSON in the report crate (`retrystorm_report::sweep`).
+//!
+//! The file's first line is a header (what was swept); then one line per run in grid order.
+//! Every line is written whole with one `write` call and flushed, so a killed sweep leaves at
+//! most a torn last line, which `--resume` cuts off before continuing.
+
+use crate::args::SweepChartArgs;
+use crate::{CliError, output, progress};
+use retrystorm_core::sweep::{Grid, SweepHeader, SweepRecord};
+use retrystorm_report::sweep::{
+    DEFAULT_METRIC, SweepLine, aggregate, header_line, parse_sweep_line, record_line, sweep_chart,
+    sweep_table,
+};
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+/// A sweep file, read: its header and records (a torn last line is left out).
+pub struct SweepFile {
+    pub header: SweepHeader,
+    pub records: Vec<SweepRecord>,
+    /// Bytes up to the end of the last whole line.
+    pub whole_len: u64,
+    /// Whether a torn last line was found.
+    pub torn: bool,
+}
+
+/// Reads a sweep file, refusing other schema versions and malformed lines (naming file:line).
+/// It must be a regular file (checked before opening it, so a FIFO cannot block).
+pub fn read_sweep(path: &Path) -> Result<SweepFile, CliError> {
+    let name = path.display().to_string();
+    let mut bytes = Vec::new();
+    output::open_input(path, "the sweep file")?
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::Input(format!("{name}: {e}")))?;
+    parse_sweep(&name, &bytes)
+}
+
+/// Parses the bytes of a sweep file; every run must sit in its place of the header's grid.
+pub fn parse_sweep(name: &str, bytes: &[u8]) -> Result<SweepFile, CliError> {
+    let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    let text = std::str::from_utf8(&bytes[..whole])
+        .map_err(|_| CliError::Input(format!("{name}: not UTF-8 text")))?;
+    let mut header: Option<SweepHeader> = None;
+    let mut records = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let parsed = parse_sweep_line(line)
+            .map_err(|e| CliError::Input(format!("{name}:{}: {e}", i + 1)))?;
+        let at = |m: String| CliError::Input(format!("{name}:{}: {m}", i + 1));
+        match (i, parsed) {
+            (0, SweepLine::Header(h)) => {
+                if let Some(why) = h.grid.invalid() {
+                    return Err(at(format!("a header that no sweep writes: {why}")));
+                }
+                if h.grid.checked_jobs() != Some(h.jobs) {
+                    return Err(at(format!(
+                        "the header says {} runs but its grid has {}",
+                        h.jobs,
+                        h.grid.jobs()
+                    )));
+                }
+                header = Some(h);
+            }
+            (0, _) => return Err(at("expected the sweep header line first".into())),
+            (_, SweepLine::Run(r)) => {
+                let h = header.as_ref().expect("line 0 is the header");
+                if let Some(why) = misplaced(&h.grid, h.jobs, &r) {
+                    return Err(at(why));
+                }
+                records.push(*r);
+            }
+            (_, SweepLine::Header(_)) => return Err(at("a second header line".into())),
+        }
+    }
+    let header = header
+        .ok_or_else(|| CliError::Input(format!("{name}: empty; not a finished sweep header")))?;
+    Ok(SweepFile {
+        header,
+        records,
+        whole_len: whole as u64,
+        torn: whole < bytes.len(),
+    })
+}
+
+/// Why a run does not belong where it says in the grid, if it does not.
+fn misplaced(grid: &Grid, jobs: u64, r: &SweepRecord) -> Option<String> {
+    if r.job >= jobs {
+        return Some(format!(
+            "run {} is outside the header's grid of {jobs} runs (0..={})",
+            r.job,
+            jobs - 1
+        ));
+    }
+    let j = grid.job(r.job);
+    let ok = j.point == r.point
+        && j.replication == r.replication
+        && grid.variants.get(j.variant) == Some(&r.variant)
+        && grid.seeds.get(j.replication) == Some(&r.seed)
+        && grid.params(j.point) == r.params;
+    (!ok).then(|| {
+        format!(
+            "run {} does not match its place in the header's grid (point {}, variant {}, seed {})",
+            r.job, j.point, grid.variants[j.variant], grid.seeds[j.replication]
+        )
+    })
+}
+
+/// Whether `path` starts like a sweep file (for `report`).
+pub fn looks_like_sweep(path: &Path) -> bool {
+    // Only a regular file is opened: a FIFO would block.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut first = String::new();
+    let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(f), &mut first);
+    matches!(parse_sweep_line(first.trim_end()), Ok(SweepLine::Header(_)))
+        || first.contains("\"kind\":\"header\"")
+}
+
+pub fn differs(ours: &SweepHeader, theirs: &SweepHeader) -> Option<String> {
+    if ours.model_hash != theirs.model_hash {
+        return Some("the model file changed since".into());
+    }
+    if ours.sets != theirs.sets {
+        return Some(format!(
+            "its --set flags were {:?}, now {:?}",
+            theirs.sets, ours.sets
+        ));
+    }
+    if ours.grid != theirs.grid {
+        return Some("its --vary, --seeds or --seed differ".into());
+    }
+    (ours != theirs).then(|| "its header differs".into())
+}
+
+/// Takes the sweep file's exclusive lock, so two sweeps never write one file at once. Released
+/// when the process ends, however it ends.
+#[cfg(unix)]
+pub fn lock(f: &File, name: &str) -> Result<(), CliError> {
+    use rustix::fs::{FlockOperation, flock};
+    match flock(f, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(()),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Err(CliError::Input(format!(
+            "--out {name}: another sweep is writing this file (it holds its lock); wait for it to finish, or give another --out"
+        ))),
+        Err(e) => {
+            progress::note(&format!(
+                "{name}: cannot lock the file ({}); make sure no other sweep writes it",
+                std::io::Error::from(e)
+            ));
+            Ok(())
+        }
+    }
+}
+
+#[cfg(not(unix))]
+pub fn lock(_: &File, _: &str) -> Result<(), CliError> {
+    Ok(())
+}
+
+/// The aggregated table on stdout and, with `--svg`, the sweep chart.
+pub fn summarize(
+    header: &SweepHeader,
+    records: &[SweepRecord],
+    chart: &SweepChartArgs,
+) -> Result<(), CliError> {
+    let metric = metric_name(chart)?;
+    summarize_with(header, records, chart, &metric)
+}
+
+pub fn summarize_with(
+    header: &SweepHeader,
+    records: &[SweepRecord],
+    chart: &SweepChartArgs,
+    metric: &str,
+) -> Result<(), CliError> {
+    let rows = aggregate(header, records);
+    output::print(&sweep_table(header, &rows, metric))?;
+    if let Some(p) = &chart.svg {
+        let svg = sweep_chart(header, &rows, metric)
+            .map_err(|e| CliError::Output(format!("svg: {e}")))?;
+        output::write(output::Out::new("--svg", p), &svg)?;
+    }
+    Ok(())
+}
+
+/// `--metric`, checked against the summary's metric names (with a suggestion).
+pub fn metric_name(chart: &SweepChartArgs) -> Result<String, CliError> {
+    let m = chart
+        .metric
+        .clone()
+        .unwrap_or_else(|| DEFAULT_METRIC.into());
+    retrystorm_core::expect::check_metric(&m)
+        .map_err(|e| CliError::Input(format!("--metric {m}: {e}")))?;
+    Ok(m)
+}
+
+/// The sweep file's text: its header line, then one line per run.
+pub fn sweep_text<'a>(
+    header: &SweepHeader,
+    records: impl IntoIterator<Item = &'a SweepRecord>,
+) -> String {
+    let mut text = header_line(header);
+    for r in records {
+        text.push_str(&record_line(r));
+    }
+    text
+}

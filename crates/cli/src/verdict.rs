@@ -1,0 +1,279 @@
+//! Expectations evaluated over seeds: the verdict lines, the JUnit file and the command that
+//! reproduces a failing seed, as `check`, `check --baseline` and `report` show them.
+
+use crate::CliError;
+use crate::args::ModelArgs;
+use crate::model_args::has_named_variants;
+use crate::run::run_all;
+use crate::text::{plural, shell_word};
+use retrystorm_core::expect::{Expectation, MetricError, Outcome, Over, metric};
+use retrystorm_core::load::Scenario;
+use retrystorm_core::model::Model;
+use retrystorm_core::summary::Summary;
+use std::fmt::Write as _;
+
+/// One expectation's result on one variant.
+pub struct Checked {
+    pub expectation: Expectation,
+    pub outcome: Outcome,
+    /// The command that reproduces the failing seed.
+    pub reproduce: Option<String>,
+}
+
+/// The expectations of the model file, then those of `--expect`; bad ones are input errors.
+pub fn expectations(
+    scenario: &Scenario,
+    file: &str,
+    extra: &[String],
+) -> Result<Vec<Expectation>, CliError> {
+    let mut out = Vec::new();
+    for (t, line) in scenario.expect.iter().zip(&scenario.expect_lines) {
+        out.push(Expectation::from_table(file, *line, t)?);
+    }
+    for e in extra {
+        out.push(Expectation::parse(e)?);
+    }
+    let names: Vec<&str> = scenario.variants.iter().map(|m| m.name.as_str()).collect();
+    for e in &out {
+        e.check_variant(&names)?;
+    }
+    Ok(out)
+}
+
+/// `retrystorm run MODEL [--variant V] --seed S [--set ...] [--max-events N]`.
+pub fn reproduce(args: &ModelArgs, variant: Option<&str>, seed: u64) -> String {
+    let mut words = vec![
+        "retrystorm".to_string(),
+        "run".to_string(),
+        shell_word(&args.model.display().to_string()),
+    ];
+    if let Some(v) = variant {
+        words.push("--variant".into());
+        words.push(shell_word(v));
+    }
+    words.push("--seed".into());
+    words.push(seed.to_string());
+    for s in &args.sets {
+        words.push("--set".into());
+        words.push(shell_word(s));
+    }
+    if let Some(n) = args.max_events {
+        words.push("--max-events".into());
+        words.push(n.to_string());
+    }
+    words.join(" ")
+}
+
+/// Runs every variant with every seed and evaluates every expectation on the variants it
+/// applies to (in expectation order, then variant order).
+pub fn evaluate(
+    scenario: &Scenario,
+    args: &ModelArgs,
+    exps: &[Expectation],
+    seeds: &[u64],
+) -> Result<Vec<Checked>, CliError> {
+    let models: &[Model] = &scenario.variants;
+    let runs: Vec<(&Model, u64)> = models
+        .iter()
+        .flat_map(|m| seeds.iter().map(move |s| (m, *s)))
+        .collect();
+    let results = run_all(&runs, args.jobs)?;
+    let per_variant: Vec<Vec<(u64, &Summary)>> = results
+        .chunks(seeds.len())
+        .map(|c| c.iter().zip(seeds).map(|(r, s)| (*s, &r.summary)).collect())
+        .collect();
+    let named = has_named_variants(scenario);
+    let mut out = Vec::new();
+    for e in exps {
+        // A name that is not a number anywhere (`ended`), or unknown under a nested field, is an
+        // input error rather than a failure.
+        if let Some(first) = per_variant.first().and_then(|v| v.first()) {
+            match metric(first.1, &e.metric) {
+                Err(MetricError::NotANumber(_)) | Err(MetricError::Unknown(_)) => {
+                    let err = metric(first.1, &e.metric).unwrap_err();
+                    return Err(CliError::Input(format!(
+                        "{}: expect.metric: {err}",
+                        e.source
+                    )));
+                }
+                _ => {}
+            }
+        }
+        for (m, runs) in models.iter().zip(&per_variant) {
+            if !e.applies_to(&m.name) {
+                continue;
+            }
+            let outcome = e.evaluate(&m.name, runs);
+            let reproduce = outcome
+                .seed
+                .map(|s| reproduce(args, named.then_some(m.name.as_str()), s));
+            out.push(Checked {
+                expectation: e.clone(),
+                outcome,
+                reproduce,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The human report: one line per result, details under each failure. `quiet` leaves out the
+/// passing lines.
+pub fn render(results: &[Checked], quiet: bool) -> String {
+    let mut out = String::new();
+    let w = results
+        .iter()
+        .map(|c| c.outcome.variant.chars().count())
+        .max()
+        .unwrap_or(0);
+    for c in results {
+        let o = &c.outcome;
+        let e = &c.expectation;
+        if quiet && o.passed {
+            continue;
+        }
+        let tag = if o.passed { "PASS" } else { "FAIL" };
+        let over = over_label(e.over);
+        let _ = writeln!(
+            out,
+            "{tag}  {:<w$}  {} {} {}{over}: {}",
+            o.variant,
+            e.metric,
+            e.op.as_str(),
+            e.value_text,
+            o.seen(e.over)
+        );
+        if !o.passed {
+            let _ = writeln!(out, "      expectation: {e}  ({})", e.source);
+            if let Some(seed) = o.seed {
+                let value = o
+                    .values
+                    .iter()
+                    .find(|(s, _)| *s == seed)
+                    .map(|(_, x)| retrystorm_core::expect::num(*x))
+                    .unwrap_or_else(|| "absent".into());
+                let _ = writeln!(
+                    out,
+                    "      variant {}, seed {seed}: {} = {value}",
+                    o.variant, e.metric
+                );
+            }
+            if let Some(cmd) = &c.reproduce {
+                let _ = writeln!(out, "      reproduce: {cmd}");
+            }
+        }
+    }
+    out
+}
+
+/// JUnit XML via `quick-junit` (it replaced a hand-written writer and its escaping): one
+/// `<testsuite>` for the model, one `<testcase>` per expectation and variant, with the model
+/// file as `file`. No timestamps or durations, so the file is deterministic.
+pub fn junit(model: &str, results: &[Checked]) -> String {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut suite = TestSuite::new(model);
+    for c in results {
+        let e = &c.expectation;
+        let o = &c.outcome;
+        let name = format!(
+            "{} {} {}{}",
+            e.metric,
+            e.op.as_str(),
+            e.value_text,
+            over_label(e.over)
+        );
+        let status = if o.passed {
+            TestCaseStatus::success()
+        } else {
+            let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            let mut body = format!("{}: seen {}\n", e, o.seen(e.over));
+            if let Some(cmd) = &c.reproduce {
+                let _ = writeln!(body, "reproduce: {cmd}");
+            }
+            st.set_message(format!(
+                "{e} failed for variant {}: {}",
+                o.variant,
+                o.seen(e.over)
+            ))
+            .set_type("expectation")
+            .set_description(body);
+            st
+        };
+        let mut case = TestCase::new(name, status);
+        case.set_classname(format!("{model}.{}", o.variant));
+        let file = e
+            .source
+            .rsplit_once(':')
+            .map_or(e.source.as_str(), |(f, _)| f);
+        case.extra.insert("file".into(), file.into());
+        if o.passed {
+            case.set_system_out(o.seen(e.over));
+        }
+        suite.add_test_case(case);
+    }
+    let mut report = Report::new("retrystorm check");
+    report.add_test_suite(suite);
+    let mut out = report.to_string().expect("JUnit XML of strings");
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+/// The verdict line: expectations counted once each, however many variants they apply to.
+pub fn verdict(exps: &[Expectation], results: &[Checked]) -> (usize, String) {
+    let failed_exps = exps
+        .iter()
+        .filter(|e| {
+            results
+                .iter()
+                .any(|c| !c.outcome.passed && c.expectation == **e)
+        })
+        .count();
+    let failed_checks = results.iter().filter(|c| !c.outcome.passed).count();
+    let variants = {
+        let mut v: Vec<&str> = results.iter().map(|c| c.outcome.variant.as_str()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.len()
+    };
+    let checks = if results.len() == exps.len() {
+        String::new()
+    } else {
+        format!(
+            " ({} over {})",
+            plural(results.len() as u64, "check"),
+            plural(variants as u64, "variant")
+        )
+    };
+    let line = if failed_exps == 0 {
+        match exps.len() {
+            1 => format!("the expectation holds{checks}"),
+            2 => format!("both expectations hold{checks}"),
+            n => format!("all {n} expectations hold{checks}"),
+        }
+    } else {
+        let of_checks = if results.len() == exps.len() {
+            String::new()
+        } else {
+            format!(
+                " ({failed_checks} of {} failed)",
+                plural(results.len() as u64, "check")
+            )
+        };
+        format!(
+            "{failed_exps} of {} failed{of_checks}",
+            plural(exps.len() as u64, "expectation")
+        )
+    };
+    (failed_exps, line)
+}
+
+/// How an expectation's line says it treats the seeds.
+fn over_label(over: Over) -> &'static str {
+    match over {
+        Over::All => "",
+        Over::Mean => " (mean)",
+        Over::Share => " (share of seeds)",
+    }
+}

@@ -1,0 +1,134 @@
+//! `[[layer]]` and `[[tier]]`: the request path above the bottom `[server]`.
+
+use super::*;
+use crate::backoff::{Backoff, BackoffKind, CapApplies, Jitter, Spread};
+use crate::dist::Dist;
+use crate::policy::breaker::BreakerConfig;
+use crate::policy::budget::BudgetConfig;
+use crate::policy::hedge::HedgeConfig;
+use crate::time::Duration;
+use serde::{Deserialize, Serialize};
+
+/// One layer of a layered request path (`[[layer]]`): a caller with its own retry policy that
+/// sends each attempt to the layer below it (the last layer sends to the bottom, `[server]`).
+/// Semantics and the closed form are in `docs/layered.md`.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Layer {
+    /// Shown in the per-layer report (`layer{i}` when empty).
+    pub name: String,
+    /// Attempts per call this layer receives, the first try included (1 = never retry).
+    pub max_attempts: u32,
+    /// Per-attempt timeout; none = wait for the layer below however long it takes. A timed-out
+    /// attempt is not cancelled below: its work goes on, orphaned.
+    pub timeout: Option<Duration>,
+    /// One-way latency to the layer below, each direction.
+    pub latency: Dist,
+    pub backoff: BackoffKind,
+    pub jitter: Jitter,
+    pub base: Duration,
+    pub cap: Duration,
+    pub multiplier: f64,
+    /// As `retry.first_exponent`.
+    pub first_exponent: u32,
+    /// As `retry`'s: `jitter = "proportional"`: the delay is `d × U[1 − r, 1 + r]`, `r` in 0..=1
+    /// (cenkalti/backoff's `RandomizationFactor`, gRPC's `jitter`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub randomization_factor: Option<f64>,
+    /// As `retry`'s: `jitter = "additive"`: the delay is `d + U[0, f × d)`, `f` >= 0 (Kubernetes
+    /// `wait.Backoff.Jitter`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter_factor: Option<f64>,
+    /// As `retry`'s: `jitter = "absolute"`: the delay is `d + U[0, J)` (tenacity's `jitter`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter_max: Option<Duration>,
+    /// As `retry.cap_applies`: for `proportional`, `additive` and `absolute`: whether `cap` bounds the window
+    /// (`before-jitter`, the default) or the jittered delay (`after-jitter`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cap_applies: Option<CapApplies>,
+    /// A retry budget shared by every call through this layer; none = only `max_attempts` limits.
+    pub budget: Option<LayerBudget>,
+}
+
+impl Default for Layer {
+    fn default() -> Self {
+        let r = Retry::default();
+        Layer {
+            name: String::new(),
+            max_attempts: r.max_attempts,
+            timeout: None,
+            latency: Dist::default(),
+            backoff: r.backoff,
+            jitter: r.jitter,
+            base: r.base,
+            cap: r.cap,
+            multiplier: r.multiplier,
+            first_exponent: r.first_exponent,
+            randomization_factor: None,
+            jitter_factor: None,
+            jitter_max: None,
+            cap_applies: None,
+            budget: None,
+        }
+    }
+}
+
+impl Layer {
+    pub fn backoff(&self) -> Backoff {
+        Backoff {
+            kind: self.backoff,
+            jitter: self.jitter,
+            base: self.base,
+            cap: self.cap,
+            multiplier: self.multiplier,
+            first_exponent: self.first_exponent,
+            spread: Spread {
+                randomization_factor: self.randomization_factor.unwrap_or(0.0),
+                jitter_factor: self.jitter_factor.unwrap_or(0.0),
+                jitter_max: self.jitter_max.unwrap_or(Duration::ZERO),
+                cap_applies: self.cap_applies.unwrap_or_default(),
+            },
+        }
+    }
+}
+
+/// One `[[tier]]` of the request path: a server (`server`, every key of `[server]`) and the
+/// client inside it that calls the next tier down (`retry`, `network`, `budget`, `breaker`,
+/// `hedge`, every key of the top-level sections of the same names). The last tier is `[server]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct TierConfig {
+    /// Shown in the per-tier report (`tier{i}` when empty).
+    pub name: String,
+    pub server: Server,
+    pub retry: Retry,
+    pub network: Network,
+    pub budget: BudgetConfig,
+    pub breaker: BreakerConfig,
+    pub hedge: HedgeConfig,
+}
+
+// A `[[layer]]`'s budget (`layer.budget`). Not to be confused with the `[budget]` section
+// (`BudgetConfig`) or a running budget (`policy::budget::BudgetState`). The doc comment below
+// is the schema's description: keep it as it is.
+/// A retry budget: a limit on retries shared by all calls through one layer, written
+/// `budget = { kind = "tokens", max_tokens = 10, token_ratio = 0.1 }` or
+/// `budget = { kind = "ratio", ratio = 0.1, min_retries = 10 }`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+#[schemars(rename = "Budget")]
+pub enum LayerBudget {
+    /// gRPC retry throttling (gRFC A6, "Client-side retry throttling"): a token count starts at
+    /// `max_tokens`; each failed attempt takes 1, each success gives back `token_ratio` (up to
+    /// `max_tokens`); a retry is allowed only while the count is above `max_tokens / 2`.
+    Tokens { max_tokens: f64, token_ratio: f64 },
+    /// Finagle's `RetryBudget` (percentCanRetry, minRetriesPerSec; also the Google SRE book's
+    /// per-client retry budget, chapter "Handling Overload"), without Finagle's time window: each
+    /// call received deposits `ratio` retries, each retry withdraws one, and `min_retries` is the
+    /// starting balance. So retries <= `min_retries + ratio * calls`.
+    Ratio {
+        ratio: f64,
+        #[serde(default)]
+        min_retries: u64,
+    },
+}

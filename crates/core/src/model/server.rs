@@ -1,0 +1,283 @@
+//! `[server]`: capacity, queue, failures, crashes, outages, capacity drops, slow windows and
+//! the server-side policies it carries.
+
+use crate::dist::Dist;
+use crate::policy::ratelimit::{RateLimitConfig, RetryAfter};
+use crate::shedding::SheddingConfig;
+use crate::time::Duration;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// When the server fails an attempt.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FailMode {
+    Never,
+    /// Every attempt fails at once, without service (the article's pure-scheduling model).
+    Always,
+    /// Each served attempt fails with this probability (after its service time).
+    Probability(f64),
+}
+
+impl Serialize for FailMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            FailMode::Never => s.serialize_str("never"),
+            FailMode::Always => s.serialize_str("always"),
+            FailMode::Probability(p) => s.serialize_f64(*p),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FailMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = FailMode;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"never\", \"always\" or a probability in [0, 1]")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<FailMode, E> {
+                match s {
+                    "never" => Ok(FailMode::Never),
+                    "always" => Ok(FailMode::Always),
+                    _ => Err(E::custom(format!(
+                        "expected \"never\", \"always\" or a probability in [0, 1], got {s:?}"
+                    ))),
+                }
+            }
+            fn visit_f64<E: serde::de::Error>(self, p: f64) -> Result<FailMode, E> {
+                if (0.0..=1.0).contains(&p) {
+                    Ok(FailMode::Probability(p))
+                } else {
+                    Err(E::custom(format!(
+                        "a failure probability must be in [0, 1], got {p}"
+                    )))
+                }
+            }
+            fn visit_i64<E: serde::de::Error>(self, p: i64) -> Result<FailMode, E> {
+                self.visit_f64(p as f64)
+            }
+            fn visit_u64<E: serde::de::Error>(self, p: u64) -> Result<FailMode, E> {
+                self.visit_f64(p as f64)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Order of the server's wait queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Discipline {
+    Fifo,
+    Lifo,
+    /// Fail at Scale's adaptive LIFO: first in, first out, but newest first while the queue
+    /// has not been empty for the last `shedding.interval` (a queue is building).
+    AdaptiveLifo,
+}
+
+/// Where a crash fault strikes inside the handler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CrashPoint {
+    /// After the effect, before the key record.
+    AfterEffect,
+    /// After the key record, before the effect.
+    AfterKey,
+}
+
+/// A size that may be unlimited: a number or `"unlimited"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit(pub Option<u64>);
+
+impl Serialize for Limit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(n) => s.serialize_u64(n),
+            None => s.serialize_str("unlimited"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Limit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Limit;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a non-negative integer or \"unlimited\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Limit, E> {
+                match s {
+                    "unlimited" | "unbounded" => Ok(Limit(None)),
+                    _ => Err(E::custom(format!(
+                        "expected a non-negative integer or \"unlimited\", got {s:?}"
+                    ))),
+                }
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Limit, E> {
+                u64::try_from(n).map(|n| Limit(Some(n))).map_err(|_| {
+                    E::custom(format!(
+                        "expected a non-negative integer or \"unlimited\", got {n}"
+                    ))
+                })
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Limit, E> {
+                Ok(Limit(Some(n)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Server {
+    /// Concurrent workers.
+    pub capacity: Limit,
+    /// Requests that may wait for a worker; a full queue rejects at once (503).
+    pub queue: Limit,
+    pub discipline: Discipline,
+    pub service: Dist,
+    pub fail: FailMode,
+    /// Windows in which every arriving request fails at once (503) or hangs (no answer).
+    pub outages: Vec<Outage>,
+    /// Deadline propagation: drop a queued request whose client has already timed out.
+    pub drop_expired: bool,
+    /// Probability that the handler crashes part-way (see `crash_point`, `idempotency.commit`).
+    pub crash_probability: f64,
+    pub crash_point: CrashPoint,
+    /// Requests the server holds at once (in service and queued); beyond it, shed at arrival.
+    pub concurrency_limit: Limit,
+    /// What a shed request (full queue or concurrency limit) is told.
+    pub shed_answer: ShedAnswer,
+    /// `Retry-After` on a shed 503: "none", a duration, or "derived" (time to drain the queue).
+    pub retry_after: RetryAfter,
+    /// Service time grows by this fraction per other request in service (0 = flat).
+    pub slowdown: f64,
+    /// Probability that a served request is answered with a non-retryable 4xx (no effect).
+    pub client_error: f64,
+    /// Windows in which the server has fewer workers.
+    pub capacity_drops: Vec<CapacityDrop>,
+    /// Latency brown-outs (a GC pause, a degraded disk, a noisy neighbour): the service time of
+    /// work started inside a window is `factor` times its draw.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub slow_windows: Vec<SlowWindow>,
+    /// A token-bucket rate limiter answering 429.
+    pub rate_limit: RateLimitConfig,
+    /// The server holds one record that every intent updates with optimistic concurrency (the
+    /// AWS blog's contention model, `docs/layered.md`): an attempt reads the version, then writes
+    /// if it is unchanged, else gets a 409. Last tier only.
+    pub contention: bool,
+    /// Adaptive shedding at dequeue (`[server.shedding]`, [`crate::shedding`]): CoDel drops
+    /// requests that queued too long, answered as `shed_answer` says.
+    #[serde(skip_serializing_if = "SheddingConfig::is_default")]
+    pub shedding: SheddingConfig,
+}
+
+/// A window `[from, to)` in which the server answers no arrival with service: `{ from, to }`
+/// answers 503 at once (as before), `answer = "hang"` never answers (issue 18). Only arrivals in
+/// the window are affected: requests already queued or in service when it starts are served.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Outage {
+    pub from: Duration,
+    pub to: Duration,
+    /// What an arrival in the window gets.
+    #[serde(default, skip_serializing_if = "OutageAnswer::is_default")]
+    pub answer: OutageAnswer,
+    /// `Retry-After` on the window's 503s (issue 15: outages sent none); absent = none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<Duration>,
+}
+
+impl Outage {
+    /// A fail-fast 503 window with no Retry-After (the `{ from, to }` form).
+    pub fn window(from: Duration, to: Duration) -> Self {
+        Outage {
+            from,
+            to,
+            answer: OutageAnswer::Unavailable,
+            retry_after: None,
+        }
+    }
+}
+
+/// What an arrival inside an outage window gets.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub enum OutageAnswer {
+    /// 503 Service Unavailable at once, no work done (fail fast).
+    #[default]
+    #[serde(rename = "503")]
+    Unavailable,
+    /// No answer at all and no work done: the caller sees only its own timeout (a black-holed
+    /// connection, a process stopped in GC or on a dead disk).
+    #[serde(rename = "hang")]
+    Hang,
+}
+
+impl OutageAnswer {
+    fn is_default(&self) -> bool {
+        *self == OutageAnswer::Unavailable
+    }
+}
+
+/// What a shedding server answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShedAnswer {
+    /// 503 Service Unavailable (retryable, with `server.retry_after`).
+    Unavailable,
+    /// The SRE book's "overloaded; don't retry" (never retried).
+    Overloaded,
+}
+
+/// A window `[from, to)` in which the server has `capacity` workers.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CapacityDrop {
+    pub from: Duration,
+    pub to: Duration,
+    pub capacity: u64,
+}
+
+/// A window `[from, to)` of a latency brown-out: every request that *starts service* inside it
+/// (a worker takes it at `from <= t < to`) is served for `factor` times the service time it drew
+/// (the draw itself is unchanged, so a window changes nothing outside it except through
+/// queueing). Requests already in service at `from` keep their time; `factor >= 1`, finite.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SlowWindow {
+    pub from: Duration,
+    pub to: Duration,
+    /// The service-time multiplier inside the window (>= 1; 10 = ten times slower).
+    pub factor: f64,
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Server {
+            capacity: Limit(None),
+            queue: Limit(None),
+            discipline: Discipline::Fifo,
+            service: Dist::default(),
+            fail: FailMode::Never,
+            outages: Vec::new(),
+            drop_expired: false,
+            crash_probability: 0.0,
+            crash_point: CrashPoint::AfterEffect,
+            concurrency_limit: Limit(None),
+            shed_answer: ShedAnswer::Unavailable,
+            retry_after: RetryAfter::None,
+            slowdown: 0.0,
+            client_error: 0.0,
+            capacity_drops: Vec::new(),
+            slow_windows: Vec::new(),
+            rate_limit: RateLimitConfig::default(),
+            contention: false,
+            shedding: SheddingConfig::default(),
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! `[workload]`: who sends intents, when, and how many (burst, open, closed, contention, trace).
+
+use super::*;
+use crate::dist::Dist;
+use crate::time::{Duration, Time};
+use serde::{Deserialize, Serialize};
+
+/// Where intents come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// `clients` intents, all at `start` or spread uniformly over `[start, start + spread)`.
+    Burst,
+    /// Poisson arrivals at `rate`, changed over time by `schedule`.
+    Open,
+    /// `workers` loops that each run intents back to back (with `think` between) until
+    /// `intents` have been started in all.
+    Closed,
+    /// `clients` clients each update one shared record once with optimistic concurrency (read
+    /// the version, write if unchanged), retrying conflicts: the AWS Architecture Blog's
+    /// "Exponential Backoff And Jitter" model, run by the one engine (`sim/path/store.rs` keeps the
+    /// versioned record).
+    Contention,
+    /// Production traffic replay: one intent per row of the `trace` file (CSV or JSON Lines of
+    /// timestamps, [`crate::replay`]), `speed` times as fast.
+    Trace,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Workload {
+    pub kind: WorkloadKind,
+    /// burst: number of clients (one intent each).
+    pub clients: u64,
+    /// burst: when the burst starts.
+    pub start: Duration,
+    /// burst: width of the window the starts are spread over (0 = all at `start`).
+    pub spread: Duration,
+    /// open: arrival rate before the first schedule point.
+    pub rate: Rate,
+    /// open: rate changes over time (steps, ramps, spikes).
+    pub schedule: Vec<RatePoint>,
+    /// closed: concurrent workers.
+    pub workers: u64,
+    /// closed: total intents over all workers; open: optional cap on arrivals (0 = none).
+    pub intents: u64,
+    /// closed: pause between one intent's end and the next one's start.
+    pub think: Dist,
+    /// open: client processes the arrivals come from (round-robin by arrival number); the unit
+    /// of `scope = "client"` budgets, breakers and rate limits. Burst: each client is one process;
+    /// closed: each worker; trace: each `class`, or `processes` round-robin without classes.
+    pub processes: u64,
+    /// trace: the file of arrivals, relative to the model file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// trace: replay speed; 2.0 replays the trace in half the time (twice the load).
+    #[serde(skip_serializing_if = "is_one")]
+    pub speed: f64,
+    /// trace: the parsed arrivals, filled in by the loader from `trace` (the core reads no file).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub replay: std::sync::Arc<crate::replay::Trace>,
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
+}
+
+impl Workload {
+    /// The open workload's arrival rate at `t` (requests per second): `rate` before the first
+    /// schedule point, then each point's rate (moving linearly to it when it has `ramp`).
+    pub fn rate_at(&self, t: Time) -> f64 {
+        let mut rate = self.rate.0;
+        let mut prev = (Time::ZERO, self.rate.0);
+        for p in &self.schedule {
+            let at = Time::ZERO + p.at;
+            if t < at {
+                if p.ramp && at > prev.0 {
+                    let f = (t.0 - prev.0.0) as f64 / (at.0 - prev.0.0) as f64;
+                    return prev.1 + (p.rate.0 - prev.1) * f;
+                }
+                return rate;
+            }
+            rate = p.rate.0;
+            prev = (at, p.rate.0);
+        }
+        rate
+    }
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Workload {
+            kind: WorkloadKind::Burst,
+            clients: 1000,
+            start: Duration::ZERO,
+            spread: Duration::ZERO,
+            rate: Rate(100.0),
+            schedule: Vec::new(),
+            workers: 10,
+            intents: 0,
+            think: Dist::default(),
+            processes: 1,
+            trace: None,
+            speed: 1.0,
+            replay: Default::default(),
+        }
+    }
+}
+
+/// A point of the open workload's rate schedule: from `at` on the rate is `rate`; with
+/// `ramp = true` the rate moves linearly from the previous point's rate to this one.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RatePoint {
+    pub at: Duration,
+    pub rate: Rate,
+    #[serde(default)]
+    pub ramp: bool,
+}

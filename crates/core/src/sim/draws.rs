@@ -1,0 +1,257 @@
+//! Every random stream of a run, derived from its seed in this one place.
+//!
+//! A stream is keyed by `(seed, entity, purpose, index)` ([`crate::rng::Stream::new`]); this
+//! module chooses the entity and the index for each draw the engine makes, so that every
+//! component asks for a draw by name and none picks its own keys:
+//!
+//! | draw | entity | purpose | index |
+//! |---|---|---|---|
+//! | [`Draws::arrivals`] (one stream for the run) | 0 | `Arrivals` | 0 |
+//! | [`Draws::start`] (a burst client's offset) | client | `Start` | 0 |
+//! | [`Draws::limiter_probe`] | `hop << 32 \| instance` | `LimiterProbe` | 0 |
+//! | [`Draws::think`] | worker | `Think` | intents started so far |
+//! | per attempt: service, failure, crash, client error, losses, adaptive throttling (`Shed`), backoff, Retry-After, restart | intent id | its purpose | [`AttemptKey::index`] |
+//! | per attempt: request and response latency | intent id | `RequestLatency`, `ResponseLatency` | the index, or with write contention `2 * index` (read) and `2 * index + 1` (write) |
+//!
+//! The index of an attempt is its number at the top and, below the top, a hash of the attempt
+//! numbers along its path ([`child_path`]): the same attempt of the same intent draws the same
+//! whatever a policy did elsewhere (common random numbers), and a path of one tier draws as a
+//! plain attempt number.
+
+use crate::rng::{Purpose, Stream, mix64};
+
+/// The key of the call that attempt `attempt` of the call keyed `path` creates below (the top
+/// call's key is 0).
+#[inline]
+pub(crate) fn child_path(path: u64, attempt: u16) -> u64 {
+    mix64(path ^ (u64::from(attempt) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// Which attempt a draw is for: its intent and its index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AttemptKey {
+    pub(crate) intent: u64,
+    pub(crate) index: u64,
+}
+
+impl AttemptKey {
+    /// Attempt `attempt` of the top call (the clients' retry loop) of `intent`.
+    #[inline(always)]
+    pub(crate) fn top(intent: u64, attempt: u16) -> Self {
+        AttemptKey {
+            intent,
+            index: u64::from(attempt),
+        }
+    }
+
+    /// Attempt `attempt` of an inner call keyed `path` (see [`child_path`]) of `intent`.
+    #[inline(always)]
+    pub(crate) fn below(intent: u64, path: u64, attempt: u16) -> Self {
+        AttemptKey {
+            intent,
+            index: child_path(path, attempt),
+        }
+    }
+}
+
+/// Which crossing of a hop's network a latency is for: one round trip, or under write
+/// contention the read's and then the write's (two round trips, drawn apart).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Round {
+    Only,
+    Read,
+    Write,
+}
+
+impl Round {
+    #[inline(always)]
+    fn index(self, k: AttemptKey) -> u64 {
+        match self {
+            Round::Only => k.index,
+            Round::Read => k.index.wrapping_mul(2),
+            Round::Write => k.index.wrapping_mul(2).wrapping_add(1),
+        }
+    }
+}
+
+/// A run's seed: every stream of the run comes from it through the functions below.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Draws {
+    seed: u64,
+}
+
+impl Draws {
+    pub(crate) fn new(seed: u64) -> Self {
+        Draws { seed }
+    }
+
+    /// The open workload's arrival process: one stream read in order for the whole run.
+    pub(crate) fn arrivals(self) -> Stream {
+        Stream::new(self.seed, 0, Purpose::Arrivals, 0)
+    }
+
+    /// The start offset of burst client `client` within the spread.
+    pub(crate) fn start(self, client: u64) -> Stream {
+        Stream::new(self.seed, client, Purpose::Start, 0)
+    }
+
+    /// The probe jitter of limiter instance `instance` at hop `hop`.
+    pub(crate) fn limiter_probe(self, hop: usize, instance: u64) -> Stream {
+        // Entity: the hop in the high half, the instance in the low.
+        Stream::new(
+            self.seed,
+            (hop as u64) << 32 | instance,
+            Purpose::LimiterProbe,
+            0,
+        )
+    }
+
+    /// A closed-workload worker's think time after `intents` intents have started.
+    pub(crate) fn think(self, worker: u32, intents: u64) -> Stream {
+        Stream::new(self.seed, u64::from(worker), Purpose::Think, intents)
+    }
+
+    #[inline(always)]
+    fn attempt(self, k: AttemptKey, purpose: Purpose) -> Stream {
+        Stream::new(self.seed, k.intent, purpose, k.index)
+    }
+
+    /// The service time of the attempt at the tier that serves it.
+    #[inline]
+    pub(crate) fn service(self, k: AttemptKey) -> Stream {
+        self.attempt(k, Purpose::Service)
+    }
+    /// Whether the handler fails (`fail` a probability).
+    #[inline]
+    pub(crate) fn failure(self, k: AttemptKey) -> Stream {
+        self.attempt(k, Purpose::Failure)
+    }
+    #[inline]
+    pub(crate) fn crash(self, k: AttemptKey) -> Stream {
+        self.attempt(k, Purpose::Crash)
+    }
+    #[inline]
+    pub(crate) fn client_error(self, k: AttemptKey) -> Stream {
+        self.attempt(k, Purpose::ClientError)
+    }
+    #[inline]
+    pub(crate) fn request_loss(self, k: AttemptKey) -> Stream {
+        self.attempt(k, Purpose::RequestLoss)
+    }
+    #[inline]
+    pub(crate) fn response_loss(self, k: AttemptKey) -> Stream {
+        self.attempt(k, Purpose::ResponseLoss)
+    }
+    /// The adaptive-throttling coin of a send (the SRE book's client-side throttling).
+    #[inline]
+    pub(crate) fn throttle(self, k: AttemptKey) -> Stream {
+        self.attempt(k, Purpose::Shed)
+    }
+    /// The backoff before the retry that follows attempt `k`.
+    #[inline]
+    pub(crate) fn backoff(self, k: AttemptKey) -> Stream {
+        self.attempt(k, Purpose::Backoff)
+    }
+    /// The jitter Envoy adds to a server's reset header.
+    #[inline]
+    pub(crate) fn retry_after(self, k: AttemptKey) -> Stream {
+        self.attempt(k, Purpose::RetryAfter)
+    }
+    /// Whether the client restarts (and so loses its idempotency key) before the retry.
+    #[inline]
+    pub(crate) fn restart(self, k: AttemptKey) -> Stream {
+        self.attempt(k, Purpose::Restart)
+    }
+    /// The request's latency on its way to the tier.
+    #[inline]
+    pub(crate) fn request_latency(self, k: AttemptKey, round: Round) -> Stream {
+        Stream::new(self.seed, k.intent, Purpose::RequestLatency, round.index(k))
+    }
+    /// The answer's latency on its way back.
+    #[inline]
+    pub(crate) fn response_latency(self, k: AttemptKey, round: Round) -> Stream {
+        Stream::new(
+            self.seed,
+            k.intent,
+            Purpose::ResponseLatency,
+            round.index(k),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first(mut s: Stream) -> u64 {
+        s.next_u64()
+    }
+
+    /// The keys of the table above, spelled out: a change of any of them changes every result
+    /// of every model, and must fail here first.
+    #[test]
+    fn every_draw_has_the_documented_key() {
+        let (seed, d) = (42, Draws::new(42));
+        let s = |entity, purpose, index| first(Stream::new(seed, entity, purpose, index));
+        assert_eq!(first(d.arrivals()), s(0, Purpose::Arrivals, 0));
+        assert_eq!(first(d.start(7)), s(7, Purpose::Start, 0));
+        assert_eq!(
+            first(d.limiter_probe(2, 3)),
+            s(2 << 32 | 3, Purpose::LimiterProbe, 0)
+        );
+        assert_eq!(first(d.think(5, 11)), s(5, Purpose::Think, 11));
+        let top = AttemptKey::top(17, 2);
+        assert_eq!(top.index, 2);
+        let below = AttemptKey::below(17, child_path(0, 1), 2);
+        assert_eq!(below.index, child_path(child_path(0, 1), 2));
+        for k in [top, below] {
+            let i = k.index;
+            let per = [
+                (d.service(k), Purpose::Service),
+                (d.failure(k), Purpose::Failure),
+                (d.crash(k), Purpose::Crash),
+                (d.client_error(k), Purpose::ClientError),
+                (d.request_loss(k), Purpose::RequestLoss),
+                (d.response_loss(k), Purpose::ResponseLoss),
+                (d.throttle(k), Purpose::Shed),
+                (d.backoff(k), Purpose::Backoff),
+                (d.retry_after(k), Purpose::RetryAfter),
+                (d.restart(k), Purpose::Restart),
+            ];
+            for (stream, purpose) in per {
+                assert_eq!(first(stream), s(17, purpose, i), "{purpose:?}");
+            }
+            let (out, back) = (Purpose::RequestLatency, Purpose::ResponseLatency);
+            assert_eq!(first(d.request_latency(k, Round::Only)), s(17, out, i));
+            assert_eq!(first(d.response_latency(k, Round::Only)), s(17, back, i));
+            assert_eq!(
+                first(d.request_latency(k, Round::Read)),
+                s(17, out, i.wrapping_mul(2))
+            );
+            assert_eq!(
+                first(d.response_latency(k, Round::Read)),
+                s(17, back, i.wrapping_mul(2))
+            );
+            let w = i.wrapping_mul(2).wrapping_add(1);
+            assert_eq!(first(d.request_latency(k, Round::Write)), s(17, out, w));
+            assert_eq!(first(d.response_latency(k, Round::Write)), s(17, back, w));
+        }
+    }
+
+    /// A path of one tier draws by plain attempt numbers; the path below depends on every
+    /// attempt number above it.
+    #[test]
+    fn attempt_indices_along_a_path() {
+        assert_eq!(
+            AttemptKey::top(3, 4),
+            AttemptKey {
+                intent: 3,
+                index: 4
+            }
+        );
+        let a = child_path(child_path(0, 0), 1);
+        let b = child_path(child_path(0, 1), 0);
+        assert_ne!(a, b);
+        assert_ne!(child_path(0, 0), child_path(0, 1));
+    }
+}

@@ -1,0 +1,460 @@
+//! Calls: the retry loop of one caller for one request, written once for every hop.
+//!
+//! A *top* call is an intent: its client sends attempts (one outstanding at a time, or several
+//! with hedging), waits for an answer or its timeout, backs off and retries, under the hop's
+//! budget, breaker and Retry-After handling. An *inner* call is the same loop run by the client
+//! inside a tier for one request that tier is serving; its answer becomes the tier's answer.
+//!
+//! [`Calls`] owns both slabs. The loop is written once, generic over [`Call`] (implemented by
+//! [`Top`] and [`Inner`]) and monomorphised for each: a one-tier path, whose calls are all top
+//! calls, pays no branch on the kind of call. Where a call of either kind turns up (an event, a
+//! tier's queue), [`by_kind!`] picks the instance once.
+//!
+//! - `start.rs`: a call begins (an intent at the top, an inner call below a tier).
+//! - `attempt.rs`: an attempt goes out: cancellation, local admission, the limiter, the network.
+//! - `answer.rs`: an answer or a timeout reaches the caller: what its policies learn from it.
+//! - `retry.rs`: a retryable failure: backoff, Retry-After, deadline, budget, the next `Send`.
+//! - `hedge.rs`: hedging's copies and pushback.
+//! - `settle.rs`: the call is over; freeing calls and finalising the intent.
+
+mod answer;
+mod attempt;
+mod hedge;
+mod retry;
+mod settle;
+mod start;
+
+pub(super) use start::NO_WORKER;
+
+use super::PathSim;
+use super::callref::CallRef;
+use super::hop::HopState;
+use crate::policy::Class;
+use crate::policy::hedge::Pending;
+use crate::sim::draws::AttemptKey;
+use crate::time::{Duration, Time};
+use crate::trace::{Step, TraceEvent};
+
+const NO_BACKOFF: u64 = crate::backoff::NO_STATE;
+/// Hedging never backs off, so a hedged call keeps the server's pushback in `prev_backoff`
+/// instead (gRFC A6, "Pushback"): the time in ns before which no further copy goes out,
+/// [`NO_BACKOFF`] for none, or this value once an answer said "don't retry".
+const HEDGE_STOPPED: u64 = u64::MAX - 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Settled {
+    No,
+    Success,
+    Failure,
+}
+
+/// The state every retry loop has.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Loop {
+    /// The last backoff delay drawn (decorrelated jitter), [`NO_BACKOFF`] before the first;
+    /// with hedging, the pushback hold ([`HEDGE_STOPPED`]).
+    prev_backoff: u64,
+    /// Hedging: copies awaiting an answer.
+    pending: Pending,
+    pub(super) epoch: u32,
+    /// What the AWS quota charged for the retry that sent the latest attempt (0 = first try).
+    retry_cost: u32,
+    /// Attempts sent so far; the outstanding one is `attempts - 1`.
+    pub(super) attempts: u16,
+    key_gen: u16,
+    awaiting: bool,
+    pub(super) settled: Settled,
+}
+
+impl Loop {
+    fn new(epoch: u32) -> Self {
+        Loop {
+            prev_backoff: NO_BACKOFF,
+            pending: Pending::default(),
+            epoch,
+            retry_cost: 0,
+            attempts: 0,
+            key_gen: 0,
+            awaiting: false,
+            settled: Settled::No,
+        }
+    }
+
+    /// Is the caller still waiting for this attempt's answer? With hedging several copies may be.
+    #[inline(always)]
+    fn outstanding(&self, attempt: u16, hedging: bool) -> bool {
+        if hedging {
+            self.settled == Settled::No && self.pending.contains(attempt)
+        } else {
+            self.awaiting && self.attempts == attempt + 1
+        }
+    }
+}
+
+/// An intent and its client's retry loop. One cache line: the herd touches a random one per event.
+#[derive(Clone, Debug)]
+#[repr(align(64))]
+pub(crate) struct Top {
+    pub(super) id: u64,
+    start: Time,
+    pub(super) applied: u32,
+    /// Everything of the intent in flight anywhere on the path (messages, queued and served
+    /// requests, inner calls not yet freed).
+    in_flight: u32,
+    worker: u32,
+    /// The client process (index of per-client budgets, breakers and rate limits).
+    pub(super) client: u32,
+    pub(super) lp: Loop,
+}
+
+/// The retry loop of the client inside a tier, for one request that tier serves.
+#[derive(Clone, Debug)]
+pub(crate) struct Inner {
+    id: u64,
+    start: Time,
+    /// This call's key within its intent: draws of its attempts hash it with the attempt number.
+    path: u64,
+    /// The top call's slot.
+    top: u32,
+    /// The job serving the parent request at the tier above this call's hop.
+    up: u32,
+    /// The parent request's call and attempt (what `up` serves), for walking up without
+    /// touching the tier's job table.
+    parent: CallRef,
+    parent_attempt: u16,
+    /// Requests of this call in flight.
+    refs: u32,
+    key: u16,
+    hop: u8,
+    /// Some attempt above this call was a retry.
+    retry_path: bool,
+    pub(super) lp: Loop,
+}
+
+/// What the retry loop needs of a kind of call; implemented by [`Top`] and [`Inner`], each
+/// function a field read the compiler folds into the generic loop.
+pub(super) trait Call: Sized + 'static {
+    /// An inner call (a retry loop inside a tier).
+    const INNER: bool;
+    /// This kind's slab in [`Calls`].
+    fn slab(calls: &Calls) -> &[Self];
+    fn slab_mut(calls: &mut Calls) -> &mut [Self];
+    /// When this kind's latest attempts went out (kept on `timed` hops only).
+    fn sent(calls: &mut Calls) -> &mut Vec<Time>;
+    fn lp(&self) -> &Loop;
+    fn lp_mut(&mut self) -> &mut Loop;
+    /// The hop this call sends over (and the tier it sends to).
+    fn hop(&self) -> usize;
+    /// The intent's id.
+    fn id(&self) -> u64;
+    fn start(&self) -> Time;
+    /// The client process whose per-client policies apply (0 below the top).
+    fn client(&self) -> u32;
+    /// The top call's slot, given this call's own.
+    fn top_slot(&self, slot: usize) -> usize;
+    /// The draw key of attempt `attempt` ([`AttemptKey`]).
+    fn key(&self, attempt: u16) -> AttemptKey;
+    /// Is some attempt on the way to attempt `attempt` a retry?
+    fn retry_path(&self, attempt: u16) -> bool;
+    /// Something of the call goes in flight, or comes back.
+    fn hold(&mut self);
+    fn unhold(&mut self);
+}
+
+/// The accessors of the fields [`Top`] and [`Inner`] share.
+macro_rules! common_fields {
+    () => {
+        #[inline(always)]
+        fn lp(&self) -> &Loop {
+            &self.lp
+        }
+        #[inline(always)]
+        fn lp_mut(&mut self) -> &mut Loop {
+            &mut self.lp
+        }
+        #[inline(always)]
+        fn id(&self) -> u64 {
+            self.id
+        }
+        #[inline(always)]
+        fn start(&self) -> Time {
+            self.start
+        }
+    };
+}
+
+impl Call for Top {
+    const INNER: bool = false;
+    #[inline(always)]
+    fn slab(calls: &Calls) -> &[Self] {
+        &calls.tops
+    }
+    #[inline(always)]
+    fn slab_mut(calls: &mut Calls) -> &mut [Self] {
+        &mut calls.tops
+    }
+    #[inline(always)]
+    fn sent(calls: &mut Calls) -> &mut Vec<Time> {
+        &mut calls.sent_top
+    }
+    common_fields!();
+    #[inline(always)]
+    fn hop(&self) -> usize {
+        0
+    }
+    #[inline(always)]
+    fn client(&self) -> u32 {
+        self.client
+    }
+    #[inline(always)]
+    fn top_slot(&self, slot: usize) -> usize {
+        slot
+    }
+    #[inline(always)]
+    fn key(&self, attempt: u16) -> AttemptKey {
+        AttemptKey::top(self.id, attempt)
+    }
+    #[inline(always)]
+    fn retry_path(&self, attempt: u16) -> bool {
+        attempt > 0
+    }
+    #[inline(always)]
+    fn hold(&mut self) {
+        self.in_flight += 1;
+    }
+    #[inline(always)]
+    fn unhold(&mut self) {
+        self.in_flight -= 1;
+    }
+}
+
+impl Call for Inner {
+    const INNER: bool = true;
+    #[inline(always)]
+    fn slab(calls: &Calls) -> &[Self] {
+        &calls.inner
+    }
+    #[inline(always)]
+    fn slab_mut(calls: &mut Calls) -> &mut [Self] {
+        &mut calls.inner
+    }
+    #[inline(always)]
+    fn sent(calls: &mut Calls) -> &mut Vec<Time> {
+        &mut calls.sent_inner
+    }
+    common_fields!();
+    #[inline(always)]
+    fn hop(&self) -> usize {
+        self.hop as usize
+    }
+    #[inline(always)]
+    fn client(&self) -> u32 {
+        0
+    }
+    #[inline(always)]
+    fn top_slot(&self, _slot: usize) -> usize {
+        self.top as usize
+    }
+    #[inline(always)]
+    fn key(&self, attempt: u16) -> AttemptKey {
+        AttemptKey::below(self.id, self.path, attempt)
+    }
+    #[inline(always)]
+    fn retry_path(&self, attempt: u16) -> bool {
+        attempt > 0 || self.retry_path
+    }
+    #[inline(always)]
+    fn hold(&mut self) {
+        self.refs += 1;
+    }
+    #[inline(always)]
+    fn unhold(&mut self) {
+        self.refs -= 1;
+    }
+}
+
+/// Runs `$body` with `$C` the kind of call `$c` is ([`Top`] or [`Inner`]): the one place a
+/// call of either kind is dispatched to the loop's generic code.
+macro_rules! by_kind {
+    ($c:expr, $C:ident => $body:expr) => {
+        if $c.is_inner() {
+            type $C = $crate::sim::path::call::Inner;
+            $body
+        } else {
+            type $C = $crate::sim::path::call::Top;
+            $body
+        }
+    };
+}
+pub(super) use by_kind;
+
+/// The calls in progress: a top call per live intent, an inner call per request a tier's
+/// client is retrying below, their free slots, and when their latest attempts went out.
+#[derive(Default)]
+pub(super) struct Calls {
+    tops: Vec<Top>,
+    free_tops: Vec<u32>,
+    inner: Vec<Inner>,
+    free_inner: Vec<u32>,
+    /// When the latest attempt of each top and inner call went out, on hops that are `timed`
+    /// (indexed by slot; kept apart from the slabs so that a top call stays one cache line).
+    sent_top: Vec<Time>,
+    sent_inner: Vec<Time>,
+    /// Intents started and not yet finalised.
+    pub(super) live: u64,
+}
+
+impl Calls {
+    #[inline(always)]
+    pub(super) fn get<C: Call>(&self, c: CallRef) -> &C {
+        &C::slab(self)[c.slot()]
+    }
+    #[inline(always)]
+    pub(super) fn get_mut<C: Call>(&mut self, c: CallRef) -> &mut C {
+        &mut C::slab_mut(self)[c.slot()]
+    }
+    #[inline(always)]
+    pub(super) fn lp<C: Call>(&self, c: CallRef) -> &Loop {
+        self.get::<C>(c).lp()
+    }
+    #[inline(always)]
+    pub(super) fn lp_mut<C: Call>(&mut self, c: CallRef) -> &mut Loop {
+        self.get_mut::<C>(c).lp_mut()
+    }
+    #[inline(always)]
+    pub(super) fn top(&self, slot: usize) -> &Top {
+        &self.tops[slot]
+    }
+    #[inline(always)]
+    pub(super) fn top_mut(&mut self, slot: usize) -> &mut Top {
+        &mut self.tops[slot]
+    }
+    /// The top call `c` belongs to.
+    #[inline(always)]
+    pub(super) fn top_of<C: Call>(&self, c: CallRef) -> usize {
+        self.get::<C>(c).top_slot(c.slot())
+    }
+    /// A call's epoch and attempts so far, whatever its kind.
+    #[inline(always)]
+    pub(super) fn loop_of(&self, c: CallRef) -> &Loop {
+        by_kind!(c, C => self.lp::<C>(c))
+    }
+    /// The top slab, for prefetching the intents of upcoming events.
+    #[inline(always)]
+    pub(super) fn tops(&self) -> &[Top] {
+        &self.tops
+    }
+    pub(super) fn reserve_tops(&mut self, n: usize) {
+        self.tops.reserve(n);
+    }
+
+    /// Is the caller of `c` still waiting for attempt `attempt`?
+    #[inline(always)]
+    pub(super) fn outstanding<C: Call>(&self, hops: &[HopState], c: CallRef, attempt: u16) -> bool {
+        let call = self.get::<C>(c);
+        call.lp()
+            .outstanding(attempt, hops[call.hop()].retry.hedging())
+    }
+
+    /// Is attempt `attempt` of `c` still awaited all the way up to the user?
+    #[inline(always)]
+    pub(super) fn chain_alive<C: Call>(&self, hops: &[HopState], c: CallRef, attempt: u16) -> bool {
+        // Without timeouts and hedging at or above this hop, nobody stops waiting early.
+        !hops[self.get::<C>(c).hop()].can_orphan || self.chain_walk(hops, c, attempt)
+    }
+
+    fn chain_walk(&self, hops: &[HopState], mut c: CallRef, mut attempt: u16) -> bool {
+        loop {
+            if !by_kind!(c, C => self.outstanding::<C>(hops, c, attempt)) {
+                return false;
+            }
+            if !c.is_inner() {
+                return true;
+            }
+            let i = &self.inner[c.slot()];
+            c = i.parent;
+            attempt = i.parent_attempt;
+        }
+    }
+
+    /// The call above inner call `c` stopped waiting, and the hop it came over propagates
+    /// cancellation: the inner call makes no more attempts.
+    #[inline(always)]
+    pub(super) fn cancelled<C: Call>(&self, hops: &[HopState], c: CallRef) -> bool {
+        C::INNER && hops[self.get::<C>(c).hop()].cancel_above && {
+            let i = &self.inner[c.slot()];
+            !by_kind!(i.parent, P => self.chain_alive::<P>(hops, i.parent, i.parent_attempt))
+        }
+    }
+
+    /// Records when `c`'s latest attempt went out (slow calls of the breaker).
+    fn mark_sent<C: Call>(&mut self, c: CallRef, now: Time) {
+        let v = C::sent(self);
+        if v.len() <= c.slot() {
+            v.resize(c.slot() + 1, Time::ZERO);
+        }
+        v[c.slot()] = now;
+    }
+
+    /// When `c`'s latest attempt went out; with hedging, the latest copy (an approximation:
+    /// an earlier copy's answer is timed from the latest copy).
+    fn sent_at<C: Call>(&mut self, c: CallRef) -> Time {
+        C::sent(self).get(c.slot()).copied().unwrap_or(Time::ZERO)
+    }
+}
+
+impl PathSim<'_> {
+    /// Traces one step of call `c`'s attempt `attempt` (its hop is the tier it sends to); a
+    /// branch on `None` when tracing is off.
+    #[inline(always)]
+    pub(super) fn note<C: Call>(
+        &mut self,
+        now: Time,
+        c: CallRef,
+        attempt: u16,
+        step: Step,
+        class: Option<Class>,
+    ) {
+        if self.trace.is_some() {
+            self.note_slow::<C>(now, c, attempt, step, class, None);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn note_slow<C: Call>(
+        &mut self,
+        now: Time,
+        c: CallRef,
+        attempt: u16,
+        step: Step,
+        class: Option<Class>,
+        delay: Option<Duration>,
+    ) {
+        let call = self.calls.get::<C>(c);
+        let mut ev = TraceEvent::new(now, call.id(), call.hop(), attempt, step);
+        ev.class = class;
+        ev.delay_ns = delay.map(|d| d.0);
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.record(ev);
+        }
+    }
+
+    /// Something of `c` came back and nothing else of it is in flight: `c` may be freed.
+    #[inline(always)]
+    pub(super) fn release<C: Call>(&mut self, c: CallRef) {
+        self.calls.get_mut::<C>(c).unhold();
+        self.maybe_free::<C>(c);
+    }
+
+    /// Frees a settled call nothing refers to any more; freeing an inner call may finalise its
+    /// intent.
+    #[inline(always)]
+    pub(super) fn maybe_free<C: Call>(&mut self, c: CallRef) {
+        if C::INNER {
+            self.free_inner_call(c)
+        } else {
+            self.maybe_finalise(c.slot())
+        }
+    }
+}

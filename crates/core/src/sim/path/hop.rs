@@ -1,0 +1,208 @@
+//! A hop: one caller's policies towards the tier below, with the state they keep and what the
+//! caller did. One `HopState` per hop of the path (the clients at hop 0, the client inside tier
+//! `k - 1` at hop `k`); per-client instances (budgets, breakers, limiters) live in it, indexed by
+//! the client process, or one instance when shared.
+//!
+//! The retry settings of the hop are read from here only ([`RetryRules`]): the loop never goes
+//! back to the model's `[retry]` table.
+
+use super::callref::CallRef;
+use super::retry_after::RetryAfterRules;
+use super::spec::{Hop, PathSpec};
+use crate::policy::backoff::Backoff;
+use crate::policy::breaker::Breaker;
+use crate::policy::budget::{Budget, BudgetKind};
+use crate::policy::limiter::Limiter;
+use crate::policy::{ClassSet, Scope};
+use crate::sim::draws::Draws;
+use crate::time::{Duration, Time};
+use std::collections::VecDeque;
+
+/// The retry settings of one hop, resolved once from its `retry` (and `hedge`, `breaker`).
+pub(super) struct RetryRules {
+    /// Attempts per call, the first try included.
+    pub(super) max_attempts: u32,
+    pub(super) timeout: Option<Duration>,
+    /// No retry starts after this long from the call's start.
+    pub(super) deadline: Option<Duration>,
+    pub(super) retry_on: ClassSet,
+    pub(super) backoff: Backoff,
+    /// The backoff after a throttling error (the AWS SDKs' larger base), else `backoff`.
+    pub(super) throttled: Backoff,
+    pub(super) restart_probability: f64,
+    pub(super) retry_after: RetryAfterRules,
+    /// Hedging: the delay before the next copy goes out; `None` without hedging.
+    pub(super) hedge_delay: Option<Duration>,
+    /// The breaker lets first tries through (it counts retries only).
+    pub(super) breaker_retries_only: bool,
+    /// `retry.cancel`: the tier this hop sends to drops work nobody above waits for.
+    pub(super) cancel: bool,
+}
+
+impl RetryRules {
+    fn of(h: &Hop) -> Self {
+        let r = &h.retry;
+        let backoff = r.backoff();
+        let mut throttled = backoff;
+        if let Some(b) = r.throttling_base {
+            // The AWS SDKs back off from a larger base after a throttling error.
+            throttled.base = b;
+        }
+        RetryRules {
+            max_attempts: r.max_attempts,
+            timeout: r.timeout,
+            deadline: r.deadline,
+            retry_on: ClassSet::of(&r.retry_on),
+            backoff,
+            throttled,
+            restart_probability: r.restart_probability,
+            retry_after: RetryAfterRules::of(r),
+            hedge_delay: h.hedge.delay,
+            breaker_retries_only: h.breaker.retries_only,
+            cancel: r.cancel,
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn hedging(&self) -> bool {
+        self.hedge_delay.is_some()
+    }
+}
+
+/// A hop's policy state: one instance per client process at the top, one per tier below.
+pub(super) struct HopState {
+    pub(super) retry: RetryRules,
+    pub(super) budgets: Vec<Budget>,
+    budget_shared: bool,
+    pub(super) budget_adaptive: bool,
+    pub(super) breakers: Vec<Breaker>,
+    breaker_shared: bool,
+    /// The `[limiter]` instances and the sends waiting for them (hop 0 only).
+    pub(super) limiters: Vec<LimiterSlot>,
+    limiter_shared: bool,
+    /// The breaker or the limiter needs each attempt's duration: send times are kept.
+    pub(super) timed: bool,
+    /// The hop above propagates cancellation (never at the top).
+    pub(super) cancel_above: bool,
+    /// Some caller at or above this hop can stop waiting for an attempt (a timeout, hedging),
+    /// so work may be orphaned here or below.
+    pub(super) can_orphan: bool,
+    /// The hop sends to a tier with write contention (two round trips per attempt).
+    pub(super) contention: bool,
+    pub(super) n: HopCounters,
+}
+
+/// What one hop's callers did (the per-layer report).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct HopCounters {
+    /// Calls this hop's caller received (intents at the top).
+    pub(super) received: u64,
+    pub(super) sent: u64,
+    pub(super) retries: u64,
+    /// Attempts with a retry anywhere on their path above and here.
+    pub(super) retry_path_sent: u64,
+    pub(super) failed: u64,
+    pub(super) timeouts: u64,
+    pub(super) budget_denied: u64,
+    /// Calls that reached this caller after the caller above had stopped waiting.
+    pub(super) orphaned: u64,
+    /// Retries not made because the caller above had stopped waiting (`retry.cancel`).
+    pub(super) cancelled: u64,
+    pub(super) throttled_locally: u64,
+    pub(super) breaker_rejected: u64,
+    /// First tries a local policy (throttling, breaker) refused: never sent, so not in `sent`.
+    pub(super) first_tries_refused: u64,
+    pub(super) requests_lost: u64,
+    pub(super) responses_lost: u64,
+    pub(super) late_responses: u64,
+    pub(super) retry_after_waits: u64,
+    /// Sends the `[limiter]` held until it had a token, and their total wait.
+    pub(super) limiter_delayed: u64,
+    pub(super) limiter_wait_ns: u64,
+    /// Attempts the `[limiter]` refused (a Netflix limiter beyond its limit).
+    pub(super) limiter_rejected: u64,
+}
+
+/// The index of a policy instance: 0 when shared, else the client process.
+#[inline(always)]
+fn pidx(shared: bool, client: u32) -> usize {
+    if shared { 0 } else { client as usize }
+}
+
+impl HopState {
+    /// The state of hop `k` of `spec`, for `processes` client processes at the top.
+    pub(super) fn new(spec: &PathSpec, k: usize, processes: usize, draws: Draws) -> Self {
+        let h = &spec.hops[k];
+        // Below the top, the caller is one process: the tier it runs in.
+        let shared = |scope: Scope| scope == Scope::Shared || k > 0;
+        let n = |scope: Scope| if shared(scope) { 1 } else { processes };
+        HopState {
+            retry: RetryRules::of(h),
+            budgets: if h.budget.kind == BudgetKind::None {
+                Vec::new()
+            } else {
+                vec![Budget::new(&h.budget); n(h.budget.scope)]
+            },
+            budget_shared: shared(h.budget.scope),
+            budget_adaptive: h.budget.kind == BudgetKind::Adaptive,
+            breakers: if h.breaker.enabled {
+                vec![Breaker::new(&h.breaker); n(h.breaker.scope)]
+            } else {
+                Vec::new()
+            },
+            breaker_shared: shared(h.breaker.scope),
+            limiters: (0..n(h.limiter.scope) as u64)
+                .filter_map(|i| Limiter::new(&h.limiter, Time::ZERO, draws.limiter_probe(k, i)))
+                .map(LimiterSlot::new)
+                .collect(),
+            limiter_shared: shared(h.limiter.scope),
+            timed: h.breaker.enabled || Limiter::is_concurrency(h.limiter.kind),
+            cancel_above: k > 0 && spec.hops[k - 1].retry.cancel,
+            can_orphan: spec.hops[..=k]
+                .iter()
+                .any(|h| h.retry.timeout.is_some() || h.hedge.enabled()),
+            contention: k == spec.bottom() && spec.tiers[k].server.contention,
+            n: HopCounters::default(),
+        }
+    }
+
+    /// The retry budget client `client` uses, if the hop has one.
+    #[inline(always)]
+    pub(super) fn budget(&mut self, client: u32) -> Option<&mut Budget> {
+        let k = pidx(self.budget_shared, client);
+        self.budgets.get_mut(k)
+    }
+
+    /// The circuit breaker client `client` uses, if the hop has one.
+    #[inline(always)]
+    pub(super) fn breaker(&mut self, client: u32) -> Option<&mut Breaker> {
+        let k = pidx(self.breaker_shared, client);
+        self.breakers.get_mut(k)
+    }
+
+    /// The index of the limiter instance client `client` uses.
+    #[inline(always)]
+    pub(super) fn limiter_index(&self, client: u32) -> usize {
+        pidx(self.limiter_shared, client)
+    }
+}
+
+/// One limiter instance and the sends waiting for it.
+#[derive(Clone, Debug)]
+pub(super) struct LimiterSlot {
+    pub(super) limiter: Limiter,
+    /// Sends waiting for a token, oldest first: the call, its epoch, and since when.
+    pub(super) waiting: VecDeque<(CallRef, u32, Time)>,
+    /// The generation of the pending wake-up event; an older one is stale.
+    pub(super) generation: u32,
+}
+
+impl LimiterSlot {
+    pub(super) fn new(limiter: Limiter) -> Self {
+        LimiterSlot {
+            limiter,
+            waiting: VecDeque::new(),
+            generation: 0,
+        }
+    }
+}

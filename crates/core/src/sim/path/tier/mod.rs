@@ -1,0 +1,196 @@
+//! Tiers: servers with workers, a bounded queue and the overload behaviours of `[server]`.
+//!
+//! A request arrives, may be refused at once (outage, `fail = "always"`, the rate limiter, a
+//! concurrency limit, a full queue), waits for a worker, and is served for a drawn service time.
+//! Then it fails, crashes or succeeds. At the last tier success is the effect (through the
+//! dedupe store and write contention, [`super::store`]); at any other tier the client inside
+//! the tier calls the next tier down while the worker waits (a thread held per request, as in a
+//! thread-per-request gateway), and the call's answer is this tier's answer.
+//!
+//! This file holds a tier's state ([`TierState`]) and what travels through it ([`Request`],
+//! [`Outcome`]); `admit.rs` is admission and the queue, `serve.rs` the workers and the answers.
+
+use super::callref::CallRef;
+use crate::metrics::{Buckets, Levels};
+use crate::model::{Outage, Server, SlowWindow};
+use crate::policy::Class;
+use crate::policy::ratelimit::TokenBucket;
+use crate::shedding::{Codel, SheddingKind};
+use crate::time::{Duration, Time};
+use std::collections::VecDeque;
+
+mod admit;
+mod serve;
+
+/// The answer a caller gets for one attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Outcome {
+    Ok,
+    /// 500: the handler failed (or, at a tier with a tier below, the call below failed).
+    Error,
+    /// 503: outage, `fail = "always"` or a full queue.
+    Unavailable,
+    /// 409: a concurrent duplicate is still in progress, or a write lost its version race.
+    Conflict,
+    /// The connection broke (request lost with `loss_notice = "error"`, or a crash).
+    ConnError,
+    /// 429: the rate limiter refused it.
+    Throttled,
+    /// "Overloaded; don't retry" (a shedding server with `shed_answer = "overloaded"`).
+    Overloaded,
+    /// A non-retryable 4xx.
+    ClientError,
+}
+
+impl Outcome {
+    #[inline]
+    pub(super) fn class(self) -> Class {
+        match self {
+            Outcome::Ok => Class::Success,
+            Outcome::Error => Class::ServerError,
+            Outcome::Unavailable => Class::Unavailable,
+            Outcome::Conflict => Class::Conflict,
+            Outcome::ConnError => Class::Connection,
+            Outcome::Throttled => Class::Throttled,
+            Outcome::Overloaded => Class::Overloaded,
+            Outcome::ClientError => Class::ClientError,
+        }
+    }
+}
+
+/// A request at a tier (on its way, queued, in service, or waiting on a key).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Request {
+    pub(super) call: CallRef,
+    pub(super) epoch: u32,
+    pub(super) attempt: u16,
+    pub(super) key: u16,
+    /// Write contention: the version the read saw.
+    pub(super) version: u32,
+    pub(super) arrived: Time,
+    pub(super) service: Duration,
+}
+
+impl Request {
+    pub(super) fn new(call: CallRef, epoch: u32, attempt: u16, key: u16, now: Time) -> Self {
+        Request {
+            call,
+            epoch,
+            attempt,
+            key,
+            version: u32::MAX,
+            arrived: now,
+            service: Duration::ZERO,
+        }
+    }
+}
+
+/// What one tier did.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct TierCounters {
+    pub(super) arrivals: u64,
+    pub(super) retry_arrivals: u64,
+    /// Arrivals whose result could no longer reach the user.
+    pub(super) orphaned: u64,
+    pub(super) served: u64,
+    pub(super) rejected: u64,
+    /// Arrivals held without an answer by a hanging outage.
+    pub(super) hung: u64,
+    pub(super) dropped_expired: u64,
+    pub(super) rate_limited: u64,
+    pub(super) overloaded: u64,
+    /// Queued requests CoDel dropped at dequeue (`[server.shedding]`).
+    pub(super) shed: u64,
+    pub(super) client_errors: u64,
+    pub(super) crashes: u64,
+    pub(super) work: u128,
+    pub(super) wasted: u128,
+    pub(super) waits: u128,
+    pub(super) last_arrival: Time,
+}
+
+pub(crate) struct TierState {
+    pub(super) capacity: u64,
+    queue_limit: u64,
+    concurrency_limit: u64,
+    pub(super) busy: u64,
+    waiting: VecDeque<Request>,
+    /// When the wait queue last went from empty to non-empty (adaptive LIFO).
+    queued_since: Time,
+    codel: Option<Codel>,
+    pub(super) in_service: Vec<Request>,
+    free_jobs: Vec<u32>,
+    limiters: Vec<TokenBucket>,
+    limiter_shared: bool,
+    pub(super) buckets: Buckets,
+    pub(super) levels: Levels,
+    pub(super) n: TierCounters,
+}
+
+impl TierState {
+    pub(super) fn new(
+        s: &Server,
+        bucket: Duration,
+        limiters: Vec<TokenBucket>,
+        limiter_shared: bool,
+    ) -> Self {
+        TierState {
+            capacity: s.capacity.0.unwrap_or(u64::MAX),
+            queue_limit: s.queue.0.unwrap_or(u64::MAX),
+            concurrency_limit: s.concurrency_limit.0.unwrap_or(u64::MAX),
+            busy: 0,
+            waiting: VecDeque::new(),
+            queued_since: Time::ZERO,
+            codel: (s.shedding.kind == SheddingKind::Codel).then(|| Codel::new(&s.shedding)),
+            in_service: Vec::new(),
+            free_jobs: Vec::new(),
+            limiters,
+            limiter_shared,
+            buckets: Buckets::new(bucket),
+            levels: Levels::default(),
+            n: TierCounters::default(),
+        }
+    }
+
+    /// The worker count at `now` (lower inside a capacity drop).
+    pub(super) fn capacity_at(&self, s: &Server, now: Time) -> u64 {
+        let base = s.capacity.0.unwrap_or(u64::MAX);
+        s.capacity_drops
+            .iter()
+            .find(|d| now >= Time::ZERO + d.from && now < Time::ZERO + d.to)
+            .map_or(base, |d| d.capacity)
+    }
+
+    /// The index of the rate limiter client `client` meets.
+    #[inline(always)]
+    fn limiter_index(&self, client: u32) -> usize {
+        if self.limiter_shared {
+            0
+        } else {
+            client as usize
+        }
+    }
+
+    #[inline]
+    fn set_levels(&mut self, now: Time) {
+        self.levels
+            .set(&mut self.buckets, now, self.waiting.len() as u64, self.busy);
+    }
+}
+
+/// The outage window `now` falls in, if any (the first listed wins).
+#[inline]
+fn outage_at(s: &Server, now: Time) -> Option<&Outage> {
+    s.outages
+        .iter()
+        .find(|o| now >= Time::ZERO + o.from && now < Time::ZERO + o.to)
+}
+
+/// The slow window `now` falls in, if any (windows do not overlap).
+#[inline]
+fn slow_at(s: &Server, now: Time) -> Option<&SlowWindow> {
+    s.slow_windows
+        .iter()
+        .find(|w| now >= Time::ZERO + w.from && now < Time::ZERO + w.to)
+}

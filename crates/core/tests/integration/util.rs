@@ -1,0 +1,30 @@
+//! Helpers the topic modules share: models from a shipped file or from TOML text, and the
+//! run-twice determinism check.
+
+use retrystorm_core::load::{Override, load};
+use retrystorm_core::model::Model;
+use retrystorm_core::run_model;
+use retrystorm_core::summary::VariantResult;
+
+/// The variants of `models/NAME` (the base alone when it has none), with `--set` overrides.
+pub fn shipped(name: &str, sets: &[&str]) -> Vec<Model> {
+    let path = format!("{}/../../models/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let sets: Vec<Override> = sets.iter().map(|s| Override::parse(s).unwrap()).collect();
+    load(name, &text, &sets).unwrap().variants
+}
+
+/// Runs `model` with `seed` twice and asserts that the two results (summary, series, CDFs and
+/// tiers, compared as their JSON) are the same: madsim's determinism check. Returns the result.
+pub fn assert_deterministic(model: &Model, seed: u64) -> VariantResult {
+    let first = run_model(model, seed, &mut |_| {});
+    let again = run_model(model, seed, &mut |_| {});
+    assert_eq!(
+        serde_json::to_string(&first).unwrap(),
+        serde_json::to_string(&again).unwrap(),
+        "{}: the same model and seed {seed} gave two different results",
+        model.name
+    );
+    assert_eq!(first, again, "{}", model.name);
+    first
+}

@@ -18,7 +18,7 @@
 //! the last intent ends, a run that would stop at `max_events`, and busy levels past the series'
 //! stored buckets (where merging would add their areas in another order).
 
-use super::{PathSim, from_retry_after_ms, to_retry_after_ms};
+use super::{Counters, PathSim, from_retry_after_ms, to_retry_after_ms};
 use crate::dist::Dist;
 use crate::metrics::{Completions, MAX_STORED_BUCKETS};
 use crate::model::{
@@ -211,15 +211,8 @@ const FLAT_MAX: usize = 1 << 16;
 
 #[derive(Default)]
 struct Counts {
-    intents: u64,
-    succeeded: u64,
-    failed: u64,
-    lost: u64,
-    applied_once: u64,
-    duplicated: u64,
-    phantom: u64,
-    false_failures: u64,
-    effects: u64,
+    /// The intents' own counters, the event loop's type.
+    c: Counters,
     // Hop 0.
     sent: u64,
     retries: u64,
@@ -438,7 +431,7 @@ impl<'m> Direct<'m> {
         self.seq = 0;
         // The Start or Arrival event.
         self.live_events += 1;
-        self.n.intents += 1;
+        self.n.c.intents += 1;
         self.transmit(&mut it, start);
         while it.finalised.is_none() {
             let Some((now, ev)) = self.pop() else { break };
@@ -605,7 +598,7 @@ impl<'m> Direct<'m> {
         };
         if effect {
             it.applied += 1;
-            self.n.effects += 1;
+            self.n.c.effects += 1;
         }
         self.op(now, OP_DONE);
         self.respond(it, now, attempt, class, None);
@@ -742,11 +735,11 @@ impl<'m> Direct<'m> {
         self.completions.record(took);
         if how == Settled::Success {
             self.successes.record(took);
-            self.n.succeeded += 1;
+            self.n.c.succeeded += 1;
             self.op(now, OP_SUCCESS);
         } else {
             self.n.hop_failed += 1;
-            self.n.failed += 1;
+            self.n.c.failed += 1;
         }
         self.maybe_finalise(it, now);
     }
@@ -758,12 +751,12 @@ impl<'m> Direct<'m> {
         }
         let succeeded = it.settled == Settled::Success;
         match it.applied {
-            0 => self.n.lost += 1,
-            1 => self.n.applied_once += 1,
-            _ => self.n.duplicated += 1,
+            0 => self.n.c.lost += 1,
+            1 => self.n.c.applied_once += 1,
+            _ => self.n.c.duplicated += 1,
         }
-        self.n.phantom += u64::from(succeeded && it.applied == 0);
-        self.n.false_failures += u64::from(!succeeded && it.applied > 0);
+        self.n.c.phantom += u64::from(succeeded && it.applied == 0);
+        self.n.c.false_failures += u64::from(!succeeded && it.applied > 0);
         it.finalised = Some(now);
         it.settled = Settled::No;
     }
@@ -811,18 +804,9 @@ impl<'m> Direct<'m> {
         sim.model = m;
         sim.prepare_windows(full);
         let n = &self.n;
-        let c = &mut sim.c;
-        c.intents = n.intents;
-        c.succeeded = n.succeeded;
-        c.failed = n.failed;
-        c.lost = n.lost;
-        c.applied_once = n.applied_once;
-        c.duplicated = n.duplicated;
-        c.phantom = n.phantom;
-        c.false_failures = n.false_failures;
-        c.effects = n.effects;
+        sim.c = n.c.clone();
         let h = &mut sim.hops[0].n;
-        h.received = n.intents;
+        h.received = n.c.intents;
         h.sent = n.sent;
         h.retries = n.retries;
         h.retry_path_sent = n.retries;

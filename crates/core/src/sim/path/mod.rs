@@ -112,8 +112,8 @@ pub(crate) enum Event {
 }
 
 /// Counters of the intents themselves.
-#[derive(Default)]
-struct Counters {
+#[derive(Clone, Default)]
+pub(super) struct Counters {
     intents: u64,
     succeeded: u64,
     failed: u64,

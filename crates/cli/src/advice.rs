@@ -4,9 +4,11 @@
 //! load, slow windows that push the service time past the timeout). `run`,
 //! `compare` and `check` print the same warnings on stderr ([`warn_models`]).
 
+use crate::policy_lines;
 use retrystorm_core::model::{Model, Retry, Server, WorkloadKind};
 use retrystorm_core::policy::Scope;
 use retrystorm_core::policy::breaker::{BreakerConfig, WindowType};
+use retrystorm_core::policy::budget::BudgetConfig;
 use retrystorm_core::time::{Duration, Time};
 
 /// One hop of the path: the retry policy and breaker of a caller, and the server it calls.
@@ -14,12 +16,13 @@ struct Hop<'a> {
     name: String,
     retry: &'a Retry,
     breaker: &'a BreakerConfig,
+    budget: &'a BudgetConfig,
     server: &'a Server,
 }
 
 fn hops(m: &Model) -> Vec<Hop<'_>> {
     let mut out = Vec::new();
-    let (mut retry, mut breaker) = (&m.retry, &m.breaker);
+    let (mut retry, mut breaker, mut budget) = (&m.retry, &m.breaker, &m.budget);
     for (i, t) in m.tiers.iter().enumerate() {
         let name = if t.name.is_empty() {
             format!("tier{i}")
@@ -30,14 +33,16 @@ fn hops(m: &Model) -> Vec<Hop<'_>> {
             name,
             retry,
             breaker,
+            budget,
             server: &t.server,
         });
-        (retry, breaker) = (&t.retry, &t.breaker);
+        (retry, breaker, budget) = (&t.retry, &t.breaker, &t.budget);
     }
     out.push(Hop {
         name: "server".into(),
         retry,
         breaker,
+        budget,
         server: &m.server,
     });
     out
@@ -75,18 +80,41 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
         let capacity = workers
             .filter(|_| mean_ms > 0.0)
             .map(|n| n as f64 * 1000.0 / mean_ms);
+        // A rate limit answers 429 beyond its rate: the most the tier serves, whatever its workers.
+        let limit = h.server.rate_limit.rate.0;
+        let serves = match (capacity, limit > 0.0) {
+            (Some(c), true) if limit < c => format!("{} requests/s (its rate limit)", trim(limit)),
+            (None, true) => format!("{} requests/s (its rate limit)", trim(limit)),
+            (Some(c), _) => format!("{} requests/s", trim(c)),
+            (None, false) => "unlimited".into(),
+        };
         facts.push(format!(
             "tier {i} {}: {} workers, mean service {} ms, capacity {}; its callers make up to {} {}{}",
             h.name,
             workers.map_or("unlimited".into(), |n| n.to_string()),
             trim(mean_ms),
-            capacity.map_or("unlimited".into(), |c| format!("{} requests/s", trim(c))),
+            serves,
             h.retry.max_attempts,
             if h.retry.max_attempts == 1 { "attempt" } else { "attempts" },
             h.retry.timeout.map_or(String::new(), |t| format!(", timeout {t}")),
         ));
         if let Some(mode) = &h.retry.mode {
             facts.push(format!("tier {i} {}: {}", h.name, mode_set(mode)));
+        }
+        // What decides the result: the callers' policies and the tier's own rate limit.
+        let limiter = (i == 0)
+            .then(|| policy_lines::limiter(&m.limiter))
+            .flatten();
+        let policies = [
+            Some(format!("callers' {}", policy_lines::retry(h.retry))),
+            policy_lines::budget(h.budget).map(|b| format!("callers' {b}")),
+            policy_lines::breaker(h.breaker).map(|b| format!("callers' {b}")),
+            limiter.map(|l| format!("callers' {l}")),
+            policy_lines::rate_limit(&h.server.rate_limit),
+            policy_lines::queue(h.server),
+        ];
+        for p in policies.into_iter().flatten() {
+            facts.push(format!("tier {i} {}: {p}", h.name));
         }
         // Every request of an open workload reaches every tier at least once.
         if w.kind == WorkloadKind::Open

@@ -310,3 +310,54 @@ retry.max_attempts = 2
         "{stdout}"
     );
 }
+
+/// Issue 30, item 2: a run whose size means minutes says so before it starts (also when stderr
+/// is not a terminal), and `explain` gives every model's size.
+#[test]
+fn a_large_run_says_how_large_before_it_starts() {
+    use std::io::{BufRead, BufReader};
+    let d = tempfile::tempdir().unwrap();
+    // 10^7 requests/s for a minute: 6 * 10^8 intents.
+    let m = write(
+        d.path(),
+        "firehose.toml",
+        "name = \"firehose\"\nhorizon = \"1m\"\n[workload]\nkind = \"open\"\nrate = \"10000000/s\"\n",
+    );
+    let (code, stdout, _) = out(rs().arg("explain").arg(&m));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("size: about 600,000,000 intents, 600,000,000 to 2,000,000,000 events (max_events 2,000,000,000)"),
+        "{stdout}"
+    );
+    // The note is the first thing the run says; the test stops the run once it has read it.
+    let mut child = std::process::Command::new(super::util::bin())
+        .arg("run")
+        .arg(&m)
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        first.starts_with("note: firehose: about 600,000,000 intents, so at least 600,000,000 events (up to 2,000,000,000 with every attempt); at about 5 M events/s that is 120 s or more; --max-events N caps a run"),
+        "{first}"
+    );
+    // A millisecond of it is small: no note.
+    let (code, _, stderr) = out(rs().arg("run").arg(&m).args(["--set", "horizon=1ms"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("note: firehose"), "{stderr}");
+    let (code, stdout, _) = out(rs()
+        .arg("explain")
+        .arg(&m)
+        .args(["--set", "max_events=1000"]));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("1,000 to 1,000 events (max_events 1,000)"),
+        "{stdout}"
+    );
+}

@@ -73,6 +73,7 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
         m.horizon, m.bucket, m.seed
     ));
     facts.push(retrystorm_core::path::engine_path(m).describe(m));
+    facts.push(size(m).0);
     let calls_per_client = u64::from(m.retry.max_attempts);
     for (i, h) in hops(m).iter().enumerate() {
         let mean_ms = h.server.service.mean_ns() / 1e6;
@@ -278,11 +279,70 @@ fn expected_arrivals(m: &Model, t: Time) -> f64 {
         .sum()
 }
 
+/// Events simulated per second, roughly, on the machines we measure (docs/performance.md: 5 to
+/// 8 M/s on overload and the stack): enough to say "minutes", not to promise a time.
+const EVENTS_PER_S: f64 = 5e6;
+
+/// Runs that simulate at least this many events (about 10 s and more) get a note first.
+const LARGE_RUN: f64 = 5e7;
+
+/// The intents a run starts, expected: the planned ones, or an open workload's rate integrated
+/// over the horizon (up to `workload.intents`).
+fn expected_intents(m: &Model) -> f64 {
+    match m.planned_intents() {
+        Some(n) if m.workload.kind != WorkloadKind::Open => n as f64,
+        cap => {
+            let n = expected_arrivals(m, Time::ZERO + m.horizon);
+            cap.map_or(n, |c| n.min(c as f64))
+        }
+    }
+}
+
+/// `explain`'s size line, and the note printed before a run whose size means a long wait: at
+/// least one event per intent (its first attempt), up to every attempt of every tier's callers
+/// at about four events each.
+pub fn size(m: &Model) -> (String, Option<String>) {
+    use retrystorm_report::fmt::{duration, int};
+    let intents = expected_intents(m);
+    let attempts: f64 = hops(m)
+        .iter()
+        .map(|h| f64::from(h.retry.max_attempts.max(1)))
+        .product();
+    let cap = m.max_events as f64;
+    let least = intents.min(cap);
+    let most = (intents * attempts * 4.0).min(cap);
+    let fact = format!(
+        "size: about {} intents, {} to {} events (max_events {})",
+        int(intents.round() as u64),
+        int(least.round() as u64),
+        int(most.round() as u64),
+        int(m.max_events)
+    );
+    let note = (least >= LARGE_RUN).then(|| {
+        format!(
+            "{}: about {} intents, so at least {} events (up to {} with every attempt); at about {} M events/s that is {} or more; --max-events N caps a run",
+            m.name,
+            int(intents.round() as u64),
+            int(least.round() as u64),
+            int(most.round() as u64),
+            EVENTS_PER_S / 1e6,
+            duration(least / EVENTS_PER_S * 1000.0)
+        )
+    });
+    (fact, note)
+}
+
 /// Prints the warnings of `explain` on stderr before a run (not with `--quiet`): those every
-/// model shares once, the others once per model that has them, named.
+/// model shares once, the others once per model that has them, named; and a note for each model
+/// large enough to run for a long time.
 pub fn warn_models(models: &[&Model]) {
     if crate::progress::quiet() || models.is_empty() {
         return;
+    }
+    for m in models {
+        if let (_, Some(note)) = size(m) {
+            eprintln!("note: {note}");
+        }
     }
     let per: Vec<Vec<String>> = models.iter().map(|m| explain_model(m).1).collect();
     let common: Vec<&String> = per[0]

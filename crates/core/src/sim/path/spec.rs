@@ -145,6 +145,10 @@ fn layer_policy(l: &Layer) -> (Retry, Network) {
         cap: l.cap,
         multiplier: l.multiplier,
         first_exponent: l.first_exponent,
+        randomization_factor: l.randomization_factor,
+        jitter_factor: l.jitter_factor,
+        jitter_max: l.jitter_max,
+        cap_applies: l.cap_applies,
         ..Retry::default()
     };
     let network = Network {

@@ -49,17 +49,8 @@ fn validate_backoff(prefix: &str, b: &Backoff) -> Result<(), Invalid> {
     Ok(())
 }
 
-/// The sizing keys of the libraries' jitters, as written (`None` = not written).
-struct Sizing {
-    jitter: Jitter,
-    randomization_factor: Option<f64>,
-    jitter_factor: Option<f64>,
-    jitter_max: Option<Duration>,
-    cap_applies: Option<CapApplies>,
-}
-
 /// Each sized jitter has its key, each key its jitter, and the amounts are in range.
-fn validate_sizing(prefix: &str, z: &Sizing) -> Result<(), Invalid> {
+fn validate_sizing(prefix: &str, z: &BackoffSpec) -> Result<(), Invalid> {
     let name = |j: Jitter| match j {
         Jitter::None => "none",
         Jitter::Full => "full",
@@ -150,16 +141,7 @@ fn validate_retry(p: &str, r: &Retry) -> Result<(), Invalid> {
         ));
     }
     validate_backoff(p, &r.backoff())?;
-    validate_sizing(
-        p,
-        &Sizing {
-            jitter: r.jitter,
-            randomization_factor: r.randomization_factor,
-            jitter_factor: r.jitter_factor,
-            jitter_max: r.jitter_max,
-            cap_applies: r.cap_applies,
-        },
-    )?;
+    validate_sizing(p, &r.backoff_spec)?;
     if let Some(b) = r.throttling_base
         && (b.0 == 0 || b > r.cap)
     {
@@ -631,16 +613,7 @@ impl Model {
                 ));
             }
             validate_backoff(&format!("layer[{i}]"), &l.backoff())?;
-            validate_sizing(
-                &format!("layer[{i}]"),
-                &Sizing {
-                    jitter: l.jitter,
-                    randomization_factor: l.randomization_factor,
-                    jitter_factor: l.jitter_factor,
-                    jitter_max: l.jitter_max,
-                    cap_applies: l.cap_applies,
-                },
-            )?;
+            validate_sizing(&format!("layer[{i}]"), &l.backoff_spec)?;
             match l.budget {
                 Some(LayerBudget::Tokens {
                     max_tokens,

@@ -139,16 +139,7 @@ fn layer_policy(l: &Layer) -> (Retry, Network) {
     let retry = Retry {
         max_attempts: l.max_attempts,
         timeout: l.timeout,
-        backoff: l.backoff,
-        jitter: l.jitter,
-        base: l.base,
-        cap: l.cap,
-        multiplier: l.multiplier,
-        first_exponent: l.first_exponent,
-        randomization_factor: l.randomization_factor,
-        jitter_factor: l.jitter_factor,
-        jitter_max: l.jitter_max,
-        cap_applies: l.cap_applies,
+        backoff_spec: l.backoff_spec.clone(),
         ..Retry::default()
     };
     let network = Network {

@@ -33,9 +33,6 @@ mod server;
 mod workload;
 pub use backoff::BackoffSpec;
 pub use idempotency::*;
-/// The name of before [`LayerBudget`], kept so that `sim/` compiles unchanged; new code says
-/// `LayerBudget`.
-pub use layers::LayerBudget as Budget;
 pub use layers::*;
 pub use limits::{BYTES_PER_INTENT, MAX_INTENTS, MAX_LAYERS, MAX_POLICY_INSTANCES};
 pub use network::*;

@@ -10,6 +10,7 @@ mod engine_path;
 mod errors_doc;
 mod import;
 mod map;
+mod merge;
 mod outputs;
 mod path;
 mod peak_window;

@@ -5,6 +5,8 @@ use crate::args::ModelArgs;
 use crate::{CliError, output};
 use retrystorm_core::load::{self, Override, Scenario};
 use retrystorm_core::model::Model;
+use retrystorm_core::sweep::fingerprint;
+use std::collections::BTreeMap;
 
 /// Reads the model file's text, naming it in errors: a regular file of at most 16 MiB in UTF-8.
 pub fn read_model(args: &ModelArgs) -> Result<(String, String), CliError> {
@@ -77,6 +79,35 @@ pub fn load_with(
     text: &str,
     extra: &[Override],
 ) -> Result<Scenario, CliError> {
+    load_reading(
+        args,
+        origin,
+        text,
+        extra,
+        &std::sync::Mutex::new(BTreeMap::new()),
+    )
+}
+
+/// As [`load_with`], and the files the model reads besides its own (`workload.trace`,
+/// `retry.from`), by their reference (`trace:t.csv`, `envoy:route.yaml`), each with the
+/// fingerprint (FNV-1a 64, hex) of what was read from it: what a sweep file's header records.
+pub fn load_inputs(
+    args: &ModelArgs,
+    origin: &str,
+    text: &str,
+) -> Result<(Scenario, BTreeMap<String, String>), CliError> {
+    let read = std::sync::Mutex::new(BTreeMap::new());
+    let s = load_reading(args, origin, text, &[], &read)?;
+    Ok((s, read.into_inner().unwrap_or_else(|e| e.into_inner())))
+}
+
+fn load_reading(
+    args: &ModelArgs,
+    origin: &str,
+    text: &str,
+    extra: &[Override],
+    read: &std::sync::Mutex<BTreeMap<String, String>>,
+) -> Result<Scenario, CliError> {
     let mut sets = overrides(args)?;
     sets.extend(extra.iter().cloned());
     let resolve = |r: &str| match r.strip_prefix("trace:") {
@@ -89,6 +120,13 @@ pub fn load_with(
                 .map_err(|e| e.to_string())
         }
         None => crate::import::resolve_from(origin, r),
+    };
+    let resolve = |r: &str| {
+        let got = resolve(r)?;
+        read.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(r.to_string(), fingerprint(got.as_bytes()));
+        Ok(got)
     };
     let mut s = load::load_resolved(origin, text, &sets, &resolve)?;
     for w in &s.warnings {

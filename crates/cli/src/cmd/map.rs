@@ -7,10 +7,10 @@
 use crate::args::MapArgs;
 use crate::emit::{check_outputs, is_stdout};
 use crate::grid::{check_grid_size, parse_axes};
-use crate::model_args::{base_seed, load_with, pick_variant, read_model};
+use crate::model_args::{base_seed, load_inputs, load_with, pick_variant, read_model};
 use crate::run::Runner;
-use crate::sweep_file::sweep_text;
 use crate::sweep_file::{looks_like_sweep, read_sweep};
+use crate::sweep_file::{stamped, sweep_text};
 use crate::text::plural;
 use crate::{CliError, output, progress};
 use retrystorm_core::expect;
@@ -102,7 +102,7 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
         ));
     }
     let (origin, text) = read_model(&a.model)?;
-    let scenario = load_with(&a.model, &origin, &text, &[])?;
+    let (scenario, inputs) = load_inputs(&a.model, &origin, &text)?;
     let chosen = pick_variant(&scenario, a.variant.as_deref(), &origin)?;
     let base_seed = base_seed(&a.model, &scenario.base);
     let grid = Grid {
@@ -145,7 +145,10 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
         }
         models.push(m);
     }
-    let header = SweepHeader::new(&scenario.name, &text, &a.model.sets, &grid, total);
+    let header = stamped(
+        SweepHeader::new(&scenario.name, &text, &a.model.sets, &grid, total),
+        inputs,
+    );
     let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
     output::refuse_inputs(&outs)?;
     let runner = Runner::new(a.model.jobs)?;

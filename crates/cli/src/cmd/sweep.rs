@@ -8,9 +8,12 @@
 use crate::args::{ModelArgs, SweepArgs};
 use crate::emit::check_outputs;
 use crate::grid::{check_grid_size, parse_axes};
-use crate::model_args::{base_seed, load_with, read_model};
+use crate::model_args::{base_seed, load_inputs, load_with, read_model};
 use crate::run::Runner;
-use crate::sweep_file::{differs, lock, metric_name, parse_sweep, summarize_with, sweep_text};
+use crate::sweep_file::{
+    Mismatch, VERSION, input_name, lock, made_by, metric_name, mismatch, parse_sweep, stamped,
+    summarize_with, sweep_text,
+};
 use crate::text::plural;
 use crate::{CliError, output, progress};
 use retrystorm_core::load::Override;
@@ -60,6 +63,23 @@ fn check_stream_target(path: &Path, resume: bool) -> Result<(), CliError> {
     }
 }
 
+/// Why `--resume` cannot continue the file `name`.
+fn not_resumable(name: &str, m: &Mismatch) -> String {
+    match m {
+        Mismatch::Version(_, theirs) => format!(
+            "--resume: {name} was begun by {}; this is retrystorm {VERSION}; finish it with that version, or use another --out",
+            made_by(theirs)
+        ),
+        Mismatch::Input(r) => format!(
+            "--resume: {} changed since {name} was begun; restore it, or use another --out",
+            input_name(r)
+        ),
+        Mismatch::Sweep(why) => {
+            format!("--resume: {name} was written by another sweep ({why}); use another --out")
+        }
+    }
+}
+
 pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     // Everything that can be refused is refused before the first run: the outputs, the metric,
     // the model, the axes, the grid's size and the shard.
@@ -76,7 +96,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     }
     let metric = metric_name(&a.chart)?;
     let (origin, text) = read_model(&a.model)?;
-    let scenario = load_with(&a.model, &origin, &text, &[])?;
+    let (scenario, inputs) = load_inputs(&a.model, &origin, &text)?;
     let axes = parse_axes(&a.vary)?;
     let base_seed = base_seed(&a.model, &scenario.base);
     let grid = Grid {
@@ -85,7 +105,10 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         seeds: stats::replication_seeds(base_seed, a.model.seeds),
     };
     let total = check_grid_size(&grid)?;
-    let header = SweepHeader::new(&scenario.name, &text, &a.model.sets, &grid, total);
+    let header = stamped(
+        SweepHeader::new(&scenario.name, &text, &a.model.sets, &grid, total),
+        inputs,
+    );
     let (shard_i, shard_n) = match &a.shard {
         Some(s) => parse_shard(s).map_err(|e| CliError::Input(format!("--shard {s}: {e}")))?,
         None => (1, 1),
@@ -155,10 +178,8 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         // A file without one whole line (killed while writing the header) starts afresh.
         if bytes.contains(&b'\n') {
             let old = parse_sweep(&name, &bytes)?;
-            if let Some(why) = differs(&header, &old.header) {
-                return Err(CliError::Input(format!(
-                    "--resume: {name} was written by another sweep ({why}); use another --out"
-                )));
+            if let Some(m) = mismatch(&header, &old.header) {
+                return Err(CliError::Input(not_resumable(&name, &m)));
             }
             if old.torn {
                 progress::note(&format!(

@@ -11,6 +11,7 @@ mod engine_path;
 mod errors_doc;
 mod import;
 mod map;
+mod merge;
 mod outputs;
 mod path;
 mod peak_window;

@@ -345,6 +345,10 @@ pub struct MergeArgs {
     /// The merged file.
     #[arg(long, short = 'o', value_name = "PATH")]
     pub out: PathBuf,
+    /// Accept a merge with runs missing (a shard not given or not finished): exit 0 with a
+    /// warning instead of exit 5.
+    #[arg(long)]
+    pub partial: bool,
 }
 
 #[derive(Args, Debug)]

@@ -40,6 +40,9 @@ pub enum CliError {
     /// `check --baseline` compared less than the baseline holds (or nothing): no verdict.
     #[error("{0}")]
     Incomplete(String),
+    /// `merge` joined fewer runs than the sweep's grid holds (without `--partial`).
+    #[error("{0}")]
+    Missing(String),
 }
 
 impl CliError {
@@ -49,6 +52,7 @@ impl CliError {
             CliError::Input(_) => 2,
             CliError::Output(_) => 3,
             CliError::Incomplete(_) => 4,
+            CliError::Missing(_) => 5,
         }
     }
 }

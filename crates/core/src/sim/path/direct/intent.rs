@@ -55,10 +55,23 @@ struct Intent {
     finalised: Option<Time>,
 }
 
+/// Events between two calls of the progress callback (as the event loop's 65,536).
+const PROGRESS_EVERY: u64 = 1 << 16;
+
 impl Direct<'_> {
-    /// Every intent of the workload, in id order.
-    pub(super) fn run_intents(&mut self) {
-        let w = &self.m.workload;
+    /// Every intent of the workload, in id order. `progress` hears, every
+    /// [`PROGRESS_EVERY`] events or so, the latest time an intent run so far has reached (it
+    /// never decreases and never passes the run's end).
+    pub(super) fn run_intents(&mut self, progress: &mut dyn FnMut(Time)) {
+        let mut report = PROGRESS_EVERY;
+        let mut tick = |d: &mut Self| {
+            if d.live_events >= report {
+                report = d.live_events + PROGRESS_EVERY;
+                progress(d.last_final.min(d.horizon));
+            }
+        };
+        let m = self.m;
+        let w = &m.workload;
         match w.kind {
             WorkloadKind::Burst => {
                 for c in 0..w.clients {
@@ -73,6 +86,7 @@ impl Direct<'_> {
                         continue;
                     }
                     self.intent(c, at);
+                    tick(self);
                 }
             }
             WorkloadKind::Open => {
@@ -99,6 +113,7 @@ impl Direct<'_> {
                         }
                     }
                     self.intent(id, t);
+                    tick(self);
                     id += 1;
                 }
             }

@@ -53,7 +53,7 @@ pub fn run(
         return None;
     }
     let mut d = Direct::new(m, seed);
-    d.run_intents();
+    d.run_intents(progress);
     let (end, ended, events) = d.ending()?;
     if d.rec.busy_ops && d.rec.max_op_time >= (MAX_STORED_BUCKETS as u64).saturating_mul(m.bucket.0)
     {

@@ -20,8 +20,8 @@ const KIND_MASK: u64 = (1 << KIND_BITS) - 1;
 /// Records kept in one vector before they move to chunks.
 const FLAT_MAX: usize = 1 << 16;
 
-/// Chunks with fewer records than this are sorted by comparison; larger ones by two counting
-/// passes of [`RADIX_BITS`] bits each over the time within the chunk.
+/// Fewer records than this are sorted by comparison; more by counting passes of [`RADIX_BITS`]
+/// bits over their time (two for a chunk's 22 bits).
 const RADIX_MIN: usize = 1 << 10;
 const RADIX_BITS: u32 = 11;
 
@@ -99,7 +99,8 @@ impl Records {
                 ts.buckets.arrivals(at, false, 0, self.bulk);
                 self.bulk = 0;
             }
-            flat.sort_unstable();
+            let bits = u64::BITS - self.max_op_time.leading_zeros();
+            sort_by_time(&mut flat, &mut Vec::new(), |e| e >> KIND_BITS, bits);
             feed(
                 ts,
                 &flat,
@@ -119,7 +120,12 @@ impl Records {
                 let at = self.bulk_at.unwrap_or(Time::ZERO);
                 ts.buckets.arrivals(at, false, 0, self.bulk);
             }
-            sort_by_time(chunk, &mut scratch);
+            sort_by_time(
+                chunk,
+                &mut scratch,
+                |e| u64::from(e >> KIND_BITS),
+                CHUNK_SHIFT,
+            );
             let base = (i as u64) << CHUNK_SHIFT;
             let decode = |e: u32| (base | u64::from(e >> KIND_BITS), e & KIND_MASK as u32);
             feed(ts, chunk, decode, &mut busy);
@@ -128,31 +134,38 @@ impl Records {
     }
 }
 
-/// Sorts a chunk's records by their time (the bits above `KIND_BITS`; the kinds of one instant
-/// in any order): two stable counting passes for a large chunk, a comparison sort for a small one.
-fn sort_by_time(v: &mut Vec<u32>, scratch: &mut Vec<u32>) {
+/// Sorts records by `key` (a time; the kinds of one instant in any order), which fits in
+/// `bits` bits: stable counting passes of [`RADIX_BITS`] bits for many records, a comparison sort
+/// for few.
+fn sort_by_time<T: Copy + Default + Ord>(
+    v: &mut Vec<T>,
+    scratch: &mut Vec<T>,
+    key: impl Fn(T) -> u64,
+    bits: u32,
+) {
     if v.len() < RADIX_MIN {
         return v.sort_unstable();
     }
     const R: usize = 1 << RADIX_BITS;
-    const M: u32 = (1 << RADIX_BITS) - 1;
+    const M: u64 = (1 << RADIX_BITS) - 1;
     scratch.clear();
-    scratch.resize(v.len(), 0);
-    for pass in 0..2 {
-        let shift = KIND_BITS + pass * RADIX_BITS;
+    scratch.resize(v.len(), T::default());
+    let mut shift = 0;
+    while shift < bits {
         let mut count = [0u32; R + 1];
         for &e in v.iter() {
-            count[((e >> shift) & M) as usize + 1] += 1;
+            count[((key(e) >> shift) & M) as usize + 1] += 1;
         }
         for k in 0..R {
             count[k + 1] += count[k];
         }
         for &e in v.iter() {
-            let k = ((e >> shift) & M) as usize;
+            let k = ((key(e) >> shift) & M) as usize;
             scratch[count[k] as usize] = e;
             count[k] += 1;
         }
         std::mem::swap(v, scratch);
+        shift += RADIX_BITS;
     }
 }
 
@@ -186,8 +199,15 @@ fn feed<T: Copy>(
                 }
                 OP_SUCCESS => ts.buckets.success(now),
                 a => {
+                    // A run of equal records (a herd with no jitter): one call.
+                    let mut n = 1;
+                    while records.get(k + n).is_some_and(|&e| decode(e) == (t, kind)) {
+                        n += 1;
+                    }
                     let attempt = (a - OP_ARRIVAL) as u16;
-                    ts.buckets.arrival(now, attempt > 0, attempt);
+                    ts.buckets.arrivals(now, attempt > 0, attempt, n as u64);
+                    k += n;
+                    continue;
                 }
             }
             k += 1;

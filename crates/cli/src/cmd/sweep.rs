@@ -31,7 +31,7 @@ pub const MAX_RUNS_PER_PROCESS: u64 = 1_000_000;
 const MODEL_CACHE_POINTS: u64 = 4096;
 
 /// Runs one grid point's variants: the model loaded with `--set` then the point's values.
-fn point_models(
+pub(crate) fn point_models(
     args: &ModelArgs,
     origin: &str,
     text: &str,

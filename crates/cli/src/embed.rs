@@ -55,12 +55,15 @@ impl Source {
         load_with(&self.args, &self.origin, &self.text, &[])
     }
 
-    /// What `run MODEL [--variant V] --json -` writes (one seed, or the replicated report with
-    /// `--seeds N`).
-    pub fn run_json(&self, variant: Option<&str>) -> Result<String, CliError> {
+    /// What `run MODEL [--variant V] --json - --csv -` write: the JSON report (one seed, or the
+    /// replicated report with `--seeds N`) and the series CSV.
+    pub fn run_outputs(&self, variant: Option<&str>) -> Result<(String, String), CliError> {
         let scenario = self.scenario()?;
         let model = pick_variant(&scenario, variant, &self.origin)?;
         let seed = base_seed(&self.args, &model);
+        let csv = |rep: &RunReport| {
+            report::series_csv(rep).map_err(|e| CliError::Output(format!("csv: {e}")))
+        };
         if self.args.seeds > 1 {
             let rep = replicate(
                 &scenario.name,
@@ -69,15 +72,19 @@ impl Source {
                 self.args.seeds,
                 self.args.jobs,
             )?;
-            return Ok(crate::emit::replicated_json(&rep));
+            return Ok((
+                crate::emit::replicated_json(&rep),
+                csv(&rep.to_run_report())?,
+            ));
         }
         let results = run_all(&[(&model, seed)], self.args.jobs)?;
-        Ok(report::to_json(&RunReport {
+        let rep = RunReport {
             schema_version: SCHEMA_VERSION,
             model: scenario.name.clone(),
             seed,
             variants: results,
-        }))
+        };
+        Ok((report::to_json(&rep), csv(&rep)?))
     }
 
     /// What `compare MODEL --json -` writes: every variant, one seed or `--seeds N`.

@@ -77,7 +77,7 @@ fn load(origin: &str, text: Option<String>, flags: Vec<String>) -> PyResult<(Str
     Ok((s.name, s.variants.into_iter().map(|m| m.name).collect()))
 }
 
-/// What `run MODEL [--variant V] FLAGS --json -` writes.
+/// What `run MODEL [--variant V] FLAGS --json - --csv -` write: (JSON, CSV).
 #[pyfunction]
 #[pyo3(signature = (origin, text, flags, variant=None))]
 fn run(
@@ -86,10 +86,10 @@ fn run(
     text: Option<String>,
     flags: Vec<String>,
     variant: Option<String>,
-) -> PyResult<String> {
+) -> PyResult<(String, String)> {
     let stop = Arc::new(AtomicBool::new(false));
     blocking(py, stop, move || {
-        source(&origin, text, &flags)?.run_json(variant.as_deref())
+        source(&origin, text, &flags)?.run_outputs(variant.as_deref())
     })
 }
 

@@ -39,13 +39,15 @@ def test_run_variant_and_series(tmp_path):
     m = retrystorm.load(THREE)
     assert len(m.variants) > 1
     v = m.variants[1]
-    out = tmp_path / "r.json"
-    cli("run", THREE, "--variant", v, "--json", str(out))
+    out, csv = tmp_path / "r.json", tmp_path / "r.csv"
+    cli("run", THREE, "--variant", v, "--json", str(out), "--csv", str(csv))
     r = retrystorm.run(m, variant=v)
     assert canon(r.summary) == canon(json.loads(out.read_text()))
+    assert r.csv == csv.read_text()
     series = r.summary["variants"][0]["series"]
-    assert list(r.series["bucket_ms"]) == series["bucket_ms"]
     assert list(r.series["retries"]) == series["retries"]
+    assert list(r.series["first"]) == series["first"]
+    assert set(r.series["variant"]) == {v}
 
 
 def test_compare_is_the_cli_json(tmp_path):
@@ -77,7 +79,8 @@ def test_sweep_without_pandas_is_a_list(monkeypatch):
     assert isinstance(rows, list) and len(rows) == 2 * n
     assert [r["retry.base"] for r in rows] == ["50ms"] * n + ["1s"] * n
     r = retrystorm.run(retrystorm.load(HERD))
-    assert isinstance(r.series, dict) and "bucket_ms" in r.series
+    assert isinstance(r.series, dict)
+    assert r.series["retries"] == r.summary["variants"][0]["series"]["retries"]
 
 
 def test_check_is_the_cli_verdict():

@@ -16,6 +16,8 @@ Bad input raises :class:`ModelError` with the CLI's ``file:line:column: field: .
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -99,14 +101,6 @@ def load(path_or_toml_text, set=None) -> Model:
     return Model(src, None, set or {})
 
 
-def _frame(columns: dict):
-    try:
-        import pandas
-    except ImportError:
-        return columns
-    return pandas.DataFrame(columns)
-
-
 def _rows(rows: list):
     try:
         import pandas
@@ -115,20 +109,39 @@ def _rows(rows: list):
     return pandas.DataFrame(rows)
 
 
+def _number(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+
 class Result:
     """The result of :func:`run`.
 
     ``summary`` is the JSON report of ``retrystorm run --json`` as a dict, field for field;
-    ``series`` is the run's time series (one row per bucket) as a pandas DataFrame when pandas
-    is installed, else a dict of lists; ``json`` is the report's text.
+    ``json`` is its text. ``series`` is ``run --csv``'s series (one row per bucket: ``variant``,
+    ``bucket``, ``start_ms``, ``first``, ``retries``, ``arrivals``, ...) as a pandas DataFrame
+    when pandas is installed, else a dict of lists; ``csv`` is its text.
     """
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, csv_text: str):
         self.json = text
+        self.csv = csv_text
         self.summary = json.loads(text)
-        series = self.summary["variants"][0].get("series") or {}
-        columns = {k: v for k, v in series.items() if isinstance(v, list)}
-        self.series = _frame(columns)
+        try:
+            import pandas
+        except ImportError:
+            pandas = None
+        if pandas is not None:
+            self.series = pandas.read_csv(io.StringIO(csv_text))
+        else:
+            rows = list(csv.reader(io.StringIO(csv_text)))
+            head, body = rows[0], rows[1:]
+            self.series = {h: [_number(r[i]) for r in body] for i, h in enumerate(head)}
 
     def __repr__(self) -> str:
         return f"Result(model={self.summary.get('model')!r}, seed={self.summary.get('seed')!r})"
@@ -136,9 +149,12 @@ class Result:
 
 def run(model: Model, variant=None, seed=None, seeds=None, jobs=None, max_events=None) -> Result:
     """Runs the model (its base, or ``variant``) with ``seed`` (default: the model's), as
-    ``retrystorm run MODEL --json -``. ``seeds=N`` gives the replicated report (means, CI)."""
-    text = _call(_native.run, model.origin, model.text, model._flags(seed, seeds, jobs, max_events), variant)
-    return Result(text)
+    ``retrystorm run MODEL --json - --csv -``. ``seeds=N`` gives the replicated report (means,
+    CI) and the first seed's series."""
+    text, csv_text = _call(
+        _native.run, model.origin, model.text, model._flags(seed, seeds, jobs, max_events), variant
+    )
+    return Result(text, csv_text)
 
 
 def compare(model: Model, seeds=None, seed=None, jobs=None, max_events=None) -> dict:

@@ -23,6 +23,7 @@ class Result:
     """``summary``: the JSON report of ``run --json``; ``series``: a DataFrame or dict of lists."""
 
     json: str
+    csv: str
     summary: Dict[str, Any]
     series: Any
 

@@ -22,18 +22,18 @@ ap.add_argument("--seeds", type=int, default=10)
 ap.add_argument("--out", default="jitter.png")
 a = ap.parse_args()
 
-model = retrystorm.load(HERD)
-report = retrystorm.compare(model, seeds=a.seeds)  # every variant: none, full, equal, decorrelated
+model = retrystorm.load(HERD)  # its variants: no-jitter, full, equal, decorrelated
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
 names, peaks, errs = [], [], []
-for v in report["variants"]:
-    s = v["series"]
-    left.plot(s["bucket_ms"], s["retries"], label=v["name"], linewidth=1)
-    names.append(v["name"])
-    peaks.append(v["replications"]["mean"]["peak_retries"])
-    errs.append(v["replications"]["ci95"].get("peak_retries", 0.0))
-    print(f"{v['name']:>14}: peak retries {peaks[-1]:8.1f} ± {errs[-1]:.1f}  (retries {v['summary']['retries']})")
+for v in model.variants:
+    r = retrystorm.run(model, variant=v, seeds=a.seeds)  # `run --variant V --seeds N --json`
+    left.plot(r.series["start_ms"], r.series["retries"], label=v, linewidth=1)
+    rep = r.summary["variants"][0]["replications"]
+    names.append(v)
+    peaks.append(rep["mean"]["peak_retries"])
+    errs.append(rep["ci95"].get("peak_retries", 0.0))
+    print(f"{v:>14}: peak retries per bucket {peaks[-1]:8.1f} ± {errs[-1]:.1f} (95% CI, {a.seeds} seeds)")
 left.set(xlabel="simulated time (ms)", ylabel="retries per bucket", title="retries over time (first seed)")
 left.set_yscale("symlog")
 left.legend()

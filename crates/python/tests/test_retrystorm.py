@@ -2,8 +2,10 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -130,3 +132,23 @@ def test_bad_set_and_missing_file_and_variant():
     assert e.value.path == "no/such/model.toml" and "cannot read" in str(e.value)
     with pytest.raises(retrystorm.ModelError, match="no such variant"):
         retrystorm.run(retrystorm.load(THREE), variant="nope")
+
+
+def test_ctrl_c_stops_a_sweep():
+    code = (
+        "import retrystorm, sys\n"
+        f"m = retrystorm.load({HERD!r})\n"
+        "print('started', flush=True)\n"
+        "try:\n"
+        "    retrystorm.sweep(m, vary={'retry.base': [f'{i}ms' for i in range(1, 201)]}, seeds=100, jobs=1)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(3)\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "started"
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    # 80,000 runs would take minutes; the interrupt lands within the 50 ms poll.
+    out, _ = p.communicate(timeout=20)
+    assert p.returncode == 3 and "interrupted" in out

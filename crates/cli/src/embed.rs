@@ -40,8 +40,13 @@ impl Source {
         let argv = std::iter::once("retrystorm".to_string())
             .chain(std::iter::once(origin.to_string()))
             .chain(flags.iter().cloned());
+        // clap's message without its `error: ` and its `--help` hint, as one error.
         let args = Flags::try_parse_from(argv)
-            .map_err(|e| CliError::Input(e.to_string().trim_end().to_string()))?
+            .map_err(|e| {
+                let text = e.to_string();
+                let first = text.split("\n\n").next().unwrap_or(&text);
+                CliError::Input(first.strip_prefix("error: ").unwrap_or(first).to_string())
+            })?
             .model;
         let (origin, text) = match text {
             Some(t) => (origin.to_string(), t),

@@ -152,3 +152,10 @@ def test_ctrl_c_stops_a_sweep():
     # 80,000 runs would take minutes; the interrupt lands within the 50 ms poll.
     out, _ = p.communicate(timeout=20)
     assert p.returncode == 3 and "interrupted" in out
+
+
+def test_bad_flag_value_is_a_model_error():
+    with pytest.raises(retrystorm.ModelError) as e:
+        retrystorm.run(retrystorm.load(HERD), seeds=0)
+    assert "--seeds" in str(e.value) and not str(e.value).startswith("error:")
+    assert (e.value.path, e.value.line, e.value.field) == (None, None, None)

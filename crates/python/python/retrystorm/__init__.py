@@ -45,7 +45,8 @@ class ModelError(ValueError):
         self.line = None
         self.field = None
         m = _WHERE.match(message)
-        if m:
+        # A place is a path without spaces (or a flag), unless a line or a field follows it.
+        if m and (m.group("line") or m.group("field") or not re.search(r"\s", m.group("path"))):
             self.path = m.group("path")
             self.line = int(m.group("line")) if m.group("line") else None
             self.field = m.group("field")

@@ -9,6 +9,7 @@ mod advice; // the warnings of `explain`, also printed before a run
 mod args;
 mod charts; // chart options from the model
 mod cmd; // one file per subcommand; no command uses another
+pub mod embed; // the commands as a library, for the Python package
 mod emit; // writers of a run's report (table, JSON, CSV, Markdown, charts)
 mod grid; // --vary as a grid's axes
 mod import; // importers of real clients' retry configurations (retry.from)

@@ -249,6 +249,15 @@ impl<'a> Resolved<'a> {
     /// Reads and loads the model (refusing it as [`read_model`] and [`load_with`] do).
     pub fn read(args: &'a ModelArgs) -> Result<Resolved<'a>, CliError> {
         let (origin, text) = read_model(args)?;
+        Resolved::from_text(args, origin, text)
+    }
+
+    /// Loads the model from `text` already read (`origin` names it in messages).
+    pub fn from_text(
+        args: &'a ModelArgs,
+        origin: String,
+        text: String,
+    ) -> Result<Resolved<'a>, CliError> {
         let (scenario, inputs) = load_inputs(args, &origin, &text)?;
         let base_seed = base_seed(args, &scenario.base);
         Ok(Resolved {

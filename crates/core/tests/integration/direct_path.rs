@@ -210,6 +210,31 @@ fn max_events_truncation_is_the_event_loop_s() {
     }
 }
 
+/// A small `max_events` stops the direct path early: it gives the run to the event loop after
+/// about `max_events` events instead of running every intent first. Counted by the progress
+/// callback, which hears the direct path every 65,536 events: 10^6 intents of two to six events
+/// each would call it dozens of times before the direct path found out that the run stops at
+/// 1000 events.
+#[test]
+fn a_small_max_events_stops_the_direct_path_early() {
+    let sets = [
+        "workload.kind=open",
+        "workload.rate=1000000/s",
+        "horizon=1s",
+        "max_events=1000",
+    ];
+    let m = &shipped("thundering-herd.toml", &sets)[1];
+    assert_eq!(engine_path(m), EnginePath::Direct);
+    let mut heard = 0u64;
+    assert!(run_direct(m, 1, &mut |_| heard += 1, true).is_none());
+    assert_eq!(heard, 0, "the direct path ran on past max_events");
+    let a = run_model(m, 1, &mut |_| {});
+    let b = run_model(&forced(m), 1, &mut |_| {});
+    assert!(a.summary.truncated);
+    assert_eq!(a.summary.events, 1000);
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+}
+
 /// A long direct run reports progress as the event loop does (every 65,536 events and at the
 /// end): the clock it hears never goes back, never passes the end, and ends at the run's end.
 #[test]

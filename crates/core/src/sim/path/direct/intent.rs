@@ -61,8 +61,10 @@ const PROGRESS_EVERY: u64 = 1 << 16;
 impl Direct<'_> {
     /// Every intent of the workload, in id order. `progress` hears, every
     /// [`PROGRESS_EVERY`] events or so, the latest time an intent run so far has reached (it
-    /// never decreases and never passes the run's end).
-    pub(super) fn run_intents(&mut self, progress: &mut dyn FnMut(Time)) {
+    /// never decreases and never passes the run's end). Returns `false`, having stopped early,
+    /// once the intents run so far have more than `max_events` events: the run would stop at
+    /// `max_events`, which the event loop does (see [`Direct::ending`]), so the rest is not run.
+    pub(super) fn run_intents(&mut self, progress: &mut dyn FnMut(Time)) -> bool {
         let mut report = PROGRESS_EVERY;
         let mut tick = |d: &mut Self| {
             if d.live_events >= report {
@@ -86,6 +88,9 @@ impl Direct<'_> {
                         continue;
                     }
                     self.intent(c, at);
+                    if self.live_events > m.max_events {
+                        return false;
+                    }
                     tick(self);
                 }
             }
@@ -113,12 +118,16 @@ impl Direct<'_> {
                         }
                     }
                     self.intent(id, t);
+                    if self.live_events > m.max_events {
+                        return false;
+                    }
                     tick(self);
                     id += 1;
                 }
             }
             _ => unreachable!("engine_path admits burst and open workloads only"),
         }
+        true
     }
 
     #[inline]

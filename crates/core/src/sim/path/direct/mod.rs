@@ -53,7 +53,10 @@ pub fn run(
         return None;
     }
     let mut d = Direct::new(m, seed);
-    d.run_intents(progress);
+    if !d.run_intents(progress) {
+        // Past `max_events` already: the event loop stops there, after far less work.
+        return None;
+    }
     let (end, ended, events) = d.ending()?;
     if d.rec.busy_ops && d.rec.max_op_time >= (MAX_STORED_BUCKETS as u64).saturating_mul(m.bucket.0)
     {

@@ -1,6 +1,6 @@
 //! Counts per time bucket at the model's bucket width, bounded in memory, with their peaks.
 
-use super::windows::{ATTEMPT_SERIES, Windows, bump, bump_by};
+use super::windows::{ATTEMPT_SERIES, SortedWindow, Windows, bump, bump_by};
 use crate::summary::{AttemptPeak, Series};
 use crate::time::{Duration, Time};
 
@@ -25,6 +25,39 @@ pub struct Buckets {
     /// Sliding-window and per-attempt peaks, and arrivals per bucket by attempt: kept for the
     /// tier whose load the summary reports (the bottom), off elsewhere.
     pub(super) windows: Option<Box<Windows>>,
+    /// The stored bucket of the last [`Buckets::index`] and its times `[lo, hi)`: times come in
+    /// order, so most calls fall in it and need no division (empty until the first call, and
+    /// emptied when the stored width doubles).
+    at: Cached,
+    /// The base bucket `peaks.bucket` covers `[lo, hi)` (empty until the first arrival).
+    peak_at: Cached,
+}
+
+/// A bucket and the times `[lo, hi)` it covers.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cached {
+    lo: u64,
+    hi: u64,
+    index: u64,
+}
+
+impl Cached {
+    /// The bucket of width `width` holding `t`: from the cache when `t` is in it, else by
+    /// division (and cached).
+    #[inline]
+    fn of(&mut self, t: u64, width: u64) -> u64 {
+        if t >= self.lo && t < self.hi {
+            return self.index;
+        }
+        let b = t / width;
+        let lo = b * width;
+        *self = Cached {
+            lo,
+            hi: lo.saturating_add(width),
+            index: b,
+        };
+        b
+    }
 }
 
 /// Streaming per-bucket peaks at the base width.
@@ -63,7 +96,7 @@ impl Buckets {
     #[inline]
     fn index(&mut self, t: Time) -> usize {
         loop {
-            let i = (t.0 / self.width) as usize;
+            let i = self.at.of(t.0, self.width) as usize;
             if i < MAX_STORED_BUCKETS {
                 return i;
             }
@@ -93,14 +126,15 @@ impl Buckets {
             }
         }
         self.width = self.width.saturating_mul(2);
+        self.at = Cached::default();
     }
 
     /// An arrival at the server at `t` (calls come in time order); `attempt` counts from 0
     /// (the first try).
     #[inline]
     pub fn arrival(&mut self, t: Time, retry: bool, attempt: u16) {
+        let b = self.peak_at.of(t.0, self.base);
         let p = &mut self.peaks;
-        let b = t.0 / self.base;
         if b != p.bucket {
             *p = Peaks {
                 bucket: b,
@@ -136,8 +170,8 @@ impl Buckets {
         if n == 0 {
             return;
         }
+        let b = self.peak_at.of(t.0, self.base);
         let p = &mut self.peaks;
-        let b = t.0 / self.base;
         if b != p.bucket {
             *p = Peaks {
                 bucket: b,
@@ -173,6 +207,27 @@ impl Buckets {
             w.by_attempt = by_attempt;
             if by_attempt {
                 w.series.reserve(ATTEMPT_SERIES);
+            }
+        }
+    }
+
+    /// From now on the sliding-window peaks are counted by the caller, who sets them with
+    /// [`Buckets::set_window_peaks`] (the direct path, which holds its arrivals sorted).
+    pub fn count_windows_elsewhere(&mut self) {
+        if let Some(w) = &mut self.windows {
+            w.counted_elsewhere = true;
+        }
+    }
+
+    /// The sliding-window peaks counted by the caller (see
+    /// [`Buckets::count_windows_elsewhere`]) over the same arrivals as fed here.
+    pub fn set_window_peaks(&mut self, sorted: &SortedWindow) {
+        if let Some(w) = &mut self.windows {
+            let (peak, peak_retries, attempts) = sorted.peaks();
+            w.peak = peak;
+            w.peak_retries = peak_retries;
+            for (l, p) in w.attempts.iter_mut().zip(attempts) {
+                l.peak_window = p;
             }
         }
     }

@@ -11,4 +11,4 @@ mod windows;
 pub use buckets::{Buckets, MAX_STORED_BUCKETS, series};
 pub use completions::Completions;
 pub use levels::Levels;
-pub use windows::ATTEMPT_SERIES;
+pub use windows::{ATTEMPT_SERIES, SortedWindow};

@@ -55,6 +55,9 @@ pub(super) struct Windows {
     /// not kept when `by_attempt` is off (a summary-only run has no series).
     pub(super) series: Vec<Vec<u32>>,
     pub(super) by_attempt: bool,
+    /// The sliding-window peaks are counted by the caller ([`SortedWindow`]) and set at the
+    /// end ([`crate::metrics::Buckets::set_window_peaks`]): arrivals skip the window here.
+    pub(super) counted_elsewhere: bool,
 }
 
 impl Windows {
@@ -75,11 +78,33 @@ impl Windows {
         i: usize,
         n: u64,
     ) {
-        let t = t.0;
         let a = usize::from(attempt);
         if a >= self.attempts.len() {
             self.attempts.resize_with(a + 1, AttemptLoad::default);
         }
+        if !self.counted_elsewhere {
+            self.window(t.0, retry, attempt, n);
+        }
+        let l = &mut self.attempts[a];
+        l.arrivals += n;
+        if l.bucket != b {
+            l.bucket = b;
+            l.in_bucket = 0;
+        }
+        l.in_bucket += n;
+        l.peak = l.peak.max(l.in_bucket);
+        if self.by_attempt {
+            let k = a.min(ATTEMPT_SERIES - 1);
+            if self.series.len() <= k {
+                self.series.resize_with(k + 1, Vec::new);
+            }
+            bump_by(&mut self.series[k], i, n);
+        }
+    }
+
+    /// The sliding-window counts and peaks for `n` arrivals at `t`.
+    #[inline]
+    fn window(&mut self, t: u64, retry: bool, attempt: u16, n: u64) {
         match self.recent.back_mut() {
             Some(s) if s.t == t && s.attempt == attempt && s.retry == retry => s.n += n,
             _ => {
@@ -110,23 +135,76 @@ impl Windows {
             self.retries_in_window += n;
             self.peak_retries = self.peak_retries.max(self.retries_in_window);
         }
-        let l = &mut self.attempts[a];
-        l.arrivals += n;
+        let l = &mut self.attempts[usize::from(attempt)];
         l.in_window += n;
         l.peak_window = l.peak_window.max(l.in_window);
-        if l.bucket != b {
-            l.bucket = b;
-            l.in_bucket = 0;
+    }
+}
+
+/// The sliding-window peaks of [`Windows`] counted by a caller that holds its arrivals sorted by
+/// time: it calls [`SortedWindow::enter`] for each arrival in time order, and before that
+/// [`SortedWindow::leave`] for each earlier arrival at `s` with `t - s >= width` (two pointers
+/// over the same sorted arrivals: no copy of them is kept here). The peaks are those of
+/// [`Windows`] for the same arrivals (`tests::sorted_window_is_the_deque_s`).
+#[derive(Clone, Debug, Default)]
+pub struct SortedWindow {
+    width: u64,
+    all: u64,
+    retries: u64,
+    peak: u64,
+    peak_retries: u64,
+    /// Index `a`: attempt number `a + 1`, `(in window, peak)`.
+    attempts: Vec<(u64, u64)>,
+}
+
+impl SortedWindow {
+    /// A window of `width` ns (at least 1), as [`crate::metrics::Buckets::with_windows`]'.
+    pub fn new(width: u64) -> Self {
+        SortedWindow {
+            width: width.max(1),
+            ..Default::default()
         }
-        l.in_bucket += n;
-        l.peak = l.peak.max(l.in_bucket);
-        if self.by_attempt {
-            let k = a.min(ATTEMPT_SERIES - 1);
-            if self.series.len() <= k {
-                self.series.resize_with(k + 1, Vec::new);
-            }
-            bump_by(&mut self.series[k], i, n);
+    }
+
+    pub fn width(&self) -> u64 {
+        self.width
+    }
+
+    /// `n` arrivals of attempt `attempt` (from 0) enter the window.
+    #[inline]
+    pub fn enter(&mut self, retry: bool, attempt: u16, n: u64) {
+        let a = usize::from(attempt);
+        if a >= self.attempts.len() {
+            self.attempts.resize(a + 1, (0, 0));
         }
+        self.all += n;
+        self.peak = self.peak.max(self.all);
+        if retry {
+            self.retries += n;
+            self.peak_retries = self.peak_retries.max(self.retries);
+        }
+        let l = &mut self.attempts[a];
+        l.0 += n;
+        l.1 = l.1.max(l.0);
+    }
+
+    /// `n` arrivals that entered earlier leave the window.
+    #[inline]
+    pub fn leave(&mut self, retry: bool, attempt: u16, n: u64) {
+        self.all -= n;
+        if retry {
+            self.retries -= n;
+        }
+        self.attempts[usize::from(attempt)].0 -= n;
+    }
+
+    /// `(peak, peak of retries, peak per attempt number)`.
+    pub(super) fn peaks(&self) -> (u64, u64, impl Iterator<Item = u64> + '_) {
+        (
+            self.peak,
+            self.peak_retries,
+            self.attempts.iter().map(|l| l.1),
+        )
     }
 }
 
@@ -290,6 +368,43 @@ mod tests {
                 })
                 .collect::<Vec<_>>()
         );
+    }
+
+    /// Two pointers over sorted arrivals ([`SortedWindow`], as the direct path counts them) give
+    /// the deque's peaks: all, retries and each attempt number, with ties and bulk groups.
+    #[test]
+    fn sorted_window_is_the_deque_s() {
+        let mut x = 5u64;
+        for case in 0..100u64 {
+            let w = [1, 4, 10, 33, 250][case as usize % 5];
+            let mut arr: Vec<(u64, u16, u64)> = (0..1 + case % 70)
+                .map(|_| {
+                    x = crate::rng::mix64(x);
+                    (x % (1 + case * 5), (x >> 40) as u16 % 5, 1 + (x >> 20) % 3)
+                })
+                .collect();
+            arr.sort_by_key(|a| a.0);
+            let mut deque = Buckets::with_windows(Duration(10), Duration(w));
+            let mut counted = Buckets::with_windows(Duration(10), Duration(w));
+            counted.count_windows_elsewhere();
+            let mut sorted = SortedWindow::new(w);
+            let mut trail = 0;
+            for (k, &(t, a, n)) in arr.iter().enumerate() {
+                while t - arr[trail].0 >= w {
+                    let (_, a, n) = arr[trail];
+                    sorted.leave(a > 0, a, n);
+                    trail += 1;
+                }
+                assert!(trail <= k);
+                deque.arrivals(Time(t), a > 0, a, n);
+                counted.arrivals(Time(t), a > 0, a, n);
+                sorted.enter(a > 0, a, n);
+            }
+            counted.set_window_peaks(&sorted);
+            assert_eq!(counted.window_peaks(), deque.window_peaks(), "{arr:?}");
+            assert_eq!(counted.attempt_peaks(), deque.attempt_peaks(), "{arr:?}");
+            assert_eq!(counted.peaks(), deque.peaks());
+        }
     }
 
     #[test]

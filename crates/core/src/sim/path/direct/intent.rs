@@ -7,6 +7,7 @@ use crate::model::{
     CommitMode, CrashPoint, FailMode, LossNotice, OutageAnswer, RetryAfterPolicy, WorkloadKind,
 };
 use crate::policy::Class;
+use crate::policy::backoff::Jitter;
 use crate::rng::Purpose;
 use crate::sim::path::{from_retry_after_ms, to_retry_after_ms};
 use crate::time::{Duration, Time};
@@ -422,7 +423,7 @@ impl Direct<'_> {
     /// `PathSim::attempt_failed_k` for a top call with no budget.
     fn attempt_failed(&mut self, it: &mut Intent, now: Time, class: Class, ra: Option<Duration>) {
         let retry = &self.m.retry;
-        let mut backoff = retry.backoff();
+        let mut backoff = self.backoff;
         if class == Class::Throttled
             && let Some(b) = retry.throttling_base
         {
@@ -433,11 +434,27 @@ impl Direct<'_> {
         }
         let retries_made = u32::from(it.attempts) - 1;
         let index = u64::from(retries_made as u16);
-        let (mut delay, carry) = backoff.next_delay(
-            retries_made,
-            it.prev_backoff,
-            &mut stream(self.seed, it.id, Purpose::Backoff, index),
-        );
+        let throttled = class == Class::Throttled && retry.throttling_base.is_some();
+        let (mut delay, carry) = match self.windows.get(retries_made as usize) {
+            // `Backoff::delay` for these jitters, with the window looked up.
+            Some(&w) if !throttled => {
+                let draw = || stream(self.seed, it.id, Purpose::Backoff, index);
+                let d = match backoff.jitter {
+                    Jitter::Full => draw().range_u64(0, w),
+                    Jitter::Equal => {
+                        let half = w / 2;
+                        w - half + draw().range_u64(0, half)
+                    }
+                    _ => w,
+                };
+                (Duration(d), None)
+            }
+            _ => backoff.next_delay(
+                retries_made,
+                it.prev_backoff,
+                &mut stream(self.seed, it.id, Purpose::Backoff, index),
+            ),
+        };
         let policy = retry.retry_after;
         let mut honour = ra.filter(|_| policy != RetryAfterPolicy::Ignore);
         if policy == RetryAfterPolicy::Envoy {

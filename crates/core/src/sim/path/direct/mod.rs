@@ -35,6 +35,7 @@ use crate::dist::Dist;
 use crate::metrics::{Completions, MAX_STORED_BUCKETS};
 use crate::model::Model;
 use crate::policy::ClassSet;
+use crate::policy::backoff::{Backoff, BackoffKind, Jitter};
 use crate::rng::{Purpose, Stream};
 use crate::sim::path::Counters;
 use crate::summary::VariantResult;
@@ -121,11 +122,31 @@ struct Direct<'m> {
     /// An intent's pending events `(time, insertion, event)`.
     pending: Vec<(Time, u32, Ev)>,
     seq: u32,
+    /// The model's backoff, built once.
+    backoff: Backoff,
+    /// `backoff.window(n)` in ns for every retry `n`, when the delay is the window (no jitter),
+    /// or a uniform draw in it (full or equal jitter) of an exponential, linear or constant
+    /// backoff: the same values as `Backoff::delay`'s, without the floating point per retry.
+    /// Empty for every other backoff.
+    windows: Vec<u64>,
 }
 
 #[inline]
 fn stream(seed: u64, id: u64, purpose: Purpose, index: u64) -> Stream {
     Stream::new(seed, id, purpose, index)
+}
+
+/// [`Direct::windows`] for `m`.
+fn window_table(m: &Model) -> Vec<u64> {
+    let b = m.retry.backoff();
+    let tabled = matches!(
+        b.kind,
+        BackoffKind::Exponential | BackoffKind::Linear | BackoffKind::Constant
+    ) && matches!(b.jitter, Jitter::Full | Jitter::Equal | Jitter::None);
+    if !tabled {
+        return Vec::new();
+    }
+    (0..m.retry.max_attempts).map(|n| b.window(n).0).collect()
 }
 
 impl<'m> Direct<'m> {
@@ -149,6 +170,8 @@ impl<'m> Direct<'m> {
             last_final: Time::ZERO,
             pending: Vec::with_capacity(4),
             seq: 0,
+            backoff: m.retry.backoff(),
+            windows: window_table(m),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The time-ordered records that feed the bottom's buckets: arrivals by attempt, successes and
 //! the busy level's steps, kept compactly per chunk of time and fed in time order at the end.
 
+use crate::metrics::SortedWindow;
 use crate::model::{Model, WorkloadKind};
 use crate::sim::path::tier::TierState;
 use crate::time::Time;
@@ -90,47 +91,45 @@ impl Records {
     }
 
     /// Feeds every record to the bottom tier's buckets and levels in time order (ties in any
-    /// order: they change no count, peak or area), freeing the chunks as it goes.
+    /// order: they change no count, peak or area). The sliding-window peaks are counted here by
+    /// two pointers over the sorted records ([`SortedWindow`]), not by the buckets' own window.
     pub(super) fn feed_all(mut self, ts: &mut TierState) {
         let mut busy = 0u64;
+        let mut window = SortedWindow::new(ts.buckets.window_width().0);
+        ts.buckets.count_windows_elsewhere();
+        // Every record of a burst is at or after its start: its first tries go first.
+        let bulk = self.bulk_at.filter(|_| self.bulk > 0).map(|at| {
+            ts.buckets.arrivals(at, false, 0, self.bulk);
+            window.enter(false, 0, self.bulk);
+            (at.0, self.bulk)
+        });
         if let Some(mut flat) = self.flat.take() {
-            if let Some(at) = self.bulk_at {
-                // Every record of a burst is at or after its start.
-                ts.buckets.arrivals(at, false, 0, self.bulk);
-                self.bulk = 0;
-            }
             let bits = u64::BITS - self.max_op_time.leading_zeros();
             sort_by_time(&mut flat, &mut Vec::new(), |e| e >> KIND_BITS, bits);
-            feed(
-                ts,
-                &flat,
-                |e| (e >> KIND_BITS, (e & KIND_MASK) as u32),
-                &mut busy,
-            );
-        }
-        let bulk_chunk = self.bulk_at.map(|t| (t.0 >> CHUNK_SHIFT) as usize);
-        if let (Some(b), true) = (bulk_chunk, self.bulk > 0)
-            && self.chunks.len() <= b
-        {
-            self.chunks.resize_with(b + 1, Vec::new);
-        }
-        let mut scratch = Vec::new();
-        for (i, chunk) in self.chunks.iter_mut().enumerate() {
-            if bulk_chunk == Some(i) {
-                let at = self.bulk_at.unwrap_or(Time::ZERO);
-                ts.buckets.arrivals(at, false, 0, self.bulk);
+            let sorted = flat
+                .iter()
+                .map(|&e| (e >> KIND_BITS, (e & KIND_MASK) as u32));
+            feed(ts, sorted, &mut window, bulk, &mut busy);
+        } else {
+            let mut scratch = Vec::new();
+            for chunk in &mut self.chunks {
+                sort_by_time(
+                    chunk,
+                    &mut scratch,
+                    |e| u64::from(e >> KIND_BITS),
+                    CHUNK_SHIFT,
+                );
             }
-            sort_by_time(
-                chunk,
-                &mut scratch,
-                |e| u64::from(e >> KIND_BITS),
-                CHUNK_SHIFT,
-            );
-            let base = (i as u64) << CHUNK_SHIFT;
-            let decode = |e: u32| (base | u64::from(e >> KIND_BITS), e & KIND_MASK as u32);
-            feed(ts, chunk, decode, &mut busy);
-            *chunk = Vec::new();
+            drop(scratch);
+            let sorted = self.chunks.iter().enumerate().flat_map(|(i, chunk)| {
+                let base = (i as u64) << CHUNK_SHIFT;
+                chunk
+                    .iter()
+                    .map(move |&e| (base | u64::from(e >> KIND_BITS), e & KIND_MASK as u32))
+            });
+            feed(ts, sorted, &mut window, bulk, &mut busy);
         }
+        ts.buckets.set_window_peaks(&window);
     }
 }
 
@@ -169,24 +168,28 @@ fn sort_by_time<T: Copy + Default + Ord>(
     }
 }
 
-/// Feeds sorted records, decoded as `(time ns, kind)`, to the server's buckets and levels: one
-/// `Levels::set` per instant with a begin or a done (as the event loop sets them at each).
-fn feed<T: Copy>(
+/// Feeds sorted records `(time ns, kind)` to the server's buckets and levels: one
+/// `Levels::set` per instant with a begin or a done (as the event loop sets them at each). The
+/// arrivals also enter `window`, and leave it (a second cursor over the same records, and the
+/// burst's `bulk` first tries at their instant) once they are `width` or more behind.
+fn feed<I: Iterator<Item = (u64, u32)> + Clone>(
     ts: &mut TierState,
-    records: &[T],
-    decode: impl Fn(T) -> (u64, u32),
+    records: I,
+    window: &mut SortedWindow,
+    mut bulk: Option<(u64, u64)>,
     busy: &mut u64,
 ) {
-    let mut k = 0;
-    while k < records.len() {
-        let at = decode(records[k]).0;
+    let width = window.width();
+    let mut trail = records.clone().peekable();
+    let mut lead = records.peekable();
+    while let Some(&(at, _)) = lead.peek() {
         let now = Time(at);
         let mut levels = false;
-        while let Some(&r) = records.get(k) {
-            let (t, kind) = decode(r);
+        while let Some(&(t, kind)) = lead.peek() {
             if t != at {
                 break;
             }
+            lead.next();
             match kind {
                 OP_DONE => {
                     // A done may sort before the begin it ends at the same time.
@@ -201,16 +204,27 @@ fn feed<T: Copy>(
                 a => {
                     // A run of equal records (a herd with no jitter): one call.
                     let mut n = 1;
-                    while records.get(k + n).is_some_and(|&e| decode(e) == (t, kind)) {
+                    while lead.next_if(|&e| e == (t, kind)).is_some() {
                         n += 1;
                     }
+                    // Out of the window `(t - width, t]`: arrivals at `s` with `t - s >= width`.
+                    if let Some((s, k)) = bulk
+                        && t - s >= width
+                    {
+                        window.leave(false, 0, k);
+                        bulk = None;
+                    }
+                    while let Some((_, kind)) = trail.next_if(|&(s, _)| t - s >= width) {
+                        if kind >= OP_ARRIVAL {
+                            let attempt = (kind - OP_ARRIVAL) as u16;
+                            window.leave(attempt > 0, attempt, 1);
+                        }
+                    }
                     let attempt = (a - OP_ARRIVAL) as u16;
-                    ts.buckets.arrivals(now, attempt > 0, attempt, n as u64);
-                    k += n;
-                    continue;
+                    ts.buckets.arrivals(now, attempt > 0, attempt, n);
+                    window.enter(attempt > 0, attempt, n);
                 }
             }
-            k += 1;
         }
         if levels {
             ts.levels.set(&mut ts.buckets, now, 0, *busy);

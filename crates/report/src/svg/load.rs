@@ -33,6 +33,8 @@ pub struct LoadOptions {
     /// In the panels (not `overlay`), retries split by attempt number, one shade of the
     /// variant's colour each (the series' `attempts`; a variant without them is drawn as usual).
     pub by_attempt: bool,
+    /// How many replications (`--seeds N`) the numbers are the means of; 0 or 1 for one run.
+    pub seeds: u32,
 }
 
 /// One variant's data, cut to the chart's time range and merged to its columns.
@@ -267,7 +269,11 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
             "arrivals at the server"
         };
         header
-            .draw(&Text::new(heading(report, what), (16, 10), bold(20)))
+            .draw(&Text::new(
+                heading(report, what, opt.seeds),
+                (16, 10),
+                bold(20),
+            ))
             .map_err(chart_err(CHART))?;
         if n == 0 {
             return empty(&body, CHART);

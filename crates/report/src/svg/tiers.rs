@@ -12,23 +12,41 @@ use crate::{ReportError, fmt};
 /// arrivals per bucket at that tier as one line per variant, and each panel's title with the
 /// tier's totals. Variants keep their colours from the other charts.
 pub fn tiers_chart(report: &RunReport) -> Result<String, ReportError> {
+    tiers_chart_opts(report, &ChartOptions::default())
+}
+
+/// [`tiers_chart`] with [`ChartOptions`]: the seeds in the title, the windows to shade.
+pub fn tiers_chart_opts(report: &RunReport, opt: &ChartOptions) -> Result<String, ReportError> {
     const CHART: &str = "tiers";
     let tiers = report
         .variants
         .first()
         .map_or(0, |v| v.summary.tiers.len().max(1));
-    let height = LOAD_HEADER + LOAD_PANEL * tiers as u32 + 20;
+    // The legend sits in the header, above the panels, so it never covers a line.
+    let entries: Vec<(Swatch, String)> = report
+        .variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (Swatch::Line(variant(i)), v.name.clone()))
+        .collect();
+    let header = LOAD_HEADER + ((legend_rows(18, &entries) - 1) * LEGEND_ROW) as u32;
+    let height = header + LOAD_PANEL * tiers as u32 + 20;
     render(CHART, (WIDTH, height), |root| {
         if report.variants.is_empty() {
             return empty(root, CHART);
         }
-        let (top, rest) = root.split_vertically(LOAD_HEADER);
+        let (top, rest) = root.split_vertically(header);
         top.draw(&Text::new(
-            heading(report, "arrivals at each tier of the request path"),
+            heading(
+                report,
+                "arrivals at each tier of the request path",
+                opt.seeds,
+            ),
             (16, 10),
             bold(20),
         ))
         .map_err(chart_err(CHART))?;
+        legend(&top, CHART, (18, 46), &entries)?;
         let n = report.variants.len();
         // The per-tier series of a variant: the path's own (several tiers) or the main one.
         let series_of = |v: &VariantResult, t: usize| -> Vec<u64> {
@@ -114,20 +132,6 @@ pub fn tiers_chart(report: &RunReport) -> Result<String, ReportError> {
                 let color = variant(i);
                 chart
                     .draw_series(LineSeries::new(pts, color.stroke_width(stroke(i, n))))
-                    .map_err(chart_err(CHART))?
-                    .label(v.name.clone())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
-                    });
-            }
-            if t == 0 {
-                chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::UpperRight)
-                    .label_font(font(14))
-                    .background_style(WHITE.mix(0.9))
-                    .border_style(GRID_BOLD)
-                    .draw()
                     .map_err(chart_err(CHART))?;
             }
         }

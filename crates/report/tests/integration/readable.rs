@@ -1,0 +1,204 @@
+//! Charts a reader gets in five seconds (issue 30 item 10): legends outside the plotted data,
+//! titles that name the seeds, windows shaded on every time axis, a log y axis for a first
+//! burst that dwarfs the rest, axes ending near the last data. Structural checks on the SVG.
+
+use retrystorm_report::{
+    ChartOptions, LoadOptions, ParetoPoint, XScale, cdf_chart, cdf_chart_opts, load_chart_with,
+    outcome_chart_opts, pareto_chart, tiers_chart, tiers_chart_opts,
+};
+
+use crate::fixture;
+
+type BBox = (f64, f64, f64, f64);
+
+/// The value of attribute `name` in the tag `tag`.
+fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!(" {name}=\"");
+    let at = tag.find(&key)? + key.len();
+    let end = tag[at..].find('"')?;
+    Some(&tag[at..at + end])
+}
+
+fn num(tag: &str, name: &str) -> f64 {
+    attr(tag, name)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+/// Every element `<name ...>` of the document, as its opening tag's text.
+fn tags<'a>(svg: &'a str, name: &str) -> Vec<&'a str> {
+    let open = format!("<{name} ");
+    svg.match_indices(&open)
+        .map(|(i, _)| {
+            let end = svg[i..].find('>').map_or(svg.len(), |e| i + e);
+            &svg[i..end]
+        })
+        .collect()
+}
+
+/// The bounding box of the plotted data: every polyline of three or more points (curves, not
+/// swatches or grid lines) and every circle (points, markers) in `colours`, but for the circles
+/// inside `legend` (the legend's own swatches).
+fn data_bbox(svg: &str, colours: &[&str], legend: &[BBox]) -> BBox {
+    let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+    let mut add = |x: f64, y: f64| {
+        x0 = x0.min(x);
+        y0 = y0.min(y);
+        x1 = x1.max(x);
+        y1 = y1.max(y);
+    };
+    for t in tags(svg, "polyline") {
+        if !attr(t, "stroke").is_some_and(|c| colours.contains(&c)) {
+            continue;
+        }
+        let pts: Vec<(f64, f64)> = attr(t, "points")
+            .unwrap_or("")
+            .split_whitespace()
+            .filter_map(|p| {
+                let (a, b) = p.split_once(',')?;
+                Some((a.parse().ok()?, b.parse().ok()?))
+            })
+            .collect();
+        if pts.len() >= 3 {
+            pts.into_iter().for_each(|(x, y)| add(x, y));
+        }
+    }
+    for t in tags(svg, "circle") {
+        let c = attr(t, "fill")
+            .filter(|f| *f != "none")
+            .or(attr(t, "stroke"));
+        let (x, y) = (num(t, "cx"), num(t, "cy"));
+        let swatch = legend.iter().any(|b| intersects(*b, (x, y, x, y)));
+        if c.is_some_and(|c| colours.contains(&c)) && !swatch {
+            add(x, y);
+        }
+    }
+    assert!(x0 < x1 && y0 < y1, "no data drawn");
+    (x0, y0, x1, y1)
+}
+
+/// The box of the `<text>` whose content is `label` (about 9 px a character at 15 px).
+fn text_box(svg: &str, label: &str) -> BBox {
+    let needle = format!(">\n{label}\n</text>");
+    let at = svg
+        .find(&needle)
+        .unwrap_or_else(|| panic!("no text {label:?}"));
+    let start = svg[..at].rfind("<text ").expect("a text tag");
+    let tag = &svg[start..at];
+    let (x, y) = (num(tag, "x"), num(tag, "y"));
+    let w = 9.0 * label.chars().count() as f64;
+    (x - 30.0, y - 10.0, x + w, y + 10.0)
+}
+
+fn intersects(a: BBox, b: BBox) -> bool {
+    a.0 <= b.2 && b.0 <= a.2 && a.1 <= b.3 && b.1 <= a.3
+}
+
+/// The first `n` variant colours (crate::style's palette, as the SVG writes them).
+const VARIANTS: [&str; 3] = ["#4E79A7", "#F28E2B", "#76B7B2"];
+
+fn assert_outside(svg: &str, labels: &[String], colours: &[&str]) {
+    let boxes: Vec<BBox> = labels.iter().map(|l| text_box(svg, l)).collect();
+    let data = data_bbox(svg, colours, &boxes);
+    for (l, b) in labels.iter().zip(boxes) {
+        assert!(
+            !intersects(b, data),
+            "the legend entry {l:?} at {b:?} covers the data at {data:?}"
+        );
+    }
+}
+
+#[test]
+fn cdf_legend_is_outside_the_curves() {
+    let report = fixture::split(fixture::report());
+    for svg in [
+        cdf_chart(&report).unwrap(),
+        cdf_chart_opts(&report, XScale::Linear, &ChartOptions::default()).unwrap(),
+    ] {
+        let labels: Vec<String> = report
+            .variants
+            .iter()
+            .map(|v| format!("{} succeeded", v.name))
+            .collect();
+        // The label goes on with its counts; match the text's start.
+        let full: Vec<String> = labels
+            .iter()
+            .map(|l| {
+                let at = svg.find(&format!("\n{l} ")).expect(l) + 1;
+                svg[at..].lines().next().unwrap().to_string()
+            })
+            .collect();
+        assert_outside(&svg, &full, &VARIANTS);
+    }
+}
+
+#[test]
+fn tiers_legend_is_outside_the_lines() {
+    let report = fixture::report();
+    let svg = tiers_chart(&report).unwrap();
+    let labels: Vec<String> = report.variants.iter().map(|v| v.name.clone()).collect();
+    assert_outside(&svg, &labels, &VARIANTS);
+}
+
+#[test]
+fn pareto_legend_is_outside_the_points() {
+    // Points everywhere, up to the top right corner where the legend used to be.
+    let points: Vec<ParetoPoint> = (0..40)
+        .map(|i| {
+            let x = f64::from(i % 8);
+            let y = f64::from(i / 8) * 2.0;
+            ParetoPoint {
+                label: String::new(),
+                x,
+                y,
+                front: i % 8 == 0 || i < 8,
+                best: i == 0,
+            }
+        })
+        .collect();
+    let svg = pareto_chart("tune: model m", "p99 (ms)", "amplification", &points).unwrap();
+    let labels: Vec<String> = ["feasible", "Pareto front", "recommended"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    // Variant 0 faded (the feasible points), 1 (the front), 6 (the ring).
+    let colours = ["#4E79A7", "#F28E2B", "#2F4B7C"];
+    assert_outside(&svg, &labels, &colours);
+}
+
+fn title(svg: &str) -> String {
+    let at = svg.find("<text ").expect("a title");
+    svg[at..].lines().nth(1).unwrap().to_string()
+}
+
+#[test]
+fn titles_say_how_many_seeds() {
+    let report = fixture::split(fixture::report());
+    let five = ChartOptions {
+        seeds: 5,
+        ..ChartOptions::default()
+    };
+    let load = LoadOptions {
+        seeds: 5,
+        ..LoadOptions::default()
+    };
+    let charts = [
+        load_chart_with(&report, &load).unwrap(),
+        cdf_chart_opts(&report, XScale::Auto, &five).unwrap(),
+        outcome_chart_opts(&report, &five).unwrap(),
+        tiers_chart_opts(&report, &five).unwrap(),
+    ];
+    for svg in &charts {
+        let t = title(svg);
+        assert!(
+            t.ends_with(
+                "model outage-storm, 5 seeds (42..46; curves of seed 42, numbers are means)"
+            ),
+            "{t}"
+        );
+        assert!(!t.contains("model outage-storm, seed 42"), "{t}");
+    }
+    // One run: its seed.
+    let one = cdf_chart_opts(&report, XScale::Auto, &ChartOptions::default()).unwrap();
+    assert!(title(&one).ends_with("model outage-storm, seed 42"));
+}

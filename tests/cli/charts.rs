@@ -52,3 +52,41 @@ fn seeds_are_named_in_every_chart_title() {
     let t = title(&std::fs::read_to_string(p("one.svg")).unwrap());
     assert!(t.ends_with(", seed 42"), "{t}");
 }
+
+#[test]
+fn the_herds_load_chart_has_a_log_axis_unless_linear_y() {
+    let d = tempfile::tempdir().unwrap();
+    let p = |n: &str| d.path().join(n).display().to_string();
+    let herd = shipped("thundering-herd.toml");
+    let (code, _, err) = out(rs().args(["compare", &herd, "--svg", &p("auto.svg")]));
+    assert_eq!(code, 0, "{err}");
+    let auto = std::fs::read_to_string(p("auto.svg")).unwrap();
+    assert!(auto.contains("arrivals per 10 ms (log scale)"));
+    assert!(auto.contains("The y axis is logarithmic: the first burst"));
+    assert!(auto.contains("--linear-y draws it linear."));
+    let (code, _, err) = out(rs().args(["compare", &herd, "--svg", &p("lin.svg"), "--linear-y"]));
+    assert_eq!(code, 0, "{err}");
+    let lin = std::fs::read_to_string(p("lin.svg")).unwrap();
+    assert!(!lin.contains("(log scale)"));
+    assert!(lin.contains("--log-y shows the rest."));
+    // Both at once is a usage error.
+    let (code, _, err) = out(rs().args([
+        "compare",
+        &herd,
+        "--svg",
+        &p("x.svg"),
+        "--linear-y",
+        "--log-y",
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--linear-y") && err.contains("--log-y"),
+        "{err}"
+    );
+    // A load without a first burst (the stack's incident in the middle) stays linear.
+    let (code, _, err) =
+        out(rs().args(["compare", &shipped("stack.toml"), "--svg", &p("stack.svg")]));
+    assert_eq!(code, 0, "{err}");
+    let stack = std::fs::read_to_string(p("stack.svg")).unwrap();
+    assert!(!stack.contains("(log scale)") && !stack.contains("first burst"));
+}

@@ -11,6 +11,7 @@ pub fn load_options(out: &OutputArgs, models: &[Model], seeds: u32) -> LoadOptio
     LoadOptions {
         overlay: out.overlay,
         log_y: out.log_y,
+        linear_y: out.linear_y,
         by_attempt: out.by_attempt,
         windows: models.iter().map(model_windows).collect(),
         seeds,

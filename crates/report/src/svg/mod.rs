@@ -26,7 +26,9 @@ mod tiers;
 pub use self::cdf::{XScale, cdf_chart, cdf_chart_opts, cdf_chart_with};
 use self::columns::*;
 use self::load::*;
-pub use self::load::{LoadOptions, MAX_COLUMNS, TIME_QUANTILE, load_chart, load_chart_with};
+pub use self::load::{
+    BURST_RATIO, BURST_SHARE, LoadOptions, MAX_COLUMNS, TIME_QUANTILE, load_chart, load_chart_with,
+};
 use self::load_panel::*;
 pub use self::outcome::{outcome_chart, outcome_chart_opts};
 pub use self::tiers::{tiers_chart, tiers_chart_opts};

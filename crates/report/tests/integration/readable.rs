@@ -2,6 +2,7 @@
 //! titles that name the seeds, windows shaded on every time axis, a log y axis for a first
 //! burst that dwarfs the rest, axes ending near the last data. Structural checks on the SVG.
 
+use retrystorm_core::summary::RunReport;
 use retrystorm_report::{
     ChartOptions, LoadOptions, ParetoPoint, XScale, cdf_chart, cdf_chart_opts, load_chart_with,
     outcome_chart_opts, pareto_chart, tiers_chart, tiers_chart_opts,
@@ -201,4 +202,55 @@ fn titles_say_how_many_seeds() {
     // One run: its seed.
     let one = cdf_chart_opts(&report, XScale::Auto, &ChartOptions::default()).unwrap();
     assert!(title(&one).ends_with("model outage-storm, seed 42"));
+}
+
+/// A herd: all 1,000 clients at t = 0, then a long low tail of retries (3 to 12 a bucket).
+fn herd() -> RunReport {
+    let mut r = fixture::small();
+    let v = &mut r.variants[0];
+    let n = v.series.first.len();
+    v.series.first = (0..n).map(|i| if i == 0 { 1000 } else { 0 }).collect();
+    v.series.retries = (0..n)
+        .map(|i| if i == 0 { 0 } else { 3 + (i % 10) as u32 })
+        .collect();
+    v.series.succeeded = vec![0; n];
+    r
+}
+
+fn y_desc(svg: &str) -> bool {
+    svg.contains("(log scale)")
+}
+
+#[test]
+fn a_first_burst_that_dwarfs_the_rest_gets_a_log_axis() {
+    let svg = load_chart_with(&herd(), &LoadOptions::default()).unwrap();
+    assert!(y_desc(&svg), "the herd's y axis is logarithmic");
+    assert!(
+        svg.contains("The y axis is logarithmic: the first burst (1,000 per column) is 125 times the median column (8); --linear-y draws it linear."),
+        "and the chart says why"
+    );
+    // --linear-y keeps it linear, and points at --log-y.
+    let linear = LoadOptions {
+        linear_y: true,
+        ..LoadOptions::default()
+    };
+    let svg = load_chart_with(&herd(), &linear).unwrap();
+    assert!(!y_desc(&svg));
+    assert!(svg.contains("is 125 times the median column (8); --log-y shows the rest."));
+    // A flat load (and a storm in the middle, not a first burst) stays linear, without a note.
+    for r in [fixture::small(), fixture::report()] {
+        let svg = load_chart_with(&r, &LoadOptions::default()).unwrap();
+        assert!(!y_desc(&svg));
+        assert!(!svg.contains("first burst"));
+    }
+    // A burst 20 times the median or less is not dwarfing.
+    let mut mild = herd();
+    mild.variants[0].series.first[0] = 160; // 20 times the median of 8
+    assert!(!y_desc(
+        &load_chart_with(&mild, &LoadOptions::default()).unwrap()
+    ));
+    mild.variants[0].series.first[0] = 161;
+    assert!(y_desc(
+        &load_chart_with(&mild, &LoadOptions::default()).unwrap()
+    ));
 }

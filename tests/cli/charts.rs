@@ -90,3 +90,30 @@ fn the_herds_load_chart_has_a_log_axis_unless_linear_y() {
     let stack = std::fs::read_to_string(p("stack.svg")).unwrap();
     assert!(!stack.contains("(log scale)") && !stack.contains("first burst"));
 }
+
+#[test]
+fn the_tiers_chart_shades_the_models_windows() {
+    let d = tempfile::tempdir().unwrap();
+    let svg = d.path().join("tiers.svg");
+    let (code, _, err) = out(rs().args([
+        "compare",
+        &shipped("stack.toml"),
+        "--tiers-svg",
+        svg.to_str().unwrap(),
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let svg = std::fs::read_to_string(svg).unwrap();
+    // The server's capacity drop (60 s to 90 s), once in each of the three tiers' panels.
+    assert_eq!(svg.matches("\ncapacity 10\n").count(), 3);
+    let shaded = svg
+        .match_indices("<rect ")
+        .filter(|(i, _)| {
+            svg[*i..]
+                .split('>')
+                .next()
+                .unwrap()
+                .contains("fill=\"#EEE4C8\"")
+        })
+        .count();
+    assert_eq!(shaded, 4, "three panels and the legend's swatch");
+}

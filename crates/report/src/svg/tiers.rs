@@ -1,8 +1,10 @@
 //! The tiers chart: the arrivals at each tier of the request path, one panel per tier.
 
-use crate::style::{GRID, GRID_BOLD, bold, font, stroke, variant};
+use crate::marks::{Shade, summary_window};
+use crate::style::{GRID, GRID_BOLD, WINDOW, bold, font, stroke, variant};
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use retrystorm_core::summary::{RunReport, VariantResult};
 
 use super::*;
@@ -22,13 +24,32 @@ pub fn tiers_chart_opts(report: &RunReport, opt: &ChartOptions) -> Result<String
         .variants
         .first()
         .map_or(0, |v| v.summary.tiers.len().max(1));
+    // The windows of trouble, as the load chart shades them (each distinct window once).
+    let mut windows: Vec<Shade> = Vec::new();
+    for (i, v) in report.variants.iter().enumerate() {
+        let own = match opt.windows.get(i) {
+            Some(w) => w.clone(),
+            None => summary_window(&v.summary).into_iter().collect(),
+        };
+        for w in own {
+            if !windows.contains(&w) {
+                windows.push(w);
+            }
+        }
+    }
     // The legend sits in the header, above the panels, so it never covers a line.
-    let entries: Vec<(Swatch, String)> = report
+    let mut entries: Vec<(Swatch, String)> = report
         .variants
         .iter()
         .enumerate()
         .map(|(i, v)| (Swatch::Line(variant(i)), v.name.clone()))
         .collect();
+    if !windows.is_empty() {
+        entries.push((
+            Swatch::Box(WINDOW),
+            "outage / capacity drop / load spike".into(),
+        ));
+    }
     let header = LOAD_HEADER + ((legend_rows(18, &entries) - 1) * LEGEND_ROW) as u32;
     let height = header + LOAD_PANEL * tiers as u32 + 20;
     render(CHART, (WIDTH, height), |root| {
@@ -122,6 +143,27 @@ pub fn tiers_chart_opts(report: &RunReport, opt: &ChartOptions) -> Result<String
                 .max_light_lines(1)
                 .draw()
                 .map_err(chart_err(CHART))?;
+            // Windows first, behind the lines, each labelled at its top left.
+            let y_hi = ymax * 1.08;
+            for w in &windows {
+                let (a, b) = (w.from_ms / 1000.0, (w.to_ms / 1000.0).min(end_s));
+                if a >= end_s {
+                    continue;
+                }
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(a, 0.0), (b, y_hi)],
+                        WINDOW.filled(),
+                    )))
+                    .map_err(chart_err(CHART))?;
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        w.label.clone(),
+                        (a, y_hi),
+                        font(12).pos(Pos::new(HPos::Left, VPos::Top)),
+                    )))
+                    .map_err(chart_err(CHART))?;
+            }
             for (i, v) in report.variants.iter().enumerate() {
                 let b = bucket_ms(v) / 1000.0;
                 let pts: Vec<(f64, f64)> = series_of(v, t)

@@ -4,8 +4,8 @@
 
 use retrystorm_core::summary::RunReport;
 use retrystorm_report::{
-    ChartOptions, LoadOptions, ParetoPoint, XScale, cdf_chart, cdf_chart_opts, load_chart_with,
-    outcome_chart_opts, pareto_chart, tiers_chart, tiers_chart_opts,
+    ChartOptions, LoadOptions, ParetoPoint, Shade, XScale, cdf_chart, cdf_chart_opts,
+    load_chart_with, outcome_chart_opts, pareto_chart, tiers_chart, tiers_chart_opts,
 };
 
 use crate::fixture;
@@ -253,4 +253,52 @@ fn a_first_burst_that_dwarfs_the_rest_gets_a_log_axis() {
     assert!(y_desc(
         &load_chart_with(&mild, &LoadOptions::default()).unwrap()
     ));
+}
+
+/// The `(x, width)` of every rect filled in the windows' sand colour.
+fn window_rects(svg: &str) -> Vec<(f64, f64)> {
+    tags(svg, "rect")
+        .into_iter()
+        .filter(|t| attr(t, "fill") == Some("#EEE4C8"))
+        .filter(|t| num(t, "height") > 20.0) // not the legend's swatch
+        .map(|t| (num(t, "x"), num(t, "width")))
+        .collect()
+}
+
+#[test]
+fn the_tiers_chart_shades_the_windows() {
+    let report = fixture::report();
+    assert!(
+        window_rects(&tiers_chart(&report).unwrap()).is_empty(),
+        "no window, no shade"
+    );
+    let w = |from_ms: f64, to_ms: f64, label: &str| Shade {
+        from_ms,
+        to_ms,
+        label: label.into(),
+    };
+    let opt = ChartOptions {
+        windows: vec![vec![
+            w(5000.0, 10_000.0, "outage"),
+            w(10_000.0, 20_000.0, "slow ×10"),
+        ]],
+        ..ChartOptions::default()
+    };
+    let svg = tiers_chart_opts(&report, &opt).unwrap();
+    let rects = window_rects(&svg);
+    assert_eq!(rects.len(), 2, "{rects:?}");
+    let ((a, wa), (b, wb)) = (rects[0], rects[1]);
+    // 5..10 s and 10..20 s on one linear time axis: the second starts where the first ends,
+    // twice as wide, and the first starts one width after the axis' 0.
+    assert!((a + wa - b).abs() <= 1.0, "{rects:?}");
+    assert!((wb - 2.0 * wa).abs() <= 2.0, "{rects:?}");
+    assert!(svg.contains("\noutage\n") && svg.contains("\nslow ×10\n"));
+    assert!(svg.contains("\noutage / capacity drop / load spike\n"));
+    // Without the model's windows, the summary's trigger window.
+    let mut r = fixture::small();
+    r.variants[0].summary.trigger_from_ms = Some(500.0);
+    r.variants[0].summary.trigger_to_ms = Some(700.0);
+    let svg = tiers_chart(&r).unwrap();
+    assert_eq!(window_rects(&svg).len(), 1);
+    assert!(svg.contains("\ntrigger\n"));
 }

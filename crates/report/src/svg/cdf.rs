@@ -37,7 +37,15 @@ pub fn cdf_chart_opts(
     opt: &ChartOptions,
 ) -> Result<String, ReportError> {
     const CHART: &str = "completion CDF";
-    let points = report.variants.iter().flat_map(|v| &v.completion_cdf);
+    // The drawn lines' points: the per-outcome CDFs when split, else the joint one.
+    let split = is_split(report);
+    let points = report.variants.iter().flat_map(|v| {
+        if split {
+            v.success_cdf.iter().chain(&v.failure_cdf[..])
+        } else {
+            v.completion_cdf.iter().chain(&[][..])
+        }
+    });
     let max = points
         .clone()
         .map(|p| p.0)
@@ -86,7 +94,8 @@ pub fn cdf_chart_opts(
         legend(&top, CHART, (18, 46), &entries)?;
         if log {
             let lo = 10f64.powf(min_pos.log10().floor());
-            let hi = 10f64.powf(max.log10().ceil()).max(lo * 10.0);
+            // The axis ends near the slowest completion, not at the next power of ten.
+            let hi = (max * 1.1).max(lo * 10.0);
             draw_cdf(
                 report,
                 &curves,

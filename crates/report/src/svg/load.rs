@@ -132,7 +132,7 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
     if end >= 0.9 * full_end {
         end = end.max(full_end);
     }
-    let end_ms = nice_ceil(end);
+    let end_ms = near_ceil(end);
     let seconds = end_ms >= 2000.0;
     let unit = if seconds { 1000.0 } else { 1.0 };
 

@@ -87,12 +87,23 @@ pub fn tiers_chart_opts(report: &RunReport, opt: &ChartOptions) -> Result<String
                     .collect(),
             }
         };
-        let end_s = report
+        // The time axis ends near the last arrival at any tier (or a window's end), not at
+        // the horizon.
+        let data_s = report
             .variants
             .iter()
-            .map(|v| v.summary.end_ms / 1000.0)
-            .fold(0.0, f64::max)
-            .max(1e-3);
+            .flat_map(|v| {
+                let b = bucket_ms(v);
+                (0..tiers).map(move |t| {
+                    let s = series_of(v, t);
+                    s.iter()
+                        .rposition(|&x| x > 0)
+                        .map_or(0.0, |k| (k + 1) as f64 * b)
+                })
+            })
+            .chain(windows.iter().map(|w| w.to_ms))
+            .fold(0.0, f64::max);
+        let end_s = near_ceil(data_s.max(1.0)) / 1000.0;
         let panels = rest.split_evenly((tiers, 1));
         for (t, panel) in panels.iter().enumerate() {
             let ymax = report
@@ -116,8 +127,8 @@ pub fn tiers_chart_opts(report: &RunReport, opt: &ChartOptions) -> Result<String
                 .map(|s| fmt::num(s.arrivals as f64))
                 .collect();
             let title = format!(
-                "tier {t}: {name} (arrivals per {} ms; totals {})",
-                fmt::trim(bucket),
+                "tier {t}: {name} (arrivals per {}; totals {})",
+                fmt::duration(bucket),
                 totals.join(" / ")
             );
             let mut chart = ChartBuilder::on(panel)
@@ -129,15 +140,17 @@ pub fn tiers_chart_opts(report: &RunReport, opt: &ChartOptions) -> Result<String
                 .build_cartesian_2d(0f64..end_s, 0f64..ymax * 1.08)
                 .map_err(chart_err(CHART))?;
             let y_fmt = |y: &f64| fmt::tick(*y);
+            let x_fmt = |x: &f64| fmt::tick(*x);
             chart
                 .configure_mesh()
                 .x_labels(12)
                 .y_labels(6)
+                .x_label_formatter(&x_fmt)
                 .y_label_formatter(&y_fmt)
                 .label_style(font(13))
                 .axis_desc_style(font(14))
                 .x_desc("simulated time (s)")
-                .y_desc(format!("arrivals per {} ms", fmt::trim(bucket)))
+                .y_desc(format!("arrivals per {}", fmt::duration(bucket)))
                 .bold_line_style(GRID_BOLD)
                 .light_line_style(GRID)
                 .max_light_lines(1)

@@ -302,3 +302,50 @@ fn the_tiers_chart_shades_the_windows() {
     assert_eq!(window_rects(&svg).len(), 1);
     assert!(svg.contains("\ntrigger\n"));
 }
+
+/// The numbers of the tick labels anchored `anchor` ("middle": x axes, "end": y axes).
+fn ticks(svg: &str, anchor: &str) -> Vec<f64> {
+    tags(svg, "text")
+        .into_iter()
+        .filter(|t| attr(t, "text-anchor") == Some(anchor))
+        .filter_map(|t| {
+            let at = svg.find(t)? + t.len() + 2;
+            svg[at..].lines().next()?.replace(',', "").parse().ok()
+        })
+        .collect()
+}
+
+fn max(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::NAN, f64::max)
+}
+
+#[test]
+fn axes_end_near_the_last_data() {
+    // The data ends at 2 s; the summary's end (the horizon) is 30 s.
+    let r = fixture::small();
+    assert_eq!(r.variants[0].summary.end_ms, 30_000.0);
+    let x = max(&ticks(&tiers_chart(&r).unwrap(), "middle"));
+    assert!(
+        (1.8..=2.2).contains(&x),
+        "the tiers chart's last x tick is {x} s"
+    );
+    // A log y axis ends above the tallest column (1,000), not at the next power of ten.
+    let y = max(&ticks(
+        &load_chart_with(&herd(), &LoadOptions::default()).unwrap(),
+        "end",
+    ));
+    assert_eq!(y, 1000.0, "the herd's top y tick");
+    // The CDF's log x axis ends near the slowest completion.
+    let report = fixture::split(fixture::report());
+    let slowest = report
+        .variants
+        .iter()
+        .flat_map(|v| v.failure_cdf.iter().map(|p| p.0))
+        .fold(0.0, f64::max);
+    let svg = cdf_chart_opts(&report, XScale::Log, &ChartOptions::default()).unwrap();
+    let x = max(&ticks(&svg, "middle"));
+    assert!(
+        x <= slowest * 1.1 && x >= slowest / 10.0,
+        "last x tick {x} against the slowest {slowest}"
+    );
+}

@@ -4,6 +4,7 @@
 //!
 //! `cargo test --test cli MODULE` runs one topic, e.g. `cargo test --test cli errors_doc`.
 
+mod charts;
 mod ci_action;
 mod commands;
 mod contract;

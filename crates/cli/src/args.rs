@@ -206,9 +206,13 @@ pub struct OutputArgs {
     /// Load chart (--svg): every variant as a line on one axis instead of one panel each.
     #[arg(long)]
     pub overlay: bool,
-    /// Load chart (--svg): a logarithmic y axis.
+    /// Load chart (--svg): a logarithmic y axis. Without it the axis is logarithmic anyway
+    /// when the first burst is over 20 times the median column (the chart says so).
     #[arg(long)]
     pub log_y: bool,
+    /// Load chart (--svg): a linear y axis, even when the first burst dwarfs the rest.
+    #[arg(long, conflicts_with = "log_y")]
+    pub linear_y: bool,
     /// Load chart (--svg): retries split by attempt number, one shade of the variant's colour
     /// each (attempt 6 and later share the darkest), so decorrelation shows.
     #[arg(long)]

@@ -84,12 +84,13 @@ pub fn emit_replicated(
         ..no_json
     };
     let md_to_stdout = out.md.as_deref().is_some_and(is_stdout);
-    emit_with(
+    emit_seeds(
         &plain,
         &no_md,
         table,
         json_to_stdout || md_to_stdout,
         models,
+        u32::try_from(rep.seeds.len()).unwrap_or(u32::MAX),
     )?;
     if let (Some(p), Some(m)) = (&out.md, md) {
         output::write(output::Out::new("--md", p), &m)?;
@@ -108,6 +109,20 @@ pub fn emit_with(
     quiet: bool,
     models: &[Model],
 ) -> Result<(), CliError> {
+    emit_seeds(rep, out, table, quiet, models, 1)
+}
+
+/// [`emit_with`] for a report whose numbers are the means of `seeds` replications (the
+/// charts' titles say so).
+fn emit_seeds(
+    rep: &RunReport,
+    out: &OutputArgs,
+    table: String,
+    quiet: bool,
+    models: &[Model],
+    seeds: u32,
+) -> Result<(), CliError> {
+    let chart_opt = crate::charts::chart_options(models, seeds);
     let json_to_stdout = quiet || out.json.as_deref().is_some_and(is_stdout);
     let csv_to_stdout = out.csv.as_deref().is_some_and(is_stdout);
     let md_to_stdout = out.md.as_deref().is_some_and(is_stdout);
@@ -129,7 +144,7 @@ pub fn emit_with(
         ));
     }
     if let Some(p) = &out.svg {
-        let opt = crate::charts::load_options(out, models);
+        let opt = crate::charts::load_options(out, models, seeds);
         files.push((
             output::Out::new("--svg", p),
             report::load_chart_with(rep, &opt)
@@ -139,13 +154,15 @@ pub fn emit_with(
     if let Some(p) = &out.outcomes_svg {
         files.push((
             output::Out::new("--outcomes-svg", p),
-            report::outcome_chart(rep).map_err(|e| CliError::Output(format!("svg: {e}")))?,
+            report::outcome_chart_opts(rep, &chart_opt)
+                .map_err(|e| CliError::Output(format!("svg: {e}")))?,
         ));
     }
     if let Some(p) = &out.cdf_svg {
         files.push((
             output::Out::new("--cdf-svg", p),
-            report::cdf_chart(rep).map_err(|e| CliError::Output(format!("svg: {e}")))?,
+            report::cdf_chart_opts(rep, report::XScale::Auto, &chart_opt)
+                .map_err(|e| CliError::Output(format!("svg: {e}")))?,
         ));
     }
     if let Some(p) = &out.tiers_csv {
@@ -157,7 +174,8 @@ pub fn emit_with(
     if let Some(p) = &out.tiers_svg {
         files.push((
             output::Out::new("--tiers-svg", p),
-            report::tiers_chart(rep).map_err(|e| CliError::Output(format!("svg: {e}")))?,
+            report::tiers_chart_opts(rep, &chart_opt)
+                .map_err(|e| CliError::Output(format!("svg: {e}")))?,
         ));
     }
     let tiers_csv_to_stdout = out.tiers_csv.as_deref().is_some_and(is_stdout);

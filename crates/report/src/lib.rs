@@ -40,8 +40,9 @@ pub use crate::json::{from_json, to_json};
 pub use crate::lines::{Band, Line, LineChart, LinePanel, line_chart, line_chart_with_bands};
 pub use crate::marks::{Shade, model_windows};
 pub use crate::svg::{
-    LoadOptions, MAX_COLUMNS, TIME_QUANTILE, XScale, cdf_chart, cdf_chart_with, load_chart,
-    load_chart_with, outcome_chart, tiers_chart,
+    BURST_RATIO, BURST_SHARE, ChartOptions, LoadOptions, MAX_COLUMNS, TIME_QUANTILE, XScale,
+    cdf_chart, cdf_chart_opts, cdf_chart_with, load_chart, load_chart_with, outcome_chart,
+    outcome_chart_opts, tiers_chart, tiers_chart_opts,
 };
 pub use crate::table::{comparison_table, comparison_table_with, run_view, variant_view};
 

@@ -3,6 +3,7 @@
 
 use crate::ReportError;
 use crate::style::{GRID, GRID_BOLD, bold, ensure_fonts, font, variant};
+use crate::svg::{Swatch, legend_to};
 use plotters::prelude::*;
 
 /// One feasible candidate on the chart.
@@ -14,6 +15,9 @@ pub struct ParetoPoint {
     pub front: bool,
     pub best: bool,
 }
+
+/// The strip above the plot holding the title and the legend.
+const HEADER: i32 = 64;
 
 fn err<E: std::fmt::Display>(e: E) -> ReportError {
     ReportError::Chart {
@@ -44,11 +48,30 @@ pub fn pareto_chart(
     let (y0, y1) = span(points.iter().map(|p| p.y));
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, (900, 600)).into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut buf, (900, 600 + HEADER as u32)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, bold(20))
+        // Title and legend in a header strip above the plot, so the legend covers no point.
+        let (top, body) = root.split_vertically(HEADER);
+        top.draw(&Text::new(title, (16, 10), bold(20)))
+            .map_err(err)?;
+        let others = variant(0).mix(0.45);
+        let c = variant(1);
+        let ring = variant(6);
+        legend_to(
+            &top,
+            "pareto",
+            (18, 48),
+            &[
+                (Swatch::Dot(others), "feasible".into()),
+                (Swatch::Line(c), "Pareto front".into()),
+                (Swatch::Ring(ring), "recommended".into()),
+            ],
+            900 - 16,
+        )?;
+        let mut chart = ChartBuilder::on(&body)
             .margin(16)
+            .margin_top(4)
             .x_label_area_size(48)
             .y_label_area_size(72)
             .build_cartesian_2d(x0..x1, y0..y1)
@@ -65,7 +88,6 @@ pub fn pareto_chart(
             .max_light_lines(1)
             .draw()
             .map_err(err)?;
-        let others = variant(0).mix(0.45);
         chart
             .draw_series(
                 points
@@ -73,20 +95,15 @@ pub fn pareto_chart(
                     .filter(|p| !p.front)
                     .map(|p| Circle::new((p.x, p.y), 4, others.filled())),
             )
-            .map_err(err)?
-            .label("feasible")
-            .legend(move |(x, y)| Circle::new((x + 10, y), 4, others.filled()));
+            .map_err(err)?;
         let mut front: Vec<&ParetoPoint> = points.iter().filter(|p| p.front).collect();
         front.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
-        let c = variant(1);
         chart
             .draw_series(LineSeries::new(
                 front.iter().map(|p| (p.x, p.y)),
                 c.stroke_width(2),
             ))
-            .map_err(err)?
-            .label("Pareto front")
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], c.stroke_width(3)));
+            .map_err(err)?;
         chart
             .draw_series(front.iter().map(|p| Circle::new((p.x, p.y), 5, c.filled())))
             .map_err(err)?;
@@ -102,7 +119,6 @@ pub fn pareto_chart(
                 )
             }))
             .map_err(err)?;
-        let ring = variant(6);
         chart
             .draw_series(
                 points
@@ -110,16 +126,6 @@ pub fn pareto_chart(
                     .filter(|p| p.best)
                     .map(|p| Circle::new((p.x, p.y), 9, ring.stroke_width(2))),
             )
-            .map_err(err)?
-            .label("recommended")
-            .legend(move |(x, y)| Circle::new((x + 10, y), 6, ring.stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .label_font(font(13))
-            .background_style(WHITE.mix(0.9))
-            .border_style(GRID_BOLD)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
             .map_err(err)?;
         root.present().map_err(err)?;
     }

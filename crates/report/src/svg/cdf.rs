@@ -27,8 +27,25 @@ pub fn cdf_chart(report: &RunReport) -> Result<String, ReportError> {
 
 /// Completion-time CDF of every variant, one line each, with a legend.
 pub fn cdf_chart_with(report: &RunReport, scale: XScale) -> Result<String, ReportError> {
+    cdf_chart_opts(report, scale, &ChartOptions::default())
+}
+
+/// [`cdf_chart_with`] with [`ChartOptions`] (the seeds in the title).
+pub fn cdf_chart_opts(
+    report: &RunReport,
+    scale: XScale,
+    opt: &ChartOptions,
+) -> Result<String, ReportError> {
     const CHART: &str = "completion CDF";
-    let points = report.variants.iter().flat_map(|v| &v.completion_cdf);
+    // The drawn lines' points: the per-outcome CDFs when split, else the joint one.
+    let split = is_split(report);
+    let points = report.variants.iter().flat_map(|v| {
+        if split {
+            v.success_cdf.iter().chain(&v.failure_cdf[..])
+        } else {
+            v.completion_cdf.iter().chain(&[][..])
+        }
+    });
     let max = points
         .clone()
         .map(|p| p.0)
@@ -43,32 +60,137 @@ pub fn cdf_chart_with(report: &RunReport, scale: XScale) -> Result<String, Repor
         XScale::Log => min_pos.is_finite(),
         XScale::Auto => min_pos.is_finite() && max / min_pos >= 100.0,
     };
-    render(CHART, (WIDTH, 660), |root| {
+    let curves = cdf_curves(report, log);
+    let entries: Vec<(Swatch, String)> = curves
+        .iter()
+        .map(|c| {
+            let color = variant(c.index);
+            let swatch = if c.dashed {
+                Swatch::Dashed(color)
+            } else {
+                Swatch::Line(color)
+            };
+            (swatch, c.label.clone())
+        })
+        .collect();
+    // The legend sits in the header, above the plot, so it never covers a curve.
+    let rows = if report.variants.is_empty() {
+        0
+    } else {
+        legend_rows(18, &entries)
+    };
+    let header = 40 + rows * LEGEND_ROW;
+    render(CHART, (WIDTH, 630 + header as u32), |root| {
         if report.variants.is_empty() {
             return empty(root, CHART);
         }
+        let (top, rest) = root.split_vertically(header);
+        top.draw(&Text::new(
+            heading(report, "completion time CDF", opt.seeds),
+            (16, 10),
+            bold(20),
+        ))
+        .map_err(chart_err(CHART))?;
+        legend(&top, CHART, (18, 46), &entries)?;
         if log {
             let lo = 10f64.powf(min_pos.log10().floor());
-            let hi = 10f64.powf(max.log10().ceil()).max(lo * 10.0);
+            // The axis ends near the slowest completion, not at the next power of ten.
+            let hi = (max * 1.1).max(lo * 10.0);
             draw_cdf(
                 report,
-                root,
+                &curves,
+                &rest,
                 (lo..hi).log_scale(),
                 "completion time (ms, log scale)",
             )
         } else {
             let hi = if max > 0.0 { max * 1.02 } else { 1.0 };
-            draw_cdf(report, root, 0f64..hi, "completion time (ms)")
+            draw_cdf(report, &curves, &rest, 0f64..hi, "completion time (ms)")
         }
     })
 }
 
-/// One CDF line: its points, its legend entry, whether it is dashed (failures).
-pub(super) type CdfCurve<'a> = (&'a [(f64, f64)], String, bool);
+/// One CDF line: its variant, points, legend entry, whether it is dashed (failures), and its
+/// p50 and p99 marks.
+pub(super) struct CdfCurve {
+    pub(super) index: usize,
+    pub(super) points: Vec<(f64, f64)>,
+    pub(super) label: String,
+    pub(super) dashed: bool,
+    pub(super) p50: f64,
+    pub(super) p99: f64,
+}
+
+/// Whether the run carries per-outcome CDFs (every fresh run; a report read back from JSON has
+/// only the joint one): then successes are solid, failures dashed, each a CDF of its own.
+fn is_split(report: &RunReport) -> bool {
+    report
+        .variants
+        .iter()
+        .any(|v| !v.success_cdf.is_empty() || !v.failure_cdf.is_empty())
+}
+
+/// A CDF's points, its name and whether it is dashed, before filtering.
+type RawCurve<'a> = (&'a [(f64, f64)], String, bool);
+
+/// The lines of the chart, in drawing (and legend) order.
+pub(super) fn cdf_curves(report: &RunReport, log: bool) -> Vec<CdfCurve> {
+    let split = is_split(report);
+    let mut out = Vec::new();
+    for (i, v) in report.variants.iter().enumerate() {
+        let curves: Vec<RawCurve> = if split {
+            let s = &v.summary;
+            vec![
+                (
+                    &v.success_cdf[..],
+                    format!("{} succeeded ({})", v.name, fmt::int(s.succeeded)),
+                    false,
+                ),
+                (
+                    &v.failure_cdf[..],
+                    format!("{} failed ({})", v.name, fmt::int(s.failed)),
+                    true,
+                ),
+            ]
+        } else {
+            vec![(&v.completion_cdf[..], v.name.clone(), false)]
+        };
+        for (cdf, name, dashed) in curves {
+            let points: Vec<(f64, f64)> = cdf
+                .iter()
+                .copied()
+                .filter(|(x, y)| x.is_finite() && y.is_finite() && (!log || *x > 0.0))
+                .collect();
+            if split && points.is_empty() {
+                continue;
+            }
+            let (p50, p99) = if split {
+                (quantile(cdf, 0.5), quantile(cdf, 0.99))
+            } else {
+                (v.summary.completion_ms.p50, v.summary.completion_ms.p99)
+            };
+            let label = if points.is_empty() {
+                format!("{name} (no settled intents)")
+            } else {
+                format!("{name}: p50 {} ms, p99 {} ms", fmt::ms(p50), fmt::ms(p99))
+            };
+            out.push(CdfCurve {
+                index: i,
+                points,
+                label,
+                dashed,
+                p50,
+                p99,
+            });
+        }
+    }
+    out
+}
 
 pub(super) fn draw_cdf<X>(
     report: &RunReport,
-    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    curves: &[CdfCurve],
+    rest: &DrawingArea<SVGBackend<'_>, Shift>,
     x_spec: X,
     x_desc: &str,
 ) -> Result<(), ReportError>
@@ -78,25 +200,13 @@ where
 {
     const CHART: &str = "completion CDF";
     let log = x_desc.contains("log");
-    let (top, rest) = root.split_vertically(30);
-    top.draw(&Text::new(
-        heading(report, "completion time CDF"),
-        (16, 10),
-        bold(20),
-    ))
-    .map_err(chart_err(CHART))?;
-    // Split when the run carries per-outcome CDFs (every fresh run; a report read back from
-    // JSON has only the joint one): successes solid, failures dashed, each a CDF of its own.
-    let split = report
-        .variants
-        .iter()
-        .any(|v| !v.success_cdf.is_empty() || !v.failure_cdf.is_empty());
+    let split = is_split(report);
     let caption = if split {
         "solid: intents that succeeded, dashed: intents that failed (each its own CDF); ● p50, ▲ p99"
     } else {
         "settled intents, successes and failures together; ● p50, ▲ p99 of each variant"
     };
-    let mut chart = ChartBuilder::on(&rest)
+    let mut chart = ChartBuilder::on(rest)
         .caption(caption, font(14))
         .margin(16)
         .margin_top(6)
@@ -128,97 +238,46 @@ where
         .draw()
         .map_err(chart_err(CHART))?;
     let n = report.variants.len();
-    for (i, v) in report.variants.iter().enumerate() {
-        let color = variant(i);
-        let w = stroke(i, n);
-        let curves: Vec<CdfCurve> = if split {
-            let s = &v.summary;
-            vec![
-                (
-                    &v.success_cdf[..],
-                    format!("{} succeeded ({})", v.name, fmt::int(s.succeeded)),
-                    false,
-                ),
-                (
-                    &v.failure_cdf[..],
-                    format!("{} failed ({})", v.name, fmt::int(s.failed)),
-                    true,
-                ),
-            ]
+    for c in curves {
+        let color = variant(c.index);
+        let w = stroke(c.index, n);
+        let pts = c.points.clone();
+        let has = !pts.is_empty();
+        if c.dashed {
+            chart
+                .draw_series(DashedLineSeries::new(pts, 9, 5, color.stroke_width(w)))
+                .map_err(chart_err(CHART))?;
         } else {
-            vec![(&v.completion_cdf[..], v.name.clone(), false)]
-        };
-        for (cdf, name, dashed) in curves {
-            let pts: Vec<(f64, f64)> = cdf
-                .iter()
-                .copied()
-                .filter(|(x, y)| x.is_finite() && y.is_finite() && (!log || *x > 0.0))
-                .collect();
-            if split && pts.is_empty() {
-                continue;
-            }
-            let (p50, p99) = if split {
-                (quantile(cdf, 0.5), quantile(cdf, 0.99))
-            } else {
-                (v.summary.completion_ms.p50, v.summary.completion_ms.p99)
-            };
-            let label = if pts.is_empty() {
-                format!("{name} (no settled intents)")
-            } else {
-                format!("{name}: p50 {} ms, p99 {} ms", fmt::ms(p50), fmt::ms(p99))
-            };
-            let has = !pts.is_empty();
-            let anno = if dashed {
-                chart
-                    .draw_series(DashedLineSeries::new(pts, 9, 5, color.stroke_width(w)))
-                    .map_err(chart_err(CHART))?
-            } else {
-                chart
-                    .draw_series(LineSeries::new(pts, color.stroke_width(w)))
-                    .map_err(chart_err(CHART))?
-            };
-            anno.label(label).legend(move |(x, y)| {
+            chart
+                .draw_series(LineSeries::new(pts, color.stroke_width(w)))
+                .map_err(chart_err(CHART))?;
+        }
+        if has {
+            let ok = |x: f64| x.is_finite() && (!log || x > 0.0);
+            let dashed = c.dashed;
+            let fill = |c: RGBColor| {
                 if dashed {
-                    PathElement::new(vec![(x, y), (x + 8, y)], color.stroke_width(3))
+                    c.stroke_width(2)
                 } else {
-                    PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
+                    c.filled()
                 }
-            });
-            if has {
-                let ok = |x: f64| x.is_finite() && (!log || x > 0.0);
-                let fill = |c: RGBColor| {
-                    if dashed {
-                        c.stroke_width(2)
-                    } else {
-                        c.filled()
-                    }
-                };
-                if ok(p50) {
-                    chart
-                        .draw_series(std::iter::once(Circle::new((p50, 0.5), 5, fill(color))))
-                        .map_err(chart_err(CHART))?;
-                }
-                if ok(p99) {
-                    chart
-                        .draw_series(std::iter::once(TriangleMarker::new(
-                            (p99, 0.99),
-                            6,
-                            fill(color),
-                        )))
-                        .map_err(chart_err(CHART))?;
-                }
+            };
+            if ok(c.p50) {
+                chart
+                    .draw_series(std::iter::once(Circle::new((c.p50, 0.5), 5, fill(color))))
+                    .map_err(chart_err(CHART))?;
+            }
+            if ok(c.p99) {
+                chart
+                    .draw_series(std::iter::once(TriangleMarker::new(
+                        (c.p99, 0.99),
+                        6,
+                        fill(color),
+                    )))
+                    .map_err(chart_err(CHART))?;
             }
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .label_font(font(15))
-        .background_style(WHITE.mix(0.9))
-        .border_style(GRID_BOLD)
-        .margin(12)
-        .draw()
-        .map_err(chart_err(CHART))?;
     Ok(())
 }
 

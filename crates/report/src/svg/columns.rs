@@ -60,18 +60,15 @@ pub(super) fn step_runs(values: &[u64], width: f64, base: f64) -> Vec<Vec<(f64, 
     runs
 }
 
-/// The smallest "nice" number (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten) >= `v`.
-pub(super) fn nice_ceil(v: f64) -> f64 {
+/// `v` rounded up to a step of a tenth of its power of ten (1.21 to 1.3, 4.93 to 5, 121 to
+/// 130): an axis end at most 10% past the last data.
+pub(super) fn near_ceil(v: f64) -> f64 {
     if !(v.is_finite() && v > 0.0) {
         return 1.0;
     }
-    let p = 10f64.powf(v.log10().floor());
-    for m in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0] {
-        if m * p >= v * (1.0 - 1e-9) {
-            return m * p;
-        }
-    }
-    10.0 * p
+    let step = 10f64.powf(v.log10().floor()) / 10.0;
+    let k = (v / step * (1.0 - 1e-12)).ceil();
+    k * step
 }
 
 /// Arrivals per bucket (first attempts + retries) of a variant, and its goodput.

@@ -20,19 +20,34 @@ pub(super) const LOAD_PANEL: u32 = 270;
 /// The share of arrivals the load chart's time axis shows at least; the rest is the cut tail.
 pub const TIME_QUANTILE: f64 = 0.99;
 
+/// The load chart's y axis is logarithmic by itself (unless [`LoadOptions::linear_y`]) when
+/// the tallest column lies in the first [`BURST_SHARE`] of the time axis and is more than this
+/// many times the median of the other non-zero columns (every panel pooled): a first burst
+/// that would flatten the rest into the baseline.
+pub const BURST_RATIO: f64 = 20.0;
+
+/// See [`BURST_RATIO`]: the share of the time axis, from its start, that counts as "first".
+pub const BURST_SHARE: f64 = 0.05;
+
 /// How [`load_chart_with`] draws.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadOptions {
     /// Every variant's arrivals as a line on one shared axis, instead of one panel per variant.
     pub overlay: bool,
-    /// A logarithmic y axis (1, 10, 100, ...), for bursts next to long low tails.
+    /// A logarithmic y axis (1, 10, 100, ...), for bursts next to long low tails. Without it
+    /// (and without `linear_y`) the axis is logarithmic anyway when the first burst dwarfs the
+    /// rest (see [`BURST_RATIO`]).
     pub log_y: bool,
+    /// A linear y axis even when the first burst dwarfs the rest.
+    pub linear_y: bool,
     /// Windows to shade, per variant in report order (see [`crate::model_windows`]). A variant
     /// without an entry here gets its summary's trigger window (`trigger_from_ms`..`trigger_to_ms`).
     pub windows: Vec<Vec<Shade>>,
     /// In the panels (not `overlay`), retries split by attempt number, one shade of the
     /// variant's colour each (the series' `attempts`; a variant without them is drawn as usual).
     pub by_attempt: bool,
+    /// How many replications (`--seeds N`) the numbers are the means of; 0 or 1 for one run.
+    pub seeds: u32,
 }
 
 /// One variant's data, cut to the chart's time range and merged to its columns.
@@ -117,7 +132,7 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
     if end >= 0.9 * full_end {
         end = end.max(full_end);
     }
-    let end_ms = nice_ceil(end);
+    let end_ms = near_ceil(end);
     let seconds = end_ms >= 2000.0;
     let unit = if seconds { 1000.0 } else { 1.0 };
 
@@ -162,6 +177,8 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
     let any_window = panels.iter().any(|p| !p.windows.is_empty());
     let any_recovery = panels.iter().any(|p| p.recovered_at.is_some());
     let any_cut = panels.iter().any(|p| p.cut > 0);
+    let burst = first_burst(&panels, factor, end_ms);
+    let log_y = opt.log_y || (!opt.linear_y && burst.is_some());
 
     // Shared scales.
     let y_max = panels
@@ -175,7 +192,7 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
     let column_ms = panels.first().map_or(1.0, |p| p.bucket) * factor as f64;
     let y_desc = if !same_bucket {
         "arrivals per bucket (see titles)".to_string()
-    } else if opt.log_y {
+    } else if log_y {
         format!("arrivals per {} (log scale)", fmt::duration(column_ms))
     } else {
         format!("arrivals per {}", fmt::duration(column_ms))
@@ -193,13 +210,30 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
         }
     }
 
-    let note = any_cut.then(|| {
-        format!(
+    let mut notes: Vec<String> = Vec::new();
+    if any_cut {
+        notes.push(format!(
             "The time axis ends at {}, by when {}% of all arrivals are in; the later ones are counted in the titles.",
             fmt::duration(end_ms),
             fmt::trim(TIME_QUANTILE * 100.0)
-        )
-    });
+        ));
+    }
+    if let (Some((peak, median)), false) = (burst, opt.log_y) {
+        let ratio = format!("{} times", fmt::int((peak / median).floor() as u64));
+        notes.push(if log_y {
+            format!(
+                "The y axis is logarithmic: the first burst ({} per column) is {ratio} the median column ({}); --linear-y draws it linear.",
+                fmt::int(peak as u64),
+                fmt::int(median as u64)
+            )
+        } else {
+            format!(
+                "The first burst ({} per column) is {ratio} the median column ({}); --log-y shows the rest.",
+                fmt::int(peak as u64),
+                fmt::int(median as u64)
+            )
+        });
+    }
     let mut entries: Vec<(Swatch, String)> = Vec::new();
     if opt.overlay {
         for p in &panels {
@@ -250,7 +284,7 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
         entries.push((Swatch::Dashed(MARK), "goodput recovered".into()));
     }
     let extra_rows = (legend_rows(18, &entries) - 1) * LEGEND_ROW;
-    let header_h = LOAD_HEADER + extra_rows as u32 + if note.is_some() { 22 } else { 0 };
+    let header_h = LOAD_HEADER + extra_rows as u32 + 22 * notes.len() as u32;
     let panel_h = if opt.overlay {
         LOAD_PANEL * 2
     } else {
@@ -267,16 +301,24 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
             "arrivals at the server"
         };
         header
-            .draw(&Text::new(heading(report, what), (16, 10), bold(20)))
+            .draw(&Text::new(
+                heading(report, what, opt.seeds),
+                (16, 10),
+                bold(20),
+            ))
             .map_err(chart_err(CHART))?;
         if n == 0 {
             return empty(&body, CHART);
         }
 
         legend(&header, CHART, (18, 46), &entries)?;
-        if let Some(note) = &note {
+        for (k, note) in notes.iter().enumerate() {
             header
-                .draw(&Text::new(note.clone(), (18, 66 + extra_rows), font(14)))
+                .draw(&Text::new(
+                    note.clone(),
+                    (18, 66 + extra_rows + 22 * k as i32),
+                    font(14),
+                ))
                 .map_err(chart_err(CHART))?;
         }
 
@@ -292,7 +334,7 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
                 "first attempts + retries per {}, one line per variant",
                 fmt::duration(column_ms)
             );
-            draw_y(opt.log_y, y_max, |y| {
+            draw_y(log_y, y_max, |y| {
                 load_panel(
                     &areas[0], &scale, y, &title, &panels, true, false, &x_desc, &y_desc,
                 )
@@ -340,7 +382,7 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
                     ));
                 }
                 let last = i + 1 == n;
-                draw_y(opt.log_y, y_max, |y| {
+                draw_y(log_y, y_max, |y| {
                     load_panel(
                         area,
                         &scale,
@@ -357,4 +399,40 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
         }
         Ok(())
     })
+}
+
+/// When the first burst dwarfs the rest (see [`BURST_RATIO`]): the tallest column and the
+/// median of the other non-zero columns, every panel pooled; `None` otherwise.
+pub(super) fn first_burst(panels: &[LoadPanel], factor: usize, end_ms: f64) -> Option<(f64, f64)> {
+    // The tallest column (the first of equals, panels in order) and where it is.
+    let mut top: Option<(u64, usize, usize, f64)> = None;
+    for (i, p) in panels.iter().enumerate() {
+        let width = p.bucket * factor as f64;
+        for (j, &v) in p.total.iter().enumerate() {
+            if v > 0 && top.is_none_or(|t| v > t.0) {
+                top = Some((v, i, j, j as f64 * width));
+            }
+        }
+    }
+    let (peak, pi, pj, at) = top?;
+    if at >= BURST_SHARE * end_ms {
+        return None;
+    }
+    let mut rest: Vec<u64> = panels
+        .iter()
+        .enumerate()
+        .flat_map(|(i, p)| {
+            p.total
+                .iter()
+                .enumerate()
+                .filter(move |&(j, &v)| v > 0 && (i, j) != (pi, pj))
+                .map(|(_, &v)| v)
+        })
+        .collect();
+    if rest.is_empty() {
+        return None;
+    }
+    rest.sort_unstable();
+    let median = rest[(rest.len() - 1) / 2] as f64;
+    (peak as f64 > BURST_RATIO * median).then_some((peak as f64, median))
 }

@@ -22,15 +22,16 @@ pub(super) struct Scale {
     pub(super) factor: usize,
 }
 
-/// Calls `f` with a linear y range `0..1.08 max`, or a log range from 0.8 to the next power of
-/// ten above `max`, and the floor that zero values are drawn at.
+/// Calls `f` with a linear y range `0..1.08 max`, or a log range from 0.8 to 1.5 `max` (the
+/// axis ends near the tallest column, not at the next power of ten), and the floor that zero
+/// values are drawn at.
 pub(super) fn draw_y(
     log: bool,
     max: f64,
     f: impl FnOnce(YSpec) -> Result<(), ReportError>,
 ) -> Result<(), ReportError> {
     if log {
-        let hi = 10f64.powf((max * 1.5).log10().ceil()).max(10.0);
+        let hi = (max * 1.5).max(10.0);
         f(YSpec::Log(0.8, hi))
     } else {
         f(YSpec::Linear(max * 1.08))

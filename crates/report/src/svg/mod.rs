@@ -23,13 +23,15 @@ mod load_panel;
 mod outcome;
 mod tiers;
 
-pub use self::cdf::{XScale, cdf_chart, cdf_chart_with};
+pub use self::cdf::{XScale, cdf_chart, cdf_chart_opts, cdf_chart_with};
 use self::columns::*;
 use self::load::*;
-pub use self::load::{LoadOptions, MAX_COLUMNS, TIME_QUANTILE, load_chart, load_chart_with};
+pub use self::load::{
+    BURST_RATIO, BURST_SHARE, LoadOptions, MAX_COLUMNS, TIME_QUANTILE, load_chart, load_chart_with,
+};
 use self::load_panel::*;
-pub use self::outcome::outcome_chart;
-pub use self::tiers::tiers_chart;
+pub use self::outcome::{outcome_chart, outcome_chart_opts};
+pub use self::tiers::{tiers_chart, tiers_chart_opts};
 
 const WIDTH: u32 = 1200;
 
@@ -59,26 +61,42 @@ fn render(
 }
 
 /// What a legend entry shows.
-enum Swatch {
+pub(crate) enum Swatch {
     Box(RGBColor),
     Line(RGBColor),
     Dashed(RGBColor),
     /// A box striped in several colours: "the variant's colour".
     Stripes(Vec<RGBColor>),
+    /// A filled dot (a scatter point).
+    Dot(RGBAColor),
+    /// A ring (a marked point).
+    Ring(RGBColor),
 }
 
 /// A legend drawn by hand in a header strip: a swatch and a label per entry, left to right.
+/// Legends sit outside the plotted data (in a header strip), so they never cover a curve.
 fn legend(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    chart: &'static str,
+    xy: (i32, i32),
+    entries: &[(Swatch, String)],
+) -> Result<(), ReportError> {
+    legend_to(area, chart, xy, entries, WIDTH as i32 - 16)
+}
+
+/// [`legend`] wrapping its rows before `right` (pixels from the area's left edge).
+pub(crate) fn legend_to(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     chart: &'static str,
     (x, y): (i32, i32),
     entries: &[(Swatch, String)],
+    right: i32,
 ) -> Result<(), ReportError> {
     let style = font(15).pos(Pos::new(HPos::Left, VPos::Center));
     let e = chart_err(chart);
     let (x_start, mut x, mut y) = (x, x, y);
     for (swatch, label) in entries {
-        if x > x_start && x + legend_width(label) > WIDTH as i32 - 16 {
+        if x > x_start && x + legend_width(label) > right {
             x = x_start;
             y += LEGEND_ROW;
         }
@@ -110,6 +128,12 @@ fn legend(
                         .map_err(&e)?;
                 }
             }
+            Swatch::Dot(c) => area
+                .draw(&Circle::new((x + 11, y), 4, c.filled()))
+                .map_err(&e)?,
+            Swatch::Ring(c) => area
+                .draw(&Circle::new((x + 11, y), 6, c.stroke_width(2)))
+                .map_err(&e)?,
         }
         area.draw(&Text::new(label.clone(), (x + 28, y), style.clone()))
             .map_err(&e)?;
@@ -127,9 +151,14 @@ fn legend_width(label: &str) -> i32 {
 
 /// How many rows [`legend`] needs for `entries` from `x`.
 fn legend_rows(x: i32, entries: &[(Swatch, String)]) -> i32 {
+    legend_rows_to(x, entries, WIDTH as i32 - 16)
+}
+
+/// How many rows [`legend_to`] needs for `entries` from `x` to `right`.
+pub(crate) fn legend_rows_to(x: i32, entries: &[(Swatch, String)], right: i32) -> i32 {
     let (mut cur, mut rows) = (x, 1);
     for (_, label) in entries {
-        if cur > x && cur + legend_width(label) > WIDTH as i32 - 16 {
+        if cur > x && cur + legend_width(label) > right {
             cur = x;
             rows += 1;
         }
@@ -146,8 +175,30 @@ fn empty(
         .map_err(chart_err(chart))
 }
 
-fn heading(report: &RunReport, what: &str) -> String {
-    format!("{what}: model {}, seed {}", report.model, report.seed)
+/// What the CDF, outcome and tiers charts take besides the report (the load chart has
+/// [`LoadOptions`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChartOptions {
+    /// How many replications (`--seeds N`, seeds `seed`..`seed + N - 1`) the report's numbers
+    /// are the means of; 0 or 1 for one run. Titles then say "5 seeds" instead of "seed 1".
+    pub seeds: u32,
+    /// Windows to shade on a time axis (the tiers chart), per variant in report order (see
+    /// [`crate::model_windows`]). A variant without an entry gets its summary's trigger window.
+    pub windows: Vec<Vec<crate::marks::Shade>>,
+}
+
+/// A chart's title: what it shows, the model, and the run: `seed 1`, or with `--seeds 5`
+/// `5 seeds (1..5; curves of seed 1, numbers are means)`.
+fn heading(report: &RunReport, what: &str, seeds: u32) -> String {
+    if seeds > 1 {
+        let last = report.seed.saturating_add(u64::from(seeds) - 1);
+        format!(
+            "{what}: model {}, {seeds} seeds ({}..{last}; curves of seed {}, numbers are means)",
+            report.model, report.seed, report.seed
+        )
+    } else {
+        format!("{what}: model {}, seed {}", report.model, report.seed)
+    }
 }
 
 /// A series' bucket width, falling back to the summary's when the series does not say.

@@ -14,6 +14,11 @@ use crate::{ReportError, fmt};
 /// client told it succeeded). The counts, including false failures (client gave up but the
 /// effect was applied), are written above each bar.
 pub fn outcome_chart(report: &RunReport) -> Result<String, ReportError> {
+    outcome_chart_opts(report, &ChartOptions::default())
+}
+
+/// [`outcome_chart`] with [`ChartOptions`] (the seeds in the title).
+pub fn outcome_chart_opts(report: &RunReport, opt: &ChartOptions) -> Result<String, ReportError> {
     const CHART: &str = "outcome";
     const BAND: u32 = 82;
     const HEADER: u32 = 74;
@@ -23,7 +28,7 @@ pub fn outcome_chart(report: &RunReport) -> Result<String, ReportError> {
         let (header, body) = root.split_vertically(HEADER);
         header
             .draw(&Text::new(
-                heading(report, "effects of settled intents"),
+                heading(report, "effects of settled intents", opt.seeds),
                 (16, 10),
                 bold(20),
             ))

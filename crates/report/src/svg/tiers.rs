@@ -1,8 +1,10 @@
 //! The tiers chart: the arrivals at each tier of the request path, one panel per tier.
 
-use crate::style::{GRID, GRID_BOLD, bold, font, stroke, variant};
+use crate::marks::{Shade, summary_window};
+use crate::style::{GRID, GRID_BOLD, WINDOW, bold, font, stroke, variant};
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use retrystorm_core::summary::{RunReport, VariantResult};
 
 use super::*;
@@ -12,23 +14,60 @@ use crate::{ReportError, fmt};
 /// arrivals per bucket at that tier as one line per variant, and each panel's title with the
 /// tier's totals. Variants keep their colours from the other charts.
 pub fn tiers_chart(report: &RunReport) -> Result<String, ReportError> {
+    tiers_chart_opts(report, &ChartOptions::default())
+}
+
+/// [`tiers_chart`] with [`ChartOptions`]: the seeds in the title, the windows to shade.
+pub fn tiers_chart_opts(report: &RunReport, opt: &ChartOptions) -> Result<String, ReportError> {
     const CHART: &str = "tiers";
     let tiers = report
         .variants
         .first()
         .map_or(0, |v| v.summary.tiers.len().max(1));
-    let height = LOAD_HEADER + LOAD_PANEL * tiers as u32 + 20;
+    // The windows of trouble, as the load chart shades them (each distinct window once).
+    let mut windows: Vec<Shade> = Vec::new();
+    for (i, v) in report.variants.iter().enumerate() {
+        let own = match opt.windows.get(i) {
+            Some(w) => w.clone(),
+            None => summary_window(&v.summary).into_iter().collect(),
+        };
+        for w in own {
+            if !windows.contains(&w) {
+                windows.push(w);
+            }
+        }
+    }
+    // The legend sits in the header, above the panels, so it never covers a line.
+    let mut entries: Vec<(Swatch, String)> = report
+        .variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (Swatch::Line(variant(i)), v.name.clone()))
+        .collect();
+    if !windows.is_empty() {
+        entries.push((
+            Swatch::Box(WINDOW),
+            "outage / capacity drop / load spike".into(),
+        ));
+    }
+    let header = LOAD_HEADER + ((legend_rows(18, &entries) - 1) * LEGEND_ROW) as u32;
+    let height = header + LOAD_PANEL * tiers as u32 + 20;
     render(CHART, (WIDTH, height), |root| {
         if report.variants.is_empty() {
             return empty(root, CHART);
         }
-        let (top, rest) = root.split_vertically(LOAD_HEADER);
+        let (top, rest) = root.split_vertically(header);
         top.draw(&Text::new(
-            heading(report, "arrivals at each tier of the request path"),
+            heading(
+                report,
+                "arrivals at each tier of the request path",
+                opt.seeds,
+            ),
             (16, 10),
             bold(20),
         ))
         .map_err(chart_err(CHART))?;
+        legend(&top, CHART, (18, 46), &entries)?;
         let n = report.variants.len();
         // The per-tier series of a variant: the path's own (several tiers) or the main one.
         let series_of = |v: &VariantResult, t: usize| -> Vec<u64> {
@@ -48,12 +87,23 @@ pub fn tiers_chart(report: &RunReport) -> Result<String, ReportError> {
                     .collect(),
             }
         };
-        let end_s = report
+        // The time axis ends near the last arrival at any tier (or a window's end), not at
+        // the horizon.
+        let data_s = report
             .variants
             .iter()
-            .map(|v| v.summary.end_ms / 1000.0)
-            .fold(0.0, f64::max)
-            .max(1e-3);
+            .flat_map(|v| {
+                let b = bucket_ms(v);
+                (0..tiers).map(move |t| {
+                    let s = series_of(v, t);
+                    s.iter()
+                        .rposition(|&x| x > 0)
+                        .map_or(0.0, |k| (k + 1) as f64 * b)
+                })
+            })
+            .chain(windows.iter().map(|w| w.to_ms))
+            .fold(0.0, f64::max);
+        let end_s = near_ceil(data_s.max(1.0)) / 1000.0;
         let panels = rest.split_evenly((tiers, 1));
         for (t, panel) in panels.iter().enumerate() {
             let ymax = report
@@ -77,8 +127,8 @@ pub fn tiers_chart(report: &RunReport) -> Result<String, ReportError> {
                 .map(|s| fmt::num(s.arrivals as f64))
                 .collect();
             let title = format!(
-                "tier {t}: {name} (arrivals per {} ms; totals {})",
-                fmt::trim(bucket),
+                "tier {t}: {name} (arrivals per {}; totals {})",
+                fmt::duration(bucket),
                 totals.join(" / ")
             );
             let mut chart = ChartBuilder::on(panel)
@@ -90,20 +140,43 @@ pub fn tiers_chart(report: &RunReport) -> Result<String, ReportError> {
                 .build_cartesian_2d(0f64..end_s, 0f64..ymax * 1.08)
                 .map_err(chart_err(CHART))?;
             let y_fmt = |y: &f64| fmt::tick(*y);
+            let x_fmt = |x: &f64| fmt::tick(*x);
             chart
                 .configure_mesh()
                 .x_labels(12)
                 .y_labels(6)
+                .x_label_formatter(&x_fmt)
                 .y_label_formatter(&y_fmt)
                 .label_style(font(13))
                 .axis_desc_style(font(14))
                 .x_desc("simulated time (s)")
-                .y_desc(format!("arrivals per {} ms", fmt::trim(bucket)))
+                .y_desc(format!("arrivals per {}", fmt::duration(bucket)))
                 .bold_line_style(GRID_BOLD)
                 .light_line_style(GRID)
                 .max_light_lines(1)
                 .draw()
                 .map_err(chart_err(CHART))?;
+            // Windows first, behind the lines, each labelled at its top left.
+            let y_hi = ymax * 1.08;
+            for w in &windows {
+                let (a, b) = (w.from_ms / 1000.0, (w.to_ms / 1000.0).min(end_s));
+                if a >= end_s {
+                    continue;
+                }
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(a, 0.0), (b, y_hi)],
+                        WINDOW.filled(),
+                    )))
+                    .map_err(chart_err(CHART))?;
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        w.label.clone(),
+                        (a, y_hi),
+                        font(12).pos(Pos::new(HPos::Left, VPos::Top)),
+                    )))
+                    .map_err(chart_err(CHART))?;
+            }
             for (i, v) in report.variants.iter().enumerate() {
                 let b = bucket_ms(v) / 1000.0;
                 let pts: Vec<(f64, f64)> = series_of(v, t)
@@ -114,20 +187,6 @@ pub fn tiers_chart(report: &RunReport) -> Result<String, ReportError> {
                 let color = variant(i);
                 chart
                     .draw_series(LineSeries::new(pts, color.stroke_width(stroke(i, n))))
-                    .map_err(chart_err(CHART))?
-                    .label(v.name.clone())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
-                    });
-            }
-            if t == 0 {
-                chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::UpperRight)
-                    .label_font(font(14))
-                    .background_style(WHITE.mix(0.9))
-                    .border_style(GRID_BOLD)
-                    .draw()
                     .map_err(chart_err(CHART))?;
             }
         }

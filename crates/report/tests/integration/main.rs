@@ -4,5 +4,6 @@ mod fixture;
 
 mod csv;
 mod json;
+mod readable;
 mod svg;
 mod table;

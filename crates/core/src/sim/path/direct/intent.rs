@@ -10,6 +10,7 @@ use crate::policy::Class;
 use crate::rng::Purpose;
 use crate::sim::path::{from_retry_after_ms, to_retry_after_ms};
 use crate::time::{Duration, Time};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// As in `call.rs`: botocore's `_RETRY_AFTER_MAX_ADDITIONAL`.
 const AWS_RETRY_AFTER_MAX_ADDITIONAL: Duration = Duration::from_secs(5);
@@ -61,14 +62,21 @@ const PROGRESS_EVERY: u64 = 1 << 16;
 impl Direct<'_> {
     /// Every intent of the workload, in id order. `progress` hears, every
     /// [`PROGRESS_EVERY`] events or so, the latest time an intent run so far has reached (it
-    /// never decreases and never passes the run's end).
-    pub(super) fn run_intents(&mut self, progress: &mut dyn FnMut(Time)) {
+    /// never decreases and never passes the run's end). Right after it, a set `stop` ends the
+    /// workload there: returns whether it did.
+    pub(super) fn run_intents(
+        &mut self,
+        progress: &mut dyn FnMut(Time),
+        stop: Option<&AtomicBool>,
+    ) -> bool {
         let mut report = PROGRESS_EVERY;
         let mut tick = |d: &mut Self| {
             if d.live_events >= report {
                 report = d.live_events + PROGRESS_EVERY;
                 progress(d.last_final.min(d.horizon));
+                return stop.is_some_and(|s| s.load(Ordering::Relaxed));
             }
+            false
         };
         let m = self.m;
         let w = &m.workload;
@@ -86,7 +94,9 @@ impl Direct<'_> {
                         continue;
                     }
                     self.intent(c, at);
-                    tick(self);
+                    if tick(self) {
+                        return true;
+                    }
                 }
             }
             WorkloadKind::Open => {
@@ -113,12 +123,15 @@ impl Direct<'_> {
                         }
                     }
                     self.intent(id, t);
-                    tick(self);
+                    if tick(self) {
+                        return true;
+                    }
                     id += 1;
                 }
             }
             _ => unreachable!("engine_path admits burst and open workloads only"),
         }
+        false
     }
 
     #[inline]
@@ -461,6 +474,8 @@ impl Direct<'_> {
         it.settled = how;
         let took = now.since(it.start);
         self.completions.record(took);
+        // Intents run one after another here, not in time order.
+        self.n.c.last_settled = self.n.c.last_settled.max(now);
         if how == Settled::Success {
             self.successes.record(took);
             self.n.c.succeeded += 1;

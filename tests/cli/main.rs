@@ -11,6 +11,7 @@ mod contract;
 mod engine_path;
 mod errors_doc;
 mod import;
+mod interrupt;
 mod map;
 mod merge;
 mod outputs;

@@ -320,7 +320,7 @@ pub fn size(m: &Model) -> (String, Option<String>) {
     );
     let note = (least >= LARGE_RUN).then(|| {
         format!(
-            "{}: about {} intents, so at least {} events (up to {} with every attempt); at about {} M events/s that is {} or more; --max-events N caps a run",
+            "{}: about {} intents, so at least {} events (up to {} with every attempt); at about {} M events/s that is {} or more; --max-events N caps a run, Ctrl-C stops it and prints what was simulated so far",
             m.name,
             int(intents.round() as u64),
             int(least.round() as u64),

@@ -7,7 +7,7 @@
 use crate::args::ModelArgs;
 use crate::grid::{check_grid_size, parse_axes};
 use crate::model_args::{Resolved, base_seed, load_with, pick_variant, read_model};
-use crate::run::{Runner, replicate, run_all};
+use crate::run::{Runner, replicate_until, run_all_until};
 use crate::sweep_file::stamped;
 use crate::verdict::{evaluate, expectations, render, verdict};
 use crate::{CliError, progress};
@@ -62,8 +62,13 @@ impl Source {
     }
 
     /// What `run MODEL [--variant V] --json - --csv -` write: the JSON report (one seed, or the
-    /// replicated report with `--seeds N`) and the series CSV.
-    pub fn run_outputs(&self, variant: Option<&str>) -> Result<(String, String), CliError> {
+    /// replicated report with `--seeds N`) and the series CSV. The runs stop once `stop` is set
+    /// (at their next progress point), as the CLI's do on Ctrl-C: the report is then truncated.
+    pub fn run_outputs(
+        &self,
+        variant: Option<&str>,
+        stop: &AtomicBool,
+    ) -> Result<(String, String), CliError> {
         let scenario = self.scenario()?;
         let model = pick_variant(&scenario, variant, &self.origin)?;
         let seed = base_seed(&self.args, &model);
@@ -71,19 +76,20 @@ impl Source {
             report::series_csv(rep).map_err(|e| CliError::Output(format!("csv: {e}")))
         };
         if self.args.seeds > 1 {
-            let rep = replicate(
+            let rep = replicate_until(
                 &scenario.name,
                 std::slice::from_ref(&model),
                 seed,
                 self.args.seeds,
                 self.args.jobs,
+                stop,
             )?;
             return Ok((
                 crate::emit::replicated_json(&rep),
                 csv(&rep.to_run_report())?,
             ));
         }
-        let results = run_all(&[(&model, seed)], self.args.jobs)?;
+        let results = run_all_until(&[(&model, seed)], self.args.jobs, stop)?;
         let rep = RunReport {
             schema_version: SCHEMA_VERSION,
             model: scenario.name.clone(),
@@ -93,23 +99,25 @@ impl Source {
         Ok((report::to_json(&rep), csv(&rep)?))
     }
 
-    /// What `compare MODEL --json -` writes: every variant, one seed or `--seeds N`.
-    pub fn compare_json(&self) -> Result<String, CliError> {
+    /// What `compare MODEL --json -` writes: every variant, one seed or `--seeds N`. The runs
+    /// stop once `stop` is set, as in [`Source::run_outputs`].
+    pub fn compare_json(&self, stop: &AtomicBool) -> Result<String, CliError> {
         let scenario = self.scenario()?;
         let seed = base_seed(&self.args, &scenario.base);
         let models = &scenario.variants;
         if self.args.seeds > 1 {
-            let rep = replicate(
+            let rep = replicate_until(
                 &scenario.name,
                 models,
                 seed,
                 self.args.seeds,
                 self.args.jobs,
+                stop,
             )?;
             return Ok(crate::emit::replicated_json(&rep));
         }
         let runs: Vec<_> = models.iter().map(|m| (m, seed)).collect();
-        let results = run_all(&runs, self.args.jobs)?;
+        let results = run_all_until(&runs, self.args.jobs, stop)?;
         Ok(report::to_json(&RunReport {
             schema_version: SCHEMA_VERSION,
             model: scenario.name.clone(),
@@ -190,8 +198,9 @@ impl Source {
 
     /// `check MODEL [--expect EXPR]...` as JSON: each expectation on each variant with its
     /// verdict, the lines `check` prints, and its verdict line. Refuses a model without
-    /// expectations as `check` does.
-    pub fn check_json(&self, extra: &[String]) -> Result<String, CliError> {
+    /// expectations as `check` does. The runs stop once `stop` is set, as in
+    /// [`Source::run_outputs`].
+    pub fn check_json(&self, extra: &[String], stop: &AtomicBool) -> Result<String, CliError> {
         let scenario = self.scenario()?;
         let exps = expectations(&scenario, &self.origin, extra)?;
         if exps.is_empty() {
@@ -202,7 +211,7 @@ impl Source {
         }
         let base = base_seed(&self.args, &scenario.base);
         let seeds = stats::replication_seeds(base, self.args.seeds);
-        let results = evaluate(&scenario, &self.args, &exps, &seeds)?;
+        let results = evaluate(&scenario, &self.args, &exps, &seeds, stop)?;
         let (failed, line) = verdict(&exps, &results);
         let checks: Vec<serde_json::Value> = results
             .iter()

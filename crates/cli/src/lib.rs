@@ -2,7 +2,8 @@
 //!
 //! Exit codes (as fd's `exit_codes.rs`): 0 success, 1 an expectation failed, 2 bad input or
 //! usage, 3 an output could not be written, 4 `check --baseline` compared less than its baseline
-//! holds.
+//! holds, 5 `merge` found runs missing, 130 Ctrl-C stopped the runs (their outputs written,
+//! truncated).
 
 // The floors, from the top down; a module uses only those below it (docs/architecture.md).
 mod advice; // the warnings of `explain`, also printed before a run
@@ -64,6 +65,10 @@ impl From<retrystorm_core::load::LoadError> for CliError {
     }
 }
 
+/// The exit code of a command whose runs Ctrl-C stopped (128 + SIGINT, as a shell reports a
+/// process SIGINT killed).
+const INTERRUPTED: u8 = 130;
+
 /// Runs one subcommand.
 fn dispatch(cli: Cli) -> Result<(), CliError> {
     match cli.command {
@@ -97,12 +102,20 @@ pub fn main() -> ExitCode {
     }
     let cli = args::Cli::parse();
     progress::set_quiet(cli.quiet);
-    match dispatch(cli) {
+    let result = dispatch(cli);
+    if let Err(e) = &result {
+        eprintln!("error: {e}");
+    }
+    if run::interrupted() {
+        // The outputs are written (each stopped run says so on stderr and in its table).
+        eprintln!(
+            "error: interrupted by Ctrl-C; the outputs hold the runs as far as they got (\"truncated\": true)"
+        );
+        return ExitCode::from(INTERRUPTED);
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(e.code())
-        }
+        Err(e) => ExitCode::from(e.code()),
     }
 }
 

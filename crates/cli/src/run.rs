@@ -13,6 +13,49 @@ use retrystorm_core::summary::{
 };
 use retrystorm_core::time::Time;
 use retrystorm_core::trace::{TraceLog, TraceOptions};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by Ctrl-C (SIGINT) once [`ctrl_c`] has installed its handler.
+static CTRL_C: AtomicBool = AtomicBool::new(false);
+
+#[cfg(unix)]
+extern "C" fn on_sigint(_: libc::c_int) {
+    // Async-signal-safe: one atomic store.
+    CTRL_C.store(true, Ordering::Relaxed);
+}
+
+/// The stop flag of the command line's runs: the first Ctrl-C sets it (the runs stop at their
+/// next progress point and their outputs are written, truncated); the handler then resets
+/// itself, so a second Ctrl-C ends the process at once. Installed on first use, by the
+/// commands whose runs go through [`run_all`] and [`replicate`]; a SIGINT the process was
+/// started ignoring (a background job of a script) stays ignored.
+pub fn ctrl_c() -> &'static AtomicBool {
+    #[cfg(unix)]
+    {
+        static INSTALL: std::sync::Once = std::sync::Once::new();
+        // SAFETY: `sigaction` with a zeroed, then filled, struct; the handler only stores to an
+        // atomic.
+        INSTALL.call_once(|| unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGINT, std::ptr::null(), &mut old) != 0
+                || old.sa_sigaction == libc::SIG_IGN
+            {
+                return;
+            }
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESETHAND | libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+        });
+    }
+    &CTRL_C
+}
+
+/// Whether Ctrl-C stopped the runs of this process.
+pub fn interrupted() -> bool {
+    CTRL_C.load(Ordering::Relaxed)
+}
 
 /// The worker pool of `--jobs`: the one place runs are spread over threads.
 pub struct Runner {
@@ -87,9 +130,19 @@ fn warn_truncated(results: &[VariantResult]) {
             Ended::MaxEvents => {
                 format!("stopped at the max_events guard after {} events", s.events)
             }
+            Ended::Interrupted => format!(
+                "truncated by Ctrl-C at {} ms",
+                retrystorm_report::fmt::ms(s.end_ms)
+            ),
             _ => format!("reached the horizon at {} ms", s.end_ms),
         };
-        let what = if s.unsettled == 0 {
+        let what = if s.ended == Ended::Interrupted {
+            format!(
+                "with {} of {} intents unsettled",
+                retrystorm_report::fmt::int(s.unsettled),
+                retrystorm_report::fmt::int(s.intents)
+            )
+        } else if s.unsettled == 0 {
             format!(
                 "after starting only {} intents (the workload's start or spread runs past the horizon)",
                 s.intents
@@ -105,9 +158,18 @@ fn warn_truncated(results: &[VariantResult]) {
 }
 
 /// Runs every `(model, seed)` in parallel on `--jobs` threads; the result order is the input
-/// order. A single run shows its progress in simulated time.
+/// order. A single run shows its progress in simulated time. Ctrl-C stops the runs ([`ctrl_c`]).
 pub fn run_all(runs: &[(&Model, u64)], jobs: Option<u32>) -> Result<Vec<VariantResult>, CliError> {
-    run_all_as(runs, jobs, |_| true, None).map(|(r, _)| r)
+    run_all_until(runs, jobs, ctrl_c())
+}
+
+/// [`run_all`], stopping the runs once `stop` is set (an embedder's flag; no signal handler).
+pub fn run_all_until(
+    runs: &[(&Model, u64)],
+    jobs: Option<u32>,
+    stop: &AtomicBool,
+) -> Result<Vec<VariantResult>, CliError> {
+    run_all_as(runs, jobs, |_| true, None, stop).map(|(r, _)| r)
 }
 
 /// [`run_all`], with each run traced when `trace` is given (then one log per run, in order).
@@ -116,21 +178,27 @@ pub fn run_all_traced(
     jobs: Option<u32>,
     trace: Option<TraceOptions>,
 ) -> Result<(Vec<VariantResult>, Vec<TraceLog>), CliError> {
-    run_all_as(runs, jobs, |_| true, trace)
+    run_all_as(runs, jobs, |_| true, trace, ctrl_c())
 }
 
 /// As [`run_all_traced`]; a run `i` with `full(i)` false has only its summary (no series, no
-/// CDFs, no trace).
+/// CDFs, no trace). Once `stop` is set, every run stops at its next progress point (one not
+/// started yet at its first) and ends `interrupted`.
 fn run_all_as(
     runs: &[(&Model, u64)],
     jobs: Option<u32>,
     full: impl Fn(usize) -> bool + Sync,
     trace: Option<TraceOptions>,
+    stop: &AtomicBool,
 ) -> Result<(Vec<VariantResult>, Vec<TraceLog>), CliError> {
     let one = |m: &Model, seed: u64, progress: &mut dyn FnMut(Time)| match trace {
-        None => (retrystorm_core::run_model(m, seed, progress), None),
+        None => (
+            retrystorm_core::run_model_until(m, seed, progress, stop),
+            None,
+        ),
         Some(opt) => {
-            let (r, log) = retrystorm_core::run_model_traced(m, seed, progress, opt);
+            let (r, log) =
+                retrystorm_core::run_model_traced_until(m, seed, progress, opt, Some(stop));
             (r, Some(log))
         }
     };
@@ -150,7 +218,7 @@ fn run_all_as(
             if full(*i) {
                 one(m, *seed, &mut |_| {})
             } else {
-                (retrystorm_core::run_summary(m, *seed), None)
+                (retrystorm_core::run_summary_until(m, *seed, stop), None)
             }
         });
         bar.finish_and_clear();
@@ -161,7 +229,8 @@ fn run_all_as(
     Ok((results, logs.into_iter().flatten().collect()))
 }
 
-/// Runs every model with every seed and aggregates each model's replications.
+/// Runs every model with every seed and aggregates each model's replications. Ctrl-C stops the
+/// runs ([`ctrl_c`]).
 pub fn replicate(
     name: &str,
     models: &[Model],
@@ -169,13 +238,26 @@ pub fn replicate(
     n: u32,
     jobs: Option<u32>,
 ) -> Result<ReplicatedReport, CliError> {
+    replicate_until(name, models, base_seed, n, jobs, ctrl_c())
+}
+
+/// [`replicate`], stopping the runs once `stop` is set (an embedder's flag; no signal handler).
+/// A variant some of whose replications were stopped is marked `interrupted` and `truncated`.
+pub fn replicate_until(
+    name: &str,
+    models: &[Model],
+    base_seed: u64,
+    n: u32,
+    jobs: Option<u32>,
+    stop: &AtomicBool,
+) -> Result<ReplicatedReport, CliError> {
     let seeds = stats::replication_seeds(base_seed, n);
     let runs: Vec<(&Model, u64)> = models
         .iter()
         .flat_map(|m| seeds.iter().map(move |s| (m, *s)))
         .collect();
     // Only the first replication's series and CDFs are kept (the report draws them).
-    let mut results = run_all_as(&runs, jobs, |i| i % seeds.len() == 0, None)?
+    let mut results = run_all_as(&runs, jobs, |i| i % seeds.len() == 0, None, stop)?
         .0
         .into_iter();
     let variants = models
@@ -184,7 +266,11 @@ pub fn replicate(
             let reps: Vec<VariantResult> = results.by_ref().take(seeds.len()).collect();
             let summaries: Vec<&retrystorm_core::summary::Summary> =
                 reps.iter().map(|r| &r.summary).collect();
-            let agg = stats::aggregate(&summaries);
+            let mut agg = stats::aggregate(&summaries);
+            if summaries.iter().any(|s| s.ended == Ended::Interrupted) {
+                agg.summary.ended = Ended::Interrupted;
+                agg.summary.truncated = true;
+            }
             let mut replications = Replications {
                 n,
                 ..Replications::default()

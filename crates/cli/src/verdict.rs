@@ -4,7 +4,7 @@
 use crate::CliError;
 use crate::args::ModelArgs;
 use crate::model_args::has_named_variants;
-use crate::run::run_all;
+use crate::run::run_all_until;
 use crate::text::{plural, shell_word};
 use retrystorm_core::expect::{Expectation, MetricError, Outcome, Over, metric};
 use retrystorm_core::load::Scenario;
@@ -72,13 +72,14 @@ pub fn evaluate(
     args: &ModelArgs,
     exps: &[Expectation],
     seeds: &[u64],
+    stop: &std::sync::atomic::AtomicBool,
 ) -> Result<Vec<Checked>, CliError> {
     let models: &[Model] = &scenario.variants;
     let runs: Vec<(&Model, u64)> = models
         .iter()
         .flat_map(|m| seeds.iter().map(move |s| (m, *s)))
         .collect();
-    let results = run_all(&runs, args.jobs)?;
+    let results = run_all_until(&runs, args.jobs, stop)?;
     let per_variant: Vec<Vec<(u64, &Summary)>> = results
         .chunks(seeds.len())
         .map(|c| c.iter().zip(seeds).map(|(r, s)| (*s, &r.summary)).collect())

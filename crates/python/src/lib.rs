@@ -4,7 +4,8 @@
 //!
 //! Every call runs on a thread of its own while the caller waits without the GIL, checking for
 //! signals every 50 ms: Ctrl-C raises `KeyboardInterrupt` at once and tells the runs to stop (a
-//! sweep takes no new run; a run already started finishes in the background).
+//! sweep takes no new run; the runs of `run`, `compare` and `check` stop at their next progress
+//! point, within 65,536 events, as the CLI's do on Ctrl-C).
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -26,7 +27,9 @@ fn to_py(e: CliError) -> PyErr {
     match e {
         CliError::Input(m) => InputError::new_err(m),
         CliError::Output(m) => PyOSError::new_err(m),
-        CliError::Failed(m) | CliError::Incomplete(m) => PyRuntimeError::new_err(m),
+        CliError::Failed(m) | CliError::Incomplete(m) | CliError::Missing(m) => {
+            PyRuntimeError::new_err(m)
+        }
     }
 }
 
@@ -88,8 +91,9 @@ fn run(
     variant: Option<String>,
 ) -> PyResult<(String, String)> {
     let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
     blocking(py, stop, move || {
-        source(&origin, text, &flags)?.run_outputs(variant.as_deref())
+        source(&origin, text, &flags)?.run_outputs(variant.as_deref(), &flag)
     })
 }
 
@@ -102,9 +106,8 @@ fn compare(
     flags: Vec<String>,
 ) -> PyResult<String> {
     let stop = Arc::new(AtomicBool::new(false));
-    blocking(py, stop, move || {
-        source(&origin, text, &flags)?.compare_json()
-    })
+    let flag = stop.clone();
+    blocking(py, stop, move || source(&origin, text, &flags)?.compare_json(&flag))
 }
 
 /// The lines of `sweep MODEL FLAGS --vary ... --out FILE` (header first), and whether every run
@@ -134,8 +137,9 @@ fn check(
     expects: Vec<String>,
 ) -> PyResult<String> {
     let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
     blocking(py, stop, move || {
-        source(&origin, text, &flags)?.check_json(&expects)
+        source(&origin, text, &flags)?.check_json(&expects, &flag)
     })
 }
 

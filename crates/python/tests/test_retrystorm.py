@@ -154,6 +154,52 @@ def test_ctrl_c_stops_a_sweep():
     assert p.returncode == 3 and "interrupted" in out
 
 
+LONG = """
+name = "long"
+horizon = "1h"
+[workload]
+kind = "open"
+rate = "100000/s"
+[server]
+service = "50us"
+[[variant]]
+name = "base"
+[[variant]]
+name = "queued"
+server.capacity = 8
+"""
+
+
+@pytest.mark.parametrize("call", ["run", "compare"])
+def test_ctrl_c_stops_a_long_run(tmp_path, call):
+    # 360 M intents: minutes of work. After Ctrl-C the runs stop at their next progress point,
+    # so the process stops using CPU (before, the run went on in the background).
+    model = tmp_path / "long.toml"
+    model.write_text(LONG)
+    code = (
+        "import retrystorm, sys, time\n"
+        f"m = retrystorm.load({str(model)!r})\n"
+        "print('started', flush=True)\n"
+        "try:\n"
+        f"    retrystorm.{call}(m, jobs=1)\n"
+        "except KeyboardInterrupt:\n"
+        "    time.sleep(0.5)\n"
+        "    t = time.process_time()\n"
+        "    time.sleep(1.0)\n"
+        "    print('interrupted', time.process_time() - t, flush=True)\n"
+        "    sys.exit(3)\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "started"
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=30)
+    assert p.returncode == 3, out
+    word, cpu = out.split()
+    assert word == "interrupted"
+    assert float(cpu) < 0.3, f"{call}: {cpu} s of CPU in the second after the interrupt"
+
+
 def test_bad_flag_value_is_a_model_error():
     with pytest.raises(retrystorm.ModelError) as e:
         retrystorm.run(retrystorm.load(HERD), seeds=0)

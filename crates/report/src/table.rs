@@ -212,6 +212,15 @@ fn notes(report: &RunReport) -> String {
                     fmt::int(s.events)
                 );
             }
+            Ended::Interrupted => {
+                let _ = writeln!(
+                    out,
+                    "note: {} truncated by Ctrl-C at {} ms with {} intents unsettled; its totals are partial",
+                    v.name,
+                    fmt::ms(s.end_ms),
+                    fmt::int(s.unsettled)
+                );
+            }
         }
     }
     out
@@ -222,6 +231,7 @@ fn ended(s: &Summary) -> String {
         Ended::Settled => "settled",
         Ended::Horizon => "horizon reached",
         Ended::MaxEvents => "max_events guard (totals are partial)",
+        Ended::Interrupted => "truncated by Ctrl-C (totals are partial)",
     };
     format!(
         "{why} at {} ms after {} events",

@@ -32,6 +32,8 @@ pub fn compare(a: CompareArgs) -> Result<(), CliError> {
             plural(scenario.variants.len() as u64, "variant")
         ));
     }
+    // From here on Ctrl-C stops the runs and the outputs hold what they simulated (exit 130).
+    crate::run::ctrl_c();
     crate::advice::warn_models(&models.iter().collect::<Vec<_>>());
     let seed = base_seed(&a.model, &scenario.base);
     if a.model.seeds > 1 {

@@ -85,7 +85,7 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
         Vec::new()
     } else {
         let seeds = stats::replication_seeds(base, a.model.seeds);
-        evaluate(&scenario, &a.model, &exps, &seeds)?
+        evaluate(&scenario, &a.model, &exps, &seeds, crate::run::ctrl_c())?
     };
     let (_, held) = verdict(&exps, &results);
     let rows: Vec<ExpectRow> = results

@@ -19,6 +19,8 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     let file = a.model.model.display().to_string();
     let model = pick_variant(&scenario, a.variant.as_deref(), &file)?;
     let seed = base_seed(&a.model, &model);
+    // From here on Ctrl-C stops the runs and the outputs hold what they simulated (exit 130).
+    crate::run::ctrl_c();
     crate::advice::warn_models(&[&model]);
     if a.model.seeds > 1 {
         let rep = replicate(

@@ -31,6 +31,9 @@ pub enum Ended {
     Horizon,
     /// The `max_events` guard stopped it (the summary is partial).
     MaxEvents,
+    /// Its caller asked it to stop (the CLI on Ctrl-C, through [`crate::run_model_until`]): the
+    /// summary is partial, up to `end_ms`.
+    Interrupted,
 }
 
 /// Totals and distributions of one run of one variant. `Default` is an empty run, so an engine
@@ -77,6 +80,10 @@ pub struct Summary {
     pub success_ms: Percentiles,
     /// Time of the last arrival at the server.
     pub last_arrival_ms: f64,
+    /// Time to drain: when the last intent settled (its client was told success or gave up).
+    /// Absent when an intent was unsettled at the end, none started, or the run was truncated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain_ms: Option<f64>,
     /// Intents whose effect was applied 0 times (settled intents only, as all below).
     pub lost: u64,
     pub applied_once: u64,

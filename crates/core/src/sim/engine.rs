@@ -21,6 +21,10 @@ pub(crate) trait Engine {
     /// Nothing is left to happen: every intent is final and the workload has no more to start.
     fn finished(&self) -> bool;
     fn handle(&mut self, now: Time, event: Self::Event);
+    /// Its caller asked it to stop; read only where `progress` is called.
+    fn stop_requested(&self) -> bool {
+        false
+    }
 }
 
 /// How a run ended, where the clock stopped, and how many events it processed.
@@ -32,7 +36,8 @@ pub struct RunEnd {
 }
 
 /// Pops and handles events until the engine is finished, the horizon passes or `max_events`
-/// have been handled. `progress` hears the clock every 65,536 events and at the end.
+/// have been handled. `progress` hears the clock every 65,536 events and at the end; right after
+/// it, a stop the engine was asked for ends the run there ([`Ended::Interrupted`]).
 pub(crate) fn drive<S: Engine>(
     sim: &mut S,
     model: &Model,
@@ -67,6 +72,11 @@ pub(crate) fn drive<S: Engine>(
         events += 1;
         if events & 0xffff == 0 {
             progress(now);
+            if sim.stop_requested() {
+                sim.handle(now, ev);
+                ended = Ended::Interrupted;
+                break;
+            }
         }
         sim.handle(now, ev);
     }

@@ -4,6 +4,7 @@
 
 mod contention;
 mod direct_path;
+mod drain;
 mod engine;
 mod fuzz_inputs;
 mod herd;
@@ -19,5 +20,6 @@ mod queueing;
 mod request_path;
 mod server_policies;
 mod slow_windows;
+mod stop;
 mod trace_workload;
 mod util;

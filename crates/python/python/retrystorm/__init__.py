@@ -151,7 +151,7 @@ class Result:
 def run(model: Model, variant=None, seed=None, seeds=None, jobs=None, max_events=None) -> Result:
     """Runs the model (its base, or ``variant``) with ``seed`` (default: the model's), as
     ``retrystorm run MODEL --json - --csv -``. ``seeds=N`` gives the replicated report (means,
-    CI) and the first seed's series."""
+    CI) and the first seed's series. Ctrl-C stops the runs and raises ``KeyboardInterrupt``."""
     text, csv_text = _call(
         _native.run, model.origin, model.text, model._flags(seed, seeds, jobs, max_events), variant
     )
@@ -160,7 +160,8 @@ def run(model: Model, variant=None, seed=None, seeds=None, jobs=None, max_events
 
 def compare(model: Model, seeds=None, seed=None, jobs=None, max_events=None) -> dict:
     """Runs every variant, as ``retrystorm compare MODEL --json -`` (``seeds=N``: means and
-    95% confidence intervals); returns the JSON report as a dict."""
+    95% confidence intervals); returns the JSON report as a dict. Ctrl-C stops the runs and
+    raises ``KeyboardInterrupt``."""
     text = _call(_native.compare, model.origin, model.text, model._flags(seed, seeds, jobs, max_events))
     return json.loads(text)
 

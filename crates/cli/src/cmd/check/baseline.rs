@@ -119,7 +119,7 @@ pub fn check(
     let mut checked = Vec::new();
     if !exps.is_empty() {
         let seeds = stats::replication_seeds(seed, n);
-        checked = evaluate(scenario, &a.model, exps, &seeds)?;
+        checked = evaluate(scenario, &a.model, exps, &seeds, crate::run::ctrl_c())?;
         if !to_stdout {
             crate::output::print(&render(&checked, quiet))?;
         }

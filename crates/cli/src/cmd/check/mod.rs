@@ -41,6 +41,8 @@ pub fn check(a: CheckArgs) -> Result<(), CliError> {
     output::refuse_inputs(&outs)?;
     let file = a.model.model.display().to_string();
     let exps = expectations(&scenario, &file, &a.expects)?;
+    // From here on Ctrl-C stops the runs and the outputs hold what they simulated (exit 130).
+    crate::run::ctrl_c();
     crate::advice::warn_models(&scenario.variants.iter().collect::<Vec<_>>());
     if let Some(path) = &a.baseline {
         return baseline::check(&a, &scenario, path, &exps);
@@ -52,7 +54,7 @@ pub fn check(a: CheckArgs) -> Result<(), CliError> {
     }
     let base = base_seed(&a.model, &scenario.base);
     let seeds = stats::replication_seeds(base, a.model.seeds);
-    let results = evaluate(&scenario, &a.model, &exps, &seeds)?;
+    let results = evaluate(&scenario, &a.model, &exps, &seeds, crate::run::ctrl_c())?;
     let quiet = progress::quiet();
     let heading = format!(
         "{} ({} from {base})",

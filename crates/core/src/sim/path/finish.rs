@@ -162,6 +162,10 @@ impl PathSim<'_> {
             completion_ms: self.completions.percentiles(),
             success_ms: self.successes.percentiles(),
             last_arrival_ms: b.last_arrival.as_millis_f64(),
+            // Every intent started settled by the end (`crate::run_model` also clears it for a
+            // truncated run).
+            drain_ms: (c.intents > 0 && c.succeeded + c.failed == c.intents)
+                .then(|| c.last_settled.as_millis_f64()),
             lost: c.lost,
             applied_once: c.applied_once,
             duplicated: c.duplicated,

@@ -31,6 +31,7 @@ mod store;
 mod tier;
 mod workload;
 pub use direct::run as run_direct;
+pub use direct::run_until as run_direct_until;
 pub use direct::{EnginePath, engine_path};
 pub use retry_after::envoy_reset_delay;
 
@@ -48,6 +49,7 @@ use call::{Calls, by_kind};
 use callref::CallRef;
 use hop::HopState;
 use spec::PathSpec;
+use std::sync::atomic::{AtomicBool, Ordering};
 use store::Store;
 use tier::{Outcome, Request, TierState};
 use workload::Workload;
@@ -125,6 +127,8 @@ pub(super) struct Counters {
     effects: u64,
     conflicts: u64,
     replayed: u64,
+    /// When the last intent settled (its client told success or given up), for `drain_ms`.
+    last_settled: Time,
 }
 
 /// A run in progress. Build with [`PathSim::new`], drive with [`PathSim::run`].
@@ -153,6 +157,8 @@ pub struct PathSim<'m> {
     events: u64,
     /// `--trace`: records a few intents' steps; `None` (one check per step) when off.
     trace: Option<Box<Tracer>>,
+    /// Set by the caller to stop the run ([`PathSim::with_stop`]).
+    stop: Option<&'m AtomicBool>,
 }
 
 /// Asks the CPU to start loading `x`'s cache line; a hint with no effect on results.
@@ -177,6 +183,9 @@ impl Engine for PathSim<'_> {
     }
     fn finished(&self) -> bool {
         self.calls.live == 0 && self.workload.exhausted()
+    }
+    fn stop_requested(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
     }
     /// The intents of the events about to pop are prefetched: a random intent per event is
     /// this loop's main cost at scale (a cache miss on a slab of 64-byte lines).
@@ -266,7 +275,14 @@ impl<'m> PathSim<'m> {
             c: Counters::default(),
             events: 0,
             trace: None,
+            stop: None,
         }
+    }
+
+    /// Stops the run at the next progress point after `stop` is set (every 65,536 events).
+    pub fn with_stop(mut self, stop: &'m AtomicBool) -> Self {
+        self.stop = Some(stop);
+        self
     }
 
     /// Runs to the end and reports. `progress` is called now and then with the clock.

@@ -51,6 +51,7 @@ impl PathSim<'_> {
         let t = self.calls.top(c.slot());
         let (took, worker) = (now.since(t.start), t.worker);
         self.completions.record(took);
+        self.c.last_settled = now;
         if how == Settled::Success {
             self.successes.record(took);
             self.c.succeeded += 1;

@@ -11,6 +11,7 @@ use crate::policy::backoff::Jitter;
 use crate::rng::Purpose;
 use crate::sim::path::{from_retry_after_ms, to_retry_after_ms};
 use crate::time::{Duration, Time};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// As in `call.rs`: botocore's `_RETRY_AFTER_MAX_ADDITIONAL`.
 const AWS_RETRY_AFTER_MAX_ADDITIONAL: Duration = Duration::from_secs(5);
@@ -62,16 +63,23 @@ const PROGRESS_EVERY: u64 = 1 << 16;
 impl Direct<'_> {
     /// Every intent of the workload, in id order. `progress` hears, every
     /// [`PROGRESS_EVERY`] events or so, the latest time an intent run so far has reached (it
-    /// never decreases and never passes the run's end). Returns `false`, having stopped early,
-    /// once the intents run so far have more than `max_events` events: the run would stop at
-    /// `max_events`, which the event loop does (see [`Direct::ending`]), so the rest is not run.
-    pub(super) fn run_intents(&mut self, progress: &mut dyn FnMut(Time)) -> bool {
+    /// never decreases and never passes the run's end). Right after it, a set `stop` ends the
+    /// workload there. Returns `None`, having stopped early, once the intents run so far have
+    /// more than `max_events` events: the run would stop at `max_events`, which the event loop
+    /// does (see [`Direct::ending`]), so the rest is not run; else whether `stop` ended it.
+    pub(super) fn run_intents(
+        &mut self,
+        progress: &mut dyn FnMut(Time),
+        stop: Option<&AtomicBool>,
+    ) -> Option<bool> {
         let mut report = PROGRESS_EVERY;
         let mut tick = |d: &mut Self| {
             if d.live_events >= report {
                 report = d.live_events + PROGRESS_EVERY;
                 progress(d.last_final.min(d.horizon));
+                return stop.is_some_and(|s| s.load(Ordering::Relaxed));
             }
+            false
         };
         let m = self.m;
         let w = &m.workload;
@@ -90,9 +98,11 @@ impl Direct<'_> {
                     }
                     self.intent(c, at);
                     if self.live_events > m.max_events {
-                        return false;
+                        return None;
                     }
-                    tick(self);
+                    if tick(self) {
+                        return Some(true);
+                    }
                 }
             }
             WorkloadKind::Open => {
@@ -120,15 +130,17 @@ impl Direct<'_> {
                     }
                     self.intent(id, t);
                     if self.live_events > m.max_events {
-                        return false;
+                        return None;
                     }
-                    tick(self);
+                    if tick(self) {
+                        return Some(true);
+                    }
                     id += 1;
                 }
             }
             _ => unreachable!("engine_path admits burst and open workloads only"),
         }
-        true
+        Some(false)
     }
 
     #[inline]
@@ -487,6 +499,8 @@ impl Direct<'_> {
         it.settled = how;
         let took = now.since(it.start);
         self.completions.record(took);
+        // Intents run one after another here, not in time order.
+        self.n.c.last_settled = self.n.c.last_settled.max(now);
         if how == Settled::Success {
             self.successes.record(took);
             self.n.c.succeeded += 1;

@@ -38,8 +38,9 @@ use crate::policy::ClassSet;
 use crate::policy::backoff::{Backoff, BackoffKind, Jitter};
 use crate::rng::{Purpose, Stream};
 use crate::sim::path::Counters;
-use crate::summary::VariantResult;
+use crate::summary::{Ended, VariantResult};
 use crate::time::{Duration, Time};
+use std::sync::atomic::AtomicBool;
 
 /// Runs `m` on the direct path, or returns `None` when it must take the event loop (see the
 /// module's notes). `full`: the series and CDFs too (else the summary only). [`crate::run_model`]
@@ -50,15 +51,29 @@ pub fn run(
     progress: &mut dyn FnMut(Time),
     full: bool,
 ) -> Option<VariantResult> {
+    run_until(m, seed, progress, full, None)
+}
+
+/// [`run`], stopping at the first progress point after `stop` is set: the intents run so far
+/// make the result, [`Ended::Interrupted`]. (When where they end depends on the global order,
+/// `None`: the event loop, given the same flag, then stops at its first progress point.)
+pub fn run_until(
+    m: &Model,
+    seed: u64,
+    progress: &mut dyn FnMut(Time),
+    full: bool,
+    stop: Option<&AtomicBool>,
+) -> Option<VariantResult> {
     if engine_path(m) != EnginePath::Direct {
         return None;
     }
     let mut d = Direct::new(m, seed);
-    if !d.run_intents(progress) {
-        // Past `max_events` already: the event loop stops there, after far less work.
-        return None;
+    // `None`: past `max_events` already: the event loop stops there, after far less work.
+    let stopped = d.run_intents(progress, stop)?;
+    let (end, mut ended, events) = d.ending()?;
+    if stopped {
+        ended = Ended::Interrupted;
     }
-    let (end, ended, events) = d.ending()?;
     if d.rec.busy_ops && d.rec.max_op_time >= (MAX_STORED_BUCKETS as u64).saturating_mul(m.bucket.0)
     {
         return None;

@@ -1,0 +1,77 @@
+//! `drain_ms`: when the last intent settled, on models where it is known by construction, on
+//! both engine paths; absent when the workload did not drain.
+
+use retrystorm_core::catalogue::{MetricError, metric};
+use retrystorm_core::expect::Expectation;
+use retrystorm_core::load::load;
+use retrystorm_core::path::{EnginePath, engine_path};
+use retrystorm_core::run_model;
+use retrystorm_core::summary::Summary;
+
+fn summary(text: &str) -> Summary {
+    let model = load("m.toml", text, &[]).unwrap().base;
+    run_model(&model, 1, &mut |_| {}).summary
+}
+
+/// 50 clients start at 1 s against a server that always fails at once; no jitter, base 100 ms,
+/// doubling: attempts at +0, +100, +300 and +700 ms, then they give up, all at 1.7 s.
+const HERD: &str = r#"
+[workload]
+clients = 50
+start = "1s"
+[retry]
+max_attempts = 4
+jitter = "none"
+base = "100ms"
+cap = "10s"
+[server]
+fail = "always"
+"#;
+
+#[test]
+fn a_herd_that_gives_up_drains_when_its_last_retry_fails() {
+    let model = load("m.toml", HERD, &[]).unwrap().base;
+    assert_eq!(engine_path(&model), EnginePath::Direct);
+    let s = summary(HERD);
+    assert_eq!((s.failed, s.attempts), (50, 200));
+    assert_eq!(s.drain_ms, Some(1_700.0));
+    assert_eq!(metric(&s, "drain_ms"), Ok(1_700.0));
+    assert_eq!(
+        Expectation::parse("drain_ms <= 1700").unwrap().holds(&s),
+        Ok(true)
+    );
+}
+
+/// 4 clients at once, one worker, 50 ms each, first come first served: served at 50, 100, 150
+/// and 200 ms; the event loop (a shared queue).
+const QUEUE: &str = r#"
+[workload]
+clients = 4
+[server]
+capacity = 1
+service = "50ms"
+"#;
+
+#[test]
+fn a_queue_drains_when_its_last_request_is_served() {
+    let model = load("m.toml", QUEUE, &[]).unwrap().base;
+    assert!(matches!(engine_path(&model), EnginePath::EventLoop { .. }));
+    let s = summary(QUEUE);
+    assert_eq!(s.succeeded, 4);
+    assert_eq!(s.drain_ms, Some(200.0));
+    assert_eq!(s.completion_ms.max, 200.0);
+}
+
+#[test]
+fn a_workload_cut_by_the_horizon_never_drained() {
+    let cut = format!("horizon = \"120ms\"\n{QUEUE}");
+    let s = summary(&cut);
+    assert!(s.truncated && s.unsettled > 0);
+    assert_eq!(s.drain_ms, None);
+    assert!(matches!(
+        metric(&s, "drain_ms"),
+        Err(MetricError::Absent(_))
+    ));
+    let json = serde_json::to_value(&s).unwrap();
+    assert!(json.get("drain_ms").is_none());
+}

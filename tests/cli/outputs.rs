@@ -486,7 +486,7 @@ fn vary_grids_are_counted_and_bounded_before_running() {
             // About 14 KB a run stays in memory: 100,000 per process keep it under 2 GB.
             "sweep",
             &["--vary", "retry.base=1ms..200000ms:1ms"],
-            "this sweep would hold 200000 runs in memory (about 14 KB each) for its table; at most 100000 per process: split it with --shard I/2",
+            "this sweep would hold 400000 runs in memory (about 14 KB each) for its table; at most 100000 per process: split it with --shard I/4",
         ),
         (
             "sweep",

@@ -279,7 +279,6 @@ pub(super) fn writable(p: &Path) -> io::Result<()> {
 /// An I/O error without the path `tempfile` appends to it (the probe's own name, which the user
 /// never gave): "Permission denied (os error 13)".
 pub(super) fn without_path(e: &std::io::Error) -> String {
-    use std::error::Error;
     // tempfile wraps the system's error with the path; its source is the error itself.
     let inner = e
         .get_ref()

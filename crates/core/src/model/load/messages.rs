@@ -197,7 +197,8 @@ pub(super) fn name_defaults(merged: &Table, message: String) -> String {
         let Some(close) = after.find(')') else {
             continue;
         };
-        if path.contains('.') && !path.contains(' ') && value_at(merged, path).is_none() {
+        let field = path.starts_with(|c: char| c.is_ascii_lowercase()) && path.contains('.');
+        if field && !path.contains(' ') && value_at(merged, path).is_none() {
             return format!(
                 "{lead}{path} ({}, the default{}",
                 &after[..close],

@@ -277,3 +277,49 @@ fn bad_axes_and_models_without_a_trigger_exit_2() {
     assert_eq!(code, 2);
     assert!(err.contains("has none"), "{err}");
 }
+
+#[test]
+fn two_shards_given_one_out_write_it_once() {
+    // Claimed before the runs (created exclusively and locked), as `tune --shard --out`: of two
+    // shards started at once with one --out, one writes and the other exits 2, so no shard is
+    // silently lost.
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let o = dir.path().join("o.jsonl");
+    let kids: Vec<std::process::Child> = ["1/2", "2/2"]
+        .iter()
+        .map(|i| {
+            let mut args = vec!["map", m.to_str().unwrap()];
+            args.extend(AXES);
+            args.extend(["--seeds", "3", "--within", "10s", "--shard", i, "--out"]);
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("retrystorm"))
+                .args(&args)
+                .arg(&o)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut ok = 0;
+    for k in kids {
+        let out = k.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => ok += 1,
+            Some(2) => assert!(
+                err.contains("the file exists; a shard's runs go to a new file")
+                    || err.contains("another command is writing this file"),
+                "{err}"
+            ),
+            c => panic!("{c:?}: {err}"),
+        }
+    }
+    assert_eq!(ok, 1);
+    // The file a shard wrote is kept: a rerun is refused and leaves it as it was.
+    let before = std::fs::read(&o).unwrap();
+    let (code, _, err) = map(&m, &["--shard", "1/2", "--out", o.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--out"), "{err}");
+    assert_eq!(std::fs::read(&o).unwrap(), before);
+}

@@ -366,14 +366,15 @@ fn a_model_that_is_not_a_regular_file_is_refused_without_blocking() {
 }
 
 #[test]
-fn a_model_over_16_mib_is_refused() {
+fn a_model_over_4_mib_is_refused() {
+    // Parsed, a model file takes about 100 times its size: 4 MiB keeps loading under 0.5 GB.
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("huge.toml");
     let f = std::fs::File::create(&p).unwrap();
-    f.set_len(17 * 1024 * 1024).unwrap();
+    f.set_len(5 * 1024 * 1024).unwrap();
     let (code, _, err) = out(rs().arg("run").arg(&p));
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("17 MiB; it may be at most 16 MiB"), "{err}");
+    assert!(err.contains("5 MiB; it may be at most 4 MiB"), "{err}");
 }
 
 #[test]
@@ -480,6 +481,12 @@ fn vary_grids_are_counted_and_bounded_before_running() {
                 "retry.base=1ms..100000ms:1ms",
             ],
             "the limit is 10000000 runs",
+        ),
+        (
+            // About 14 KB a run stays in memory: 100,000 per process keep it under 2 GB.
+            "sweep",
+            &["--vary", "retry.base=1ms..200000ms:1ms"],
+            "this sweep would hold 400000 runs in memory (about 14 KB each) for its table; at most 100000 per process: split it with --shard I/4",
         ),
         (
             "sweep",
@@ -1052,4 +1059,24 @@ fn an_output_fifo_nobody_reads_is_refused_not_waited_on() {
     let (code, _, err) = out(rs().arg("run").arg(&m).arg("--json").arg(&s));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("is a socket"), "{err}");
+}
+
+#[test]
+fn a_corrupt_sweep_file_is_named_as_one_not_as_a_model() {
+    // `report` and `map` take a sweep file or a model: a broken sweep file was parsed as TOML
+    // ("key with no value, expected `=`") and called the model file.
+    let d = tempfile::tempdir().unwrap();
+    let bad = d.path().join("runs.jsonl");
+    std::fs::write(&bad, "garbage\n").unwrap();
+    let html = d.path().join("r.html");
+    let (code, _, err) = out(rs().arg("report").arg(&bad).arg("-o").arg(&html));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("runs.jsonl:1: not a JSON line"), "{err}");
+    let odd = d.path().join("runs.txt");
+    std::fs::write(&odd, "{\"schema_version\": 1}\n").unwrap();
+    let (code, _, err) = out(rs().arg("map").arg(&odd));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("runs.txt:1: "), "{err}");
+    assert!(!err.contains("--vary"), "{err}");
+    assert!(!html.exists());
 }

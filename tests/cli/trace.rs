@@ -197,6 +197,40 @@ fn the_bounds_are_respected() {
 }
 
 #[test]
+fn the_event_bound_holds_over_every_variant_traced() {
+    // --trace-max-events is per variant; over compare's variants it may not exceed the flag's
+    // maximum in all (5,000,000, about 0.9 GB), refused before anything runs.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("t.jsonl");
+    let o = rs()
+        .args(["compare", HERD, "--trace"])
+        .arg(&p)
+        .args(["--trace-max-events", "5000000"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--trace-max-events 5000000: 4 variants could hold 20000000 events in all; at most 5000000 (each variant holds its own): give at most 1250000"),
+        "{err}"
+    );
+    assert!(!p.exists());
+    // One variant may hold them all.
+    let o = rs()
+        .args(["run", HERD, "--variant", "full", "--trace"])
+        .arg(&p)
+        .args(["--trace-max-events", "5000000", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
 fn traces_are_the_same_bytes_across_runs_and_leave_results_alone() {
     let d = tempfile::tempdir().unwrap();
     let (a, b) = (d.path().join("a.jsonl"), d.path().join("b.jsonl"));

@@ -244,9 +244,9 @@ pub struct TraceArgs {
           value_parser = clap::builder::PossibleValuesParser::new(OUTCOMES))]
     pub trace_outcome: Option<String>,
     /// The most events --trace holds at once per variant (an intent that does not fit is left
-    /// out whole).
+    /// out whole); at most 5,000,000 over all the variants traced.
     #[arg(long, value_name = "N", default_value_t = 100_000, requires = "trace",
-          value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+          value_parser = clap::value_parser!(u64).range(1..=5_000_000))]
     pub trace_max_events: u64,
 }
 

@@ -46,3 +46,53 @@ pub fn check_grid_size(grid: &Grid) -> Result<u64, CliError> {
         ))),
     }
 }
+
+/// The memory one `tune` search may give its candidates (each holds its model, and a trace
+/// model its own copy of the trace's arrivals), checked before the first is loaded.
+pub const TUNE_CANDIDATE_BYTES: u64 = 1 << 30;
+
+/// What one candidate holds: about 5 KB (measured, `docs/performance.md`, "Memory bounds"),
+/// plus 20 bytes per trace row (its arrival and intent).
+pub fn candidate_bytes(trace_rows: u64) -> u64 {
+    5_000 + 20 * trace_rows
+}
+
+/// Refuses a search whose `candidates` (points x variants) would hold more than
+/// [`TUNE_CANDIDATE_BYTES`].
+pub fn check_candidates(points: u64, variants: u64, trace_rows: u64) -> Result<(), CliError> {
+    let each = candidate_bytes(trace_rows);
+    let k = points.saturating_mul(variants);
+    let most = TUNE_CANDIDATE_BYTES / each;
+    if k <= most {
+        return Ok(());
+    }
+    let rows = if trace_rows > 0 {
+        format!(", {trace_rows} trace rows each")
+    } else {
+        String::new()
+    };
+    Err(CliError::Input(format!(
+        "--candidates: {k} candidates ({points} points x {variants} variants{rows}) would hold about {} MB; at most {most} fit in {} MB: lower --candidates, or pick one with --variant",
+        k.saturating_mul(each) / 1_000_000,
+        TUNE_CANDIDATE_BYTES / 1_000_000
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tune_candidates_are_bounded_by_their_memory() {
+        assert!(check_candidates(100_000, 2, 0).is_ok());
+        let e = check_candidates(100_000, 3, 0).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--candidates: 300000 candidates (100000 points x 3 variants) would hold about 1500 MB; at most 214748 fit in 1073 MB"),
+            "{e}"
+        );
+        // A trace model's candidates each hold its arrivals: a million rows, 20 MB each.
+        assert!(check_candidates(53, 1, 1_000_000).is_ok());
+        let e = check_candidates(64, 1, 1_000_000).unwrap_err().to_string();
+        assert!(e.contains("1000000 trace rows each"), "{e}");
+    }
+}

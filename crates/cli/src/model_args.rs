@@ -9,7 +9,7 @@ use retrystorm_core::stats;
 use retrystorm_core::sweep::{Grid, fingerprint};
 use std::collections::BTreeMap;
 
-/// Reads the model file's text, naming it in errors: a regular file of at most 16 MiB in UTF-8.
+/// Reads the model file's text, naming it in errors: a regular file of at most 4 MiB in UTF-8.
 pub fn read_model(args: &ModelArgs) -> Result<(String, String), CliError> {
     let origin = args.model.display().to_string();
     let text = output::read_text(&args.model, "the model file", output::MAX_MODEL_BYTES)?;
@@ -69,8 +69,9 @@ pub fn renamed(args: &ModelArgs) -> Option<String> {
         })
 }
 
-/// The largest trace file a model may replay.
-const MAX_TRACE_BYTES: u64 = 1 << 30;
+/// The largest trace file a model may replay: its text and its rows' strings stay in memory
+/// while it is parsed (the rows themselves are bounded by `replay::MAX_ROWS`).
+const MAX_TRACE_BYTES: u64 = 256 << 20;
 
 /// Loads the model with its `--set` flags and `extra` overrides (a `--vary` point), and applies
 /// `--set name=`.

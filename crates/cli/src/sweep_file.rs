@@ -119,8 +119,12 @@ pub fn looks_like_sweep(path: &Path) -> bool {
     };
     let mut first = String::new();
     let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(f), &mut first);
+    // A corrupt sweep file is still one (its error names the line, not TOML): a `.jsonl` name,
+    // or a first line that is JSON (no TOML line starts with `{`).
     matches!(parse_sweep_line(first.trim_end()), Ok(SweepLine::Header(_)))
         || first.contains("\"kind\":\"header\"")
+        || first.trim_start().starts_with('{')
+        || path.extension().is_some_and(|e| e == "jsonl")
 }
 
 /// The version of retrystorm that writes sweep files: the one a header records.

@@ -94,6 +94,25 @@ pub fn write_trace(
     Ok(())
 }
 
+/// The most events `--trace` may hold in all, over every variant it traces: the flag's own
+/// maximum, so that many variants cannot multiply it. An event held and written takes about
+/// 180 bytes (`docs/performance.md`, "Memory bounds"): about 0.9 GB in all.
+pub const MAX_TRACE_EVENTS_TOTAL: u64 = 5_000_000;
+
+/// Refuses `--trace-max-events N` (per variant) when `runs` variants of it could hold more than
+/// [`MAX_TRACE_EVENTS_TOTAL`] events in all, before anything runs.
+pub fn check_total(t: &TraceArgs, runs: usize) -> Result<(), CliError> {
+    let total = t.trace_max_events.saturating_mul(runs as u64);
+    if t.trace.is_none() || total <= MAX_TRACE_EVENTS_TOTAL {
+        return Ok(());
+    }
+    Err(CliError::Input(format!(
+        "--trace-max-events {}: {runs} variants could hold {total} events in all; at most {MAX_TRACE_EVENTS_TOTAL} (each variant holds its own): give at most {}, or trace fewer variants (--variant on run)",
+        t.trace_max_events,
+        MAX_TRACE_EVENTS_TOTAL / runs as u64
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

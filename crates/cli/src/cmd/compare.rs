@@ -24,6 +24,7 @@ pub fn compare(a: CompareArgs) -> Result<(), CliError> {
     let trace = trace_one_seed(&a.trace, &a.model)?;
     let scenario = load_model(&a.model)?;
     let models = vary(&scenario, &a.vary, &a.model)?;
+    crate::trace::check_total(&a.trace, models.len())?;
     output::refuse_inputs(&outs)?;
     if !base_is_a_variant(&scenario) {
         crate::progress::note(&format!(

@@ -145,6 +145,14 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
     );
     let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
     output::refuse_inputs(&outs)?;
+    // A shard's file is claimed before the runs: two shards given one --out cannot both write it.
+    let claim = match (&a.out, shard_n > 1) {
+        (Some(p), true) => Some(output::claim(
+            output::Out::new("--out", p),
+            "a shard's runs go to a new file: remove it (merged already?), or give another --out",
+        )?),
+        _ => None,
+    };
     let runner = Runner::new(a.model.jobs)?;
     let bar = progress::bar(jobs.len() as u64, "runs");
     let records: Vec<SweepRecord> = runner.map(&jobs, &bar, |j| {
@@ -164,8 +172,12 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
         }
     });
     bar.finish_and_clear();
-    if let Some(p) = &a.out {
-        output::write(output::Out::new("--out", p), &sweep_text(&header, &records))?;
+    match (claim, &a.out) {
+        (Some(c), _) => c.write(&sweep_text(&header, &records))?,
+        (None, Some(p)) => {
+            output::write(output::Out::new("--out", p), &sweep_text(&header, &records))?
+        }
+        (None, None) => {}
     }
     if shard_n > 1 {
         return output::print(&format!(

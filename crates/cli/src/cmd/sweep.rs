@@ -25,8 +25,9 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The most runs one sweep process holds (they stay in memory for the table at the end).
-pub const MAX_RUNS_PER_PROCESS: u64 = 1_000_000;
+/// The most runs one sweep process holds (they stay in memory for the table at the end): a run
+/// holds about 14 KB (measured, `docs/performance.md`, "Memory bounds"), so at most about 1.4 GB.
+pub const MAX_RUNS_PER_PROCESS: u64 = 100_000;
 
 /// Up to this many grid points, each point's models are resolved once and kept.
 const MODEL_CACHE_POINTS: u64 = 4096;
@@ -114,7 +115,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     let ours = (total - shard_i) / shard_n + 1;
     if ours > MAX_RUNS_PER_PROCESS {
         return Err(CliError::Input(format!(
-            "--vary: this sweep would hold {ours} runs in memory (about 1 KB each) for its table; at most {MAX_RUNS_PER_PROCESS} per process: split it with --shard I/{}",
+            "--vary: this sweep would hold {ours} runs in memory (about 14 KB each) for its table; at most {MAX_RUNS_PER_PROCESS} per process: split it with --shard I/{}",
             shard_n * ours.div_ceil(MAX_RUNS_PER_PROCESS)
         )));
     }

@@ -130,6 +130,8 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
         ));
     }
     let (sampling, points) = sample::candidates(&grid, a.candidates, base_seed);
+    let rows = scenario.base.workload.replay.arrivals.len() as u64;
+    crate::grid::check_candidates(points.len() as u64, grid.variants.len() as u64, rows)?;
     let mut cands = Vec::new();
     for p in points {
         let params = grid.params(p);

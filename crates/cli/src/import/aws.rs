@@ -104,7 +104,15 @@ pub fn import(file: &str, text: &str, profile: Option<&str>) -> Result<Emit, Cli
     } else {
         format!("profile {profile}")
     };
-    let Some(keys) = section(file, text, &header)? else {
+    // botocore reads `[profile default]` as the default profile too (build_profile_map).
+    let (header, keys) = match section(file, text, &header)? {
+        None if profile == "default" => (
+            "profile default".to_string(),
+            section(file, text, "profile default")?,
+        ),
+        found => (header, found),
+    };
+    let Some(keys) = keys else {
         let mut names: Vec<String> = text
             .lines()
             .filter_map(|l| {
@@ -333,6 +341,15 @@ mod tests {
             t.contains("max_attempts = 8") && !t.contains("[budget]"),
             "{t}"
         );
+        // `[profile default]` is the default profile, as botocore reads it.
+        let t = import(
+            "config",
+            "[profile default]\nretry_mode = standard\nmax_attempts = 5\n",
+            None,
+        )
+        .unwrap()
+        .render();
+        assert!(t.contains("max_attempts = 5"), "{t}");
         let e = import("config", &c, Some("nope")).unwrap_err().to_string();
         assert!(e.contains("the file's profiles: default, batch"), "{e}");
         let e = import("config", &c.replace("legacy", "adaptive"), Some("batch"))

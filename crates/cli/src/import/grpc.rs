@@ -183,6 +183,26 @@ fn name_of(n: &Value) -> String {
     format!("{s}/{m}")
 }
 
+/// A name given twice (in one `methodConfig` or two): gRPC rejects such a service config, and
+/// the lookup would only ever reach the first.
+fn refuse_duplicate_names(file: &str, names: &[(usize, Vec<String>)]) -> Result<(), CliError> {
+    let mut seen: std::collections::BTreeMap<&str, (usize, usize)> = Default::default();
+    for (i, ns) in names {
+        for (k, n) in ns.iter().enumerate() {
+            if let Some((fi, fk)) = seen.insert(n, (*i, k)) {
+                return Err(refuse(
+                    file,
+                    &format!("methodConfig[{i}].name[{k}]"),
+                    format!(
+                        "has no effect: {n} is named already by methodConfig[{fi}].name[{fk}], which gRPC would use (it rejects a service config with a name twice); give each name once"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Imports `text` (a service config), picking `method` among several `methodConfig` entries.
 pub fn import(file: &str, text: &str, method: Option<&str>) -> Result<Emit, CliError> {
     let root: Value =
@@ -210,6 +230,7 @@ pub fn import(file: &str, text: &str, method: Option<&str>) -> Result<Emit, CliE
             (i, ns)
         })
         .collect();
+    refuse_duplicate_names(file, &names)?;
     let chosen = match (configs.len(), method) {
         (0, None) => None,
         (0, Some(m)) => {
@@ -580,6 +601,21 @@ mod tests {
         let e = import("sc.json", &bad, None).unwrap_err().to_string();
         assert!(
             e.contains("retryableStatusCodes[0]") && e.contains("no answer class"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_name_twice_is_refused() {
+        let two = r#"{"methodConfig": [
+          {"name": [{"service": "a.A", "method": "M"}], "timeout": "1s"},
+          {"name": [{"service": "b.B"}, {"service": "a.A", "method": "M"}], "timeout": "2s"}]}"#;
+        let e = import("sc.json", two, Some("a.A/M"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("sc.json: methodConfig[1].name[1]: has no effect: a.A/M is named already by methodConfig[0].name[0]"),
             "{e}"
         );
     }

@@ -218,7 +218,11 @@ pub fn check(outs: &[Out], inputs: &[(&str, &Path)]) -> Result<(), CliError> {
                     .map_err(|e| {
                         bad(
                             o,
-                            format!("cannot write in the folder {}: {e}", dir.display()),
+                            format!(
+                                "cannot write in the folder {}: {}",
+                                dir.display(),
+                                without_path(&e)
+                            ),
                         )
                     })?;
             }
@@ -270,4 +274,19 @@ pub(super) fn writable(p: &Path) -> io::Result<()> {
 #[cfg(not(unix))]
 pub(super) fn writable(p: &Path) -> io::Result<()> {
     std::fs::metadata(p).map(|_| ())
+}
+
+/// An I/O error without the path `tempfile` appends to it (the probe's own name, which the user
+/// never gave): "Permission denied (os error 13)".
+pub(super) fn without_path(e: &std::io::Error) -> String {
+    // tempfile wraps the system's error with the path; its source is the error itself.
+    let inner = e
+        .get_ref()
+        .and_then(|r| r.source())
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .unwrap_or(e);
+    match inner.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code).to_string(),
+        None => inner.kind().to_string(),
+    }
 }

@@ -104,8 +104,9 @@ pub fn refuse_inputs(outs: &[Out]) -> Result<(), CliError> {
 }
 
 /// The largest model file read (a model is a few kilobytes; this stops `/dev/zero`-like
-/// surprises long before memory runs out).
-pub const MAX_MODEL_BYTES: u64 = 16 * 1024 * 1024;
+/// surprises long before memory runs out): parsed, a model file takes about 100 times its size
+/// (measured, `docs/performance.md`, "Memory bounds"), so about 0.4 GB at most.
+pub const MAX_MODEL_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Opens an input that must be a regular file, checking its type before opening it (so a FIFO
 /// with no writer cannot block). `what` names it in errors: "the model file".

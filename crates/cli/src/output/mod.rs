@@ -312,4 +312,19 @@ mod tests {
         std::fs::write(&p, b"a = 1\n").unwrap();
         assert_eq!(read_text(&p, "the model file", 100).unwrap(), "a = 1\n");
     }
+
+    #[test]
+    fn a_folder_that_cannot_be_written_is_named_without_the_probe() {
+        // tempfile's error carries the probe's path; the message shows the OS error alone.
+        let d = tempfile::tempdir().unwrap();
+        let e = tempfile::Builder::new()
+            .prefix(".retrystorm-probe-")
+            .tempfile_in(d.path().join("gone"))
+            .unwrap_err();
+        assert!(e.to_string().contains(".retrystorm-probe-"), "{e}");
+        assert_eq!(
+            dest::without_path(&e),
+            "No such file or directory (os error 2)"
+        );
+    }
 }

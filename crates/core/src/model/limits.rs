@@ -6,8 +6,13 @@ pub const MAX_LAYERS: usize = 32;
 /// The most per-client budget, breaker or rate-limiter instances one run may hold.
 pub const MAX_POLICY_INSTANCES: u64 = 1_000_000;
 
-/// The largest number of intents one run may hold in memory.
-pub const MAX_INTENTS: u64 = 100_000_000;
+/// The largest number of intents one run may hold in memory: 20,000,000 at
+/// [`BYTES_PER_INTENT`] keeps a run under 2 GB (`docs/performance.md`, "Memory bounds").
+pub const MAX_INTENTS: u64 = 20_000_000;
 
-/// Memory per live intent (its state, its events, its share of the queue), a generous estimate.
+/// Memory per live intent (its state, its events, its share of the queue), a generous estimate:
+/// measured at about 46 bytes with retries in flight, about 23 without.
 pub const BYTES_PER_INTENT: u64 = 100;
+
+/// The most windows one list of `outages`, `capacity_drops` or `slow_windows` may hold.
+pub const MAX_WINDOWS: usize = 10_000;

@@ -34,7 +34,7 @@ mod workload;
 pub use backoff::BackoffSpec;
 pub use idempotency::*;
 pub use layers::*;
-pub use limits::{BYTES_PER_INTENT, MAX_INTENTS, MAX_LAYERS, MAX_POLICY_INSTANCES};
+pub use limits::{BYTES_PER_INTENT, MAX_INTENTS, MAX_LAYERS, MAX_POLICY_INSTANCES, MAX_WINDOWS};
 pub use network::*;
 pub use retry::*;
 use serde::{Deserialize, Serialize};
@@ -143,8 +143,8 @@ impl Default for Model {
 }
 
 /// `12 GB`, `800 MB`: a size for an error message.
-fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
+fn bytes(n: u128) -> String {
+    const UNITS: [&str; 7] = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
     let mut x = n as f64;
     let mut u = 0;
     while x >= 1000.0 && u < UNITS.len() - 1 {

@@ -56,8 +56,26 @@ pub struct Reordered {
 /// The columns a trace may have.
 pub const COLUMNS: [&str; 3] = ["timestamp", "class", "key"];
 
-/// The most rows a trace may hold (one intent each).
-pub const MAX_ROWS: usize = crate::model::limits::MAX_INTENTS as usize;
+/// The most rows a trace may hold (one intent each): about 160 bytes of memory a row while
+/// loading and running (`docs/performance.md`, "Memory bounds"), so at most about 0.8 GB;
+/// reading stops at the first row beyond it.
+pub const MAX_ROWS: usize = 5_000_000;
+
+/// Refuses the row at `line` when `held` rows are read already and there is no room for it.
+fn too_many(origin: &str, line: usize, held: usize) -> Result<(), LoadError> {
+    if held < MAX_ROWS {
+        return Ok(());
+    }
+    Err(err(
+        origin,
+        Some(line),
+        None,
+        None,
+        format!(
+            "more than {MAX_ROWS} rows; a trace may have at most {MAX_ROWS} (about 160 bytes of memory each): replay a part of it"
+        ),
+    ))
+}
 
 impl Trace {
     /// Parses `text`, JSON Lines when `origin` ends in `.jsonl` or `.ndjson` or the first
@@ -80,15 +98,6 @@ impl Trace {
                 None,
                 None,
                 "the trace has no rows".into(),
-            ));
-        }
-        if rows.len() > MAX_ROWS {
-            return Err(err(
-                origin,
-                None,
-                None,
-                None,
-                format!("{} rows; at most {MAX_ROWS}", rows.len()),
             ));
         }
         let first = rows.iter().map(|r| r.ns).min().unwrap_or(0);
@@ -350,6 +359,7 @@ fn csv_rows(origin: &str, text: &str) -> Result<Vec<Row>, LoadError> {
             )
         })?;
         let opt = |k: usize| idx[k].map(|i| rec[i].to_string()).filter(|s| !s.is_empty());
+        too_many(origin, line, rows.len())?;
         rows.push(Row {
             ns,
             line,
@@ -378,9 +388,9 @@ fn jsonl_rows(origin: &str, text: &str) -> Result<Vec<Row>, LoadError> {
             continue;
         }
         let at = |e: &str| raw.find(&format!("\"{e}\"")).map(|c| c + 1);
-        let v: Value = serde_json::from_str(raw)
+        let v: JsonLine = serde_json::from_str(raw)
             .map_err(|e| err(origin, Some(line), Some(e.column()), None, e.to_string()))?;
-        let Value::Object(o) = v else {
+        let JsonLine::Object(members) = v else {
             return Err(err(
                 origin,
                 Some(line),
@@ -389,6 +399,26 @@ fn jsonl_rows(origin: &str, text: &str) -> Result<Vec<Row>, LoadError> {
                 "expected one JSON object per line, e.g. {\"timestamp\": 1.5}".into(),
             ));
         };
+        let mut o = serde_json::Map::new();
+        for (k, v) in members {
+            if o.contains_key(&k) {
+                // The column of the second occurrence.
+                let quoted = format!("\"{k}\"");
+                let col = raw
+                    .match_indices(&quoted)
+                    .nth(1)
+                    .map(|(c, _)| c + 1)
+                    .or(at(&k));
+                return Err(err(
+                    origin,
+                    Some(line),
+                    col,
+                    Some(&k),
+                    "has no effect: given twice in one row, and a JSON object keeps only one of the values; give each field once".into(),
+                ));
+            }
+            o.insert(k, v);
+        }
         if let Some(k) = o.keys().find(|k| !COLUMNS.contains(&k.as_str())) {
             let hint = closest(k, &COLUMNS)
                 .map(|c| format!("; did you mean `{c}`?"))
@@ -434,6 +464,7 @@ fn jsonl_rows(origin: &str, text: &str) -> Result<Vec<Row>, LoadError> {
                 )),
             }
         };
+        too_many(origin, line, rows.len())?;
         rows.push(Row {
             ns,
             line,
@@ -442,6 +473,56 @@ fn jsonl_rows(origin: &str, text: &str) -> Result<Vec<Row>, LoadError> {
         });
     }
     Ok(rows)
+}
+
+/// One line of a JSON Lines trace: an object's members in file order (a key given twice is
+/// kept twice, to be refused), or any other JSON value.
+enum JsonLine {
+    Object(Vec<(String, serde_json::Value)>),
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for JsonLine {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct Line;
+        impl<'de> Visitor<'de> for Line {
+            type Value = JsonLine;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<JsonLine, A::Error> {
+                let mut members = Vec::new();
+                while let Some(kv) = m.next_entry::<String, serde_json::Value>()? {
+                    members.push(kv);
+                }
+                Ok(JsonLine::Object(members))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<JsonLine, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(JsonLine::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<JsonLine, E> {
+                Ok(JsonLine::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<JsonLine, E> {
+                Ok(JsonLine::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<JsonLine, E> {
+                Ok(JsonLine::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<JsonLine, E> {
+                Ok(JsonLine::Other)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<JsonLine, E> {
+                Ok(JsonLine::Other)
+            }
+            fn visit_unit<E>(self) -> Result<JsonLine, E> {
+                Ok(JsonLine::Other)
+            }
+        }
+        d.deserialize_any(Line)
+    }
 }
 
 #[cfg(test)]
@@ -566,6 +647,18 @@ mod tests {
     }
 
     #[test]
+    fn a_trace_of_more_rows_than_the_limit_stops_at_the_first_one_beyond() {
+        assert!(too_many("t.csv", 7, MAX_ROWS - 1).is_ok());
+        let e = too_many("t.csv", 5_000_002, MAX_ROWS).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.csv:5000002: more than 5000000 rows; a trace may have at most 5000000 (about 160 bytes of memory each): replay a part of it"
+        );
+        // 5,000,000 rows at the measured 160 bytes stay under 1 GB.
+        assert!(MAX_ROWS as u64 * 160 < 1_000_000_000);
+    }
+
+    #[test]
     fn errors_name_the_file_line_and_column() {
         let e = Trace::parse("t.csv", "timestamp,class\n1.0,a\n2.0,b\nsoon,c\n").unwrap_err();
         assert_eq!(
@@ -589,6 +682,17 @@ mod tests {
         );
         let e = Trace::parse("t.jsonl", "{\"timestamp\": 1\n").unwrap_err();
         assert_eq!(e.line, Some(1), "{e}");
+        // A key twice in a row: JSON keeps one value, so the other would have no effect.
+        let row = "{\"timestamp\": 1, \"key\": \"a\", \"key\": \"b\"}\n";
+        let e = Trace::parse("t.jsonl", &format!("{{\"timestamp\": 0}}\n{row}")).unwrap_err();
+        assert_eq!(
+            (e.line, e.column, e.field.as_deref()),
+            (Some(2), Some(30), Some("key")),
+            "{e}"
+        );
+        assert!(e.message.starts_with("has no effect: given twice"), "{e}");
+        let e = Trace::parse("t.jsonl", "[1, {\"a\": 2}]\n").unwrap_err();
+        assert!(e.message.starts_with("expected one JSON object"), "{e}");
         assert!(Trace::parse("t.csv", "timestamp\n").is_err());
         assert!(Trace::parse("t.csv", "timestamp\n1.0000000001\n").is_err());
     }

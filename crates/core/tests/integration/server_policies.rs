@@ -323,3 +323,61 @@ fn bad_shedding_settings_name_the_field() {
     let e = model(OVERLOAD, &[r#"server.shedding.targett="1ms""#]).unwrap_err();
     assert!(e.contains("did you mean `target`"), "{e}");
 }
+
+#[test]
+fn shedding_keys_without_a_kind_are_refused() {
+    // `target` is read by CoDel alone; `interval` by CoDel and adaptive LIFO.
+    let e = model(OVERLOAD, &[r#"server.shedding.target="10ms""#]).unwrap_err();
+    assert!(
+        e.contains("server.shedding.target: has no effect without a shedding kind: set server.shedding.kind = \"codel\", or remove it"),
+        "{e}"
+    );
+    let e = model(OVERLOAD, &[r#"server.shedding.interval="200ms""#]).unwrap_err();
+    assert!(
+        e.contains("server.shedding.interval: has no effect without a shedding kind: set server.shedding.kind = \"codel\" or server.discipline = \"adaptive-lifo\""),
+        "{e}"
+    );
+    model(
+        OVERLOAD,
+        &[
+            r#"server.shedding.interval="200ms""#,
+            r#"server.discipline="adaptive-lifo""#,
+        ],
+    )
+    .unwrap();
+    model(
+        OVERLOAD,
+        &[
+            r#"server.shedding.kind="codel""#,
+            r#"server.shedding.target="10ms""#,
+        ],
+    )
+    .unwrap();
+    // In a tier, named by its index.
+    let e = model(
+        "[[tier]]\nname = \"proxy\"\n[tier.server.shedding]\ntarget = \"10ms\"\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("tier[0].server.shedding.target: has no effect"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_list_of_more_windows_than_the_limit_is_refused_before_the_overlap_check() {
+    // Every pair is compared for overlap: the cap keeps that to 5 * 10^7 comparisons.
+    let windows = |n: usize| {
+        let w: Vec<String> = (0..n)
+            .map(|i| format!("{{ from = \"{}ms\", to = \"{}ms\" }}", 2 * i, 2 * i + 1))
+            .collect();
+        format!("[server]\noutages = [{}]\n", w.join(", "))
+    };
+    let e = model(&windows(retrystorm_core::model::MAX_WINDOWS + 1), &[]).unwrap_err();
+    assert!(
+        e.ends_with("server.outages: 10001 windows; at most 10000 per list (each pair is checked for overlap): merge adjacent windows"),
+        "{e}"
+    );
+    model(&windows(100), &[]).unwrap();
+}

@@ -203,8 +203,20 @@ pub(super) fn syntax_message(text: &str, at: Option<usize>, msg: &str) -> (Optio
             None => (None, msg.to_string()),
         };
     }
-    if msg.contains(" as i128") || msg.contains("integer number overflowed") {
-        let number = msg.split('`').nth(1).unwrap_or("the number");
+    if msg.contains(" as i128")
+        || msg.contains("integer number overflowed")
+        || msg.contains("value was too large")
+    {
+        // The number from the message, or else the digits at the error's place.
+        let digits: String = text[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || matches!(c, '_' | '+' | '-'))
+            .collect();
+        let number = msg
+            .split('`')
+            .nth(1)
+            .or((!digits.is_empty()).then_some(digits.as_str()))
+            .unwrap_or("the number");
         return (
             field,
             format!(

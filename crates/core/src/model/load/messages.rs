@@ -182,3 +182,29 @@ pub fn with_suggestion(msg: &str) -> String {
         None => msg.to_string(),
     }
 }
+
+/// A check that names another field's value ("must be >= retry.base (100ms)") says when that
+/// value is the default, not something the user wrote in `merged` (the file, the variant, the
+/// flags): "(100ms, the default)".
+pub(super) fn name_defaults(merged: &Table, message: String) -> String {
+    for lead in ["must be >= ", "must be longer than "] {
+        let Some(rest) = message.strip_prefix(lead) else {
+            continue;
+        };
+        let Some((path, after)) = rest.split_once(" (") else {
+            continue;
+        };
+        let Some(close) = after.find(')') else {
+            continue;
+        };
+        let field = path.starts_with(|c: char| c.is_ascii_lowercase()) && path.contains('.');
+        if field && !path.contains(' ') && value_at(merged, path).is_none() {
+            return format!(
+                "{lead}{path} ({}, the default{}",
+                &after[..close],
+                &after[close..]
+            );
+        }
+    }
+    message
+}

@@ -104,7 +104,8 @@ pub fn load_resolved(
         })?;
         model
             .validate()
-            .map_err(|Invalid { path, message }| locate(&path, message))?;
+            .and_then(|()| model.check_written(&kept))
+            .map_err(|Invalid { path, message }| locate(&path, name_defaults(&kept, message)))?;
         let mut model = model;
         if model.workload.kind == crate::model::WorkloadKind::Trace {
             model.workload.replay = replay(origin, &model, resolve, &mut traces, &mut notes)

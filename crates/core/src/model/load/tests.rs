@@ -145,3 +145,32 @@ fn unitless_and_negative_durations() {
         "{e}"
     );
 }
+
+#[test]
+fn a_check_against_a_default_says_it_is_the_default() {
+    // `--vary retry.cap=1ms` on a model that never wrote retry.base: the 100ms is the default.
+    let set = Override::parse_as("--vary", "retry.cap=1ms").unwrap();
+    let e = load("m.toml", "[retry]\nmax_attempts = 3\n", &[set])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "--vary retry.cap=1ms: retry.cap: must be >= retry.base (100ms, the default), got 1ms"
+    );
+    // Written (in the file, a variant or a flag), it is the user's value.
+    let e = load("m.toml", "[retry]\nbase = \"1s\"\ncap = \"10ms\"\n", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.ends_with("must be >= retry.base (1s), got 10ms"), "{e}");
+    let e = load(
+        "m.toml",
+        "[server.shedding]\nkind = \"codel\"\ninterval = \"5ms\"\n",
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("must be longer than server.shedding.target (5ms, the default), as folly's"),
+        "{e}"
+    );
+}

@@ -10,6 +10,7 @@ use crate::invalid::{invalid, probability};
 mod backoff;
 mod path;
 mod server;
+mod written;
 
 use backoff::{validate_backoff, validate_retry, validate_sizing};
 use server::validate_server;
@@ -162,8 +163,8 @@ impl Model {
                         format!(
                             "{} clients would need about {} of memory; the limit is {MAX_INTENTS} clients (about {})",
                             w.clients,
-                            bytes(w.clients.saturating_mul(BYTES_PER_INTENT)),
-                            bytes(MAX_INTENTS * BYTES_PER_INTENT)
+                            bytes(u128::from(w.clients) * u128::from(BYTES_PER_INTENT)),
+                            bytes(u128::from(MAX_INTENTS * BYTES_PER_INTENT))
                         ),
                     ));
                 }

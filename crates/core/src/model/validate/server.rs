@@ -15,6 +15,7 @@ pub(super) fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
         probability(&at("fail"), q)?;
     }
     probability(&at("crash_probability"), s.crash_probability)?;
+    validate_window_counts(p, s)?;
     validate_outages(p, s)?;
     if s.concurrency_limit.0 == Some(0) {
         return Err(invalid(
@@ -37,6 +38,26 @@ pub(super) fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
     }
     if s.fail == FailMode::Always {
         validate_inert_when_always(p, s)?;
+    }
+    Ok(())
+}
+
+/// Each list of time windows holds at most [`MAX_WINDOWS`]: every pair is checked for overlap,
+/// so loading time grows with the square of the count.
+fn validate_window_counts(p: &str, s: &Server) -> Result<(), Invalid> {
+    for (key, n) in [
+        ("outages", s.outages.len()),
+        ("capacity_drops", s.capacity_drops.len()),
+        ("slow_windows", s.slow_windows.len()),
+    ] {
+        if n > MAX_WINDOWS {
+            return Err(invalid(
+                &format!("{p}.{key}"),
+                format!(
+                    "{n} windows; at most {MAX_WINDOWS} per list (each pair is checked for overlap): merge adjacent windows"
+                ),
+            ));
+        }
     }
     Ok(())
 }

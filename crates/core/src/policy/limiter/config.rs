@@ -243,3 +243,70 @@ impl LimiterConfig {
         Ok(())
     }
 }
+
+impl LimiterKind {
+    /// The name written in a model file.
+    pub fn name(self) -> &'static str {
+        match self {
+            LimiterKind::None => "none",
+            LimiterKind::AwsAdaptive => "aws-adaptive",
+            LimiterKind::Aimd => "aimd",
+            LimiterKind::Gradient2 => "gradient2",
+            LimiterKind::Vegas => "vegas",
+        }
+    }
+}
+
+/// Each `[limiter]` tuning key and the kinds that read it (`kind` is read by all).
+const READ_BY: &[(&str, &[LimiterKind])] = {
+    use LimiterKind::*;
+    &[
+        ("scope", &[AwsAdaptive, Aimd, Gradient2, Vegas]),
+        ("cubic_c", &[AwsAdaptive]),
+        ("cubic_beta", &[AwsAdaptive]),
+        ("min_fill_rate", &[AwsAdaptive]),
+        ("rate_bucket", &[AwsAdaptive]),
+        ("smoothing", &[AwsAdaptive, Gradient2, Vegas]),
+        ("initial_limit", &[Aimd, Gradient2, Vegas]),
+        ("min_limit", &[Aimd, Gradient2]),
+        ("max_limit", &[Aimd, Gradient2, Vegas]),
+        ("backoff_ratio", &[Aimd]),
+        ("timeout", &[Aimd]),
+        ("queue_size", &[Gradient2]),
+        ("long_window", &[Gradient2]),
+        ("rtt_tolerance", &[Gradient2]),
+        ("probe_multiplier", &[Vegas]),
+    ]
+};
+
+impl LimiterConfig {
+    /// Refuses a key the user wrote (`written`, the `[limiter]` table's keys) that this kind
+    /// never reads: it would be accepted and change nothing.
+    pub fn check_written<'a>(
+        &self,
+        written: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), Invalid> {
+        for key in written {
+            let Some((_, kinds)) = READ_BY.iter().find(|(k, _)| *k == key) else {
+                continue;
+            };
+            if kinds.contains(&self.kind) {
+                continue;
+            }
+            let readers: Vec<String> = kinds.iter().map(|k| format!("\"{}\"", k.name())).collect();
+            let why = if self.kind == LimiterKind::None {
+                "there is no limiter (limiter.kind = \"none\")".to_string()
+            } else {
+                format!("this limiter is \"{}\"", self.kind.name())
+            };
+            return Err(invalid(
+                &format!("limiter.{key}"),
+                format!(
+                    "has no effect: it tunes limiter.kind = {} and {why} (remove it, or set the kind that reads it)",
+                    readers.join(" or ")
+                ),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -7,7 +7,7 @@
 //! very same sequence of events (checked once before timing).
 //!
 //! Queues compared:
-//! - `event_queue`: `retrystorm::queue::EventQueue`, the simulator's queue (radix heap);
+//! - `event_queue`: `retrystorm::queue::EventQueue`, the simulator's queue (a calendar queue since issue 32);
 //! - `binary_heap`: `std::collections::BinaryHeap` keyed by `Reverse((time, seq))`;
 //! - `priority_queue`: the `priority-queue` crate (an indexed heap over an `IndexMap`) with the
 //!   default SipHash hasher, item = seq (payload carried alongside), priority `Reverse((time, seq))`;

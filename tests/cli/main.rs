@@ -4,12 +4,14 @@
 //!
 //! `cargo test --test cli MODULE` runs one topic, e.g. `cargo test --test cli errors_doc`.
 
+mod ci_action;
 mod commands;
 mod contract;
 mod engine_path;
 mod errors_doc;
 mod import;
 mod map;
+mod merge;
 mod outputs;
 mod path;
 mod peak_window;

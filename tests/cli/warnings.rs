@@ -1,7 +1,7 @@
 //! Issue 18 end to end: truncation warnings, refused keys and the same verdict on a model file
 //! from every command.
 
-use super::util::{out, rs, write};
+use super::util::{out, rs, shipped, write};
 
 #[test]
 fn a_burst_cut_by_the_horizon_warns() {
@@ -236,4 +236,128 @@ fn run_compare_and_check_show_explains_warnings_once() {
     let (code, _, stderr) = out(rs().args(["run"]).arg(&m).args(["--variant", "roomy"]));
     assert_eq!(code, 0, "{stderr}");
     assert!(!stderr.contains("overloaded"), "{stderr}");
+}
+
+/// Issue 30, item 8: `explain` prints each tier's retry policy, budget, breaker, limiter and rate
+/// limit (only the keys of the kind in use), a rate limit caps the capacity it reports, and a
+/// variant that changes nothing is folded into one line.
+#[test]
+fn explain_prints_the_policies_that_decide_a_result_and_folds_identical_variants() {
+    let (code, stdout, _) = out(rs().arg("explain").arg(shipped("aws-adaptive.toml")));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("tier 0 server: callers' budget: kind = aws, scope = client, no_retry_increment = 1, quota = 500, retry_cost = 5, timeout_cost = 10, version = classic\n"),
+        "the classic AWS quota without the 2026 costs: {stdout}"
+    );
+    assert!(
+        stdout.contains("callers' limiter: kind = aws-adaptive, scope = client, cubic_beta = 0.7, cubic_c = 0.4, min_fill_rate = 0.5, rate_bucket = 500ms"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("tier 0 server: rate limit: burst = 50, rate = 500/s"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("capacity 500 requests/s (its rate limit)"),
+        "not `capacity unlimited` beside a rate limit: {stdout}"
+    );
+    assert!(stdout.contains("callers' retry: max_attempts = 3, backoff = exponential, base = 1s, cap = 20s, jitter = full"), "{stdout}");
+
+    let d = tempfile::tempdir().unwrap();
+    let m = write(
+        d.path(),
+        "m.toml",
+        r#"
+name = "policies"
+[workload]
+clients = 10
+[retry]
+max_attempts = 4
+[budget]
+kind = "envoy"
+max_retries = 3
+[breaker]
+enabled = true
+minimum_calls = 5
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+retry.max_attempts = 4
+[[variant]]
+name = "c"
+retry.max_attempts = 2
+"#,
+    );
+    let (code, stdout, stderr) = out(rs().arg("explain").arg(&m));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("callers' budget: kind = envoy, scope = client, max_retries = 3\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("callers' breaker: "), "{stdout}");
+    assert!(stdout.contains("minimum_calls = 5"), "{stdout}");
+    assert!(
+        stdout.contains("b\n  same as a: the variant changes nothing the run reads\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("c\n  workload: burst of 10 clients"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("callers' retry: max_attempts = 2,"),
+        "{stdout}"
+    );
+}
+
+/// Issue 30, item 2: a run whose size means minutes says so before it starts (also when stderr
+/// is not a terminal), and `explain` gives every model's size.
+#[test]
+fn a_large_run_says_how_large_before_it_starts() {
+    use std::io::{BufRead, BufReader};
+    let d = tempfile::tempdir().unwrap();
+    // 10^7 requests/s for a minute: 6 * 10^8 intents.
+    let m = write(
+        d.path(),
+        "firehose.toml",
+        "name = \"firehose\"\nhorizon = \"1m\"\n[workload]\nkind = \"open\"\nrate = \"10000000/s\"\n",
+    );
+    let (code, stdout, _) = out(rs().arg("explain").arg(&m));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("size: about 600,000,000 intents, 600,000,000 to 2,000,000,000 events (max_events 2,000,000,000)"),
+        "{stdout}"
+    );
+    // The note is the first thing the run says; the test stops the run once it has read it.
+    let mut child = std::process::Command::new(super::util::bin())
+        .arg("run")
+        .arg(&m)
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        first.starts_with("note: firehose: about 600,000,000 intents, so at least 600,000,000 events (up to 2,000,000,000 with every attempt); at about 5 M events/s that is 120 s or more; --max-events N caps a run"),
+        "{first}"
+    );
+    // A millisecond of it is small: no note.
+    let (code, _, stderr) = out(rs().arg("run").arg(&m).args(["--set", "horizon=1ms"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("note: firehose"), "{stderr}");
+    let (code, stdout, _) = out(rs()
+        .arg("explain")
+        .arg(&m)
+        .args(["--set", "max_events=1000"]));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("1,000 to 1,000 events (max_events 1,000)"),
+        "{stdout}"
+    );
 }

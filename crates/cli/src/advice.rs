@@ -4,9 +4,11 @@
 //! load, slow windows that push the service time past the timeout). `run`,
 //! `compare` and `check` print the same warnings on stderr ([`warn_models`]).
 
+use crate::policy_lines;
 use retrystorm_core::model::{Model, Retry, Server, WorkloadKind};
 use retrystorm_core::policy::Scope;
 use retrystorm_core::policy::breaker::{BreakerConfig, WindowType};
+use retrystorm_core::policy::budget::BudgetConfig;
 use retrystorm_core::time::{Duration, Time};
 
 /// One hop of the path: the retry policy and breaker of a caller, and the server it calls.
@@ -14,12 +16,13 @@ struct Hop<'a> {
     name: String,
     retry: &'a Retry,
     breaker: &'a BreakerConfig,
+    budget: &'a BudgetConfig,
     server: &'a Server,
 }
 
 fn hops(m: &Model) -> Vec<Hop<'_>> {
     let mut out = Vec::new();
-    let (mut retry, mut breaker) = (&m.retry, &m.breaker);
+    let (mut retry, mut breaker, mut budget) = (&m.retry, &m.breaker, &m.budget);
     for (i, t) in m.tiers.iter().enumerate() {
         let name = if t.name.is_empty() {
             format!("tier{i}")
@@ -30,14 +33,16 @@ fn hops(m: &Model) -> Vec<Hop<'_>> {
             name,
             retry,
             breaker,
+            budget,
             server: &t.server,
         });
-        (retry, breaker) = (&t.retry, &t.breaker);
+        (retry, breaker, budget) = (&t.retry, &t.breaker, &t.budget);
     }
     out.push(Hop {
         name: "server".into(),
         retry,
         breaker,
+        budget,
         server: &m.server,
     });
     out
@@ -68,6 +73,7 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
         m.horizon, m.bucket, m.seed
     ));
     facts.push(retrystorm_core::path::engine_path(m).describe(m));
+    facts.push(size(m).0);
     let calls_per_client = u64::from(m.retry.max_attempts);
     for (i, h) in hops(m).iter().enumerate() {
         let mean_ms = h.server.service.mean_ns() / 1e6;
@@ -75,18 +81,41 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
         let capacity = workers
             .filter(|_| mean_ms > 0.0)
             .map(|n| n as f64 * 1000.0 / mean_ms);
+        // A rate limit answers 429 beyond its rate: the most the tier serves, whatever its workers.
+        let limit = h.server.rate_limit.rate.0;
+        let serves = match (capacity, limit > 0.0) {
+            (Some(c), true) if limit < c => format!("{} requests/s (its rate limit)", trim(limit)),
+            (None, true) => format!("{} requests/s (its rate limit)", trim(limit)),
+            (Some(c), _) => format!("{} requests/s", trim(c)),
+            (None, false) => "unlimited".into(),
+        };
         facts.push(format!(
             "tier {i} {}: {} workers, mean service {} ms, capacity {}; its callers make up to {} {}{}",
             h.name,
             workers.map_or("unlimited".into(), |n| n.to_string()),
             trim(mean_ms),
-            capacity.map_or("unlimited".into(), |c| format!("{} requests/s", trim(c))),
+            serves,
             h.retry.max_attempts,
             if h.retry.max_attempts == 1 { "attempt" } else { "attempts" },
             h.retry.timeout.map_or(String::new(), |t| format!(", timeout {t}")),
         ));
         if let Some(mode) = &h.retry.mode {
             facts.push(format!("tier {i} {}: {}", h.name, mode_set(mode)));
+        }
+        // What decides the result: the callers' policies and the tier's own rate limit.
+        let limiter = (i == 0)
+            .then(|| policy_lines::limiter(&m.limiter))
+            .flatten();
+        let policies = [
+            Some(format!("callers' {}", policy_lines::retry(h.retry))),
+            policy_lines::budget(h.budget).map(|b| format!("callers' {b}")),
+            policy_lines::breaker(h.breaker).map(|b| format!("callers' {b}")),
+            limiter.map(|l| format!("callers' {l}")),
+            policy_lines::rate_limit(&h.server.rate_limit),
+            policy_lines::queue(h.server),
+        ];
+        for p in policies.into_iter().flatten() {
+            facts.push(format!("tier {i} {}: {p}", h.name));
         }
         // Every request of an open workload reaches every tier at least once.
         if w.kind == WorkloadKind::Open
@@ -250,11 +279,70 @@ fn expected_arrivals(m: &Model, t: Time) -> f64 {
         .sum()
 }
 
+/// Events simulated per second, roughly, on the machines we measure (docs/performance.md: 5 to
+/// 8 M/s on overload and the stack): enough to say "minutes", not to promise a time.
+const EVENTS_PER_S: f64 = 5e6;
+
+/// Runs that simulate at least this many events (about 10 s and more) get a note first.
+const LARGE_RUN: f64 = 5e7;
+
+/// The intents a run starts, expected: the planned ones, or an open workload's rate integrated
+/// over the horizon (up to `workload.intents`).
+fn expected_intents(m: &Model) -> f64 {
+    match m.planned_intents() {
+        Some(n) if m.workload.kind != WorkloadKind::Open => n as f64,
+        cap => {
+            let n = expected_arrivals(m, Time::ZERO + m.horizon);
+            cap.map_or(n, |c| n.min(c as f64))
+        }
+    }
+}
+
+/// `explain`'s size line, and the note printed before a run whose size means a long wait: at
+/// least one event per intent (its first attempt), up to every attempt of every tier's callers
+/// at about four events each.
+pub fn size(m: &Model) -> (String, Option<String>) {
+    use retrystorm_report::fmt::{duration, int};
+    let intents = expected_intents(m);
+    let attempts: f64 = hops(m)
+        .iter()
+        .map(|h| f64::from(h.retry.max_attempts.max(1)))
+        .product();
+    let cap = m.max_events as f64;
+    let least = intents.min(cap);
+    let most = (intents * attempts * 4.0).min(cap);
+    let fact = format!(
+        "size: about {} intents, {} to {} events (max_events {})",
+        int(intents.round() as u64),
+        int(least.round() as u64),
+        int(most.round() as u64),
+        int(m.max_events)
+    );
+    let note = (least >= LARGE_RUN).then(|| {
+        format!(
+            "{}: about {} intents, so at least {} events (up to {} with every attempt); at about {} M events/s that is {} or more; --max-events N caps a run",
+            m.name,
+            int(intents.round() as u64),
+            int(least.round() as u64),
+            int(most.round() as u64),
+            EVENTS_PER_S / 1e6,
+            duration(least / EVENTS_PER_S * 1000.0)
+        )
+    });
+    (fact, note)
+}
+
 /// Prints the warnings of `explain` on stderr before a run (not with `--quiet`): those every
-/// model shares once, the others once per model that has them, named.
+/// model shares once, the others once per model that has them, named; and a note for each model
+/// large enough to run for a long time.
 pub fn warn_models(models: &[&Model]) {
     if crate::progress::quiet() || models.is_empty() {
         return;
+    }
+    for m in models {
+        if let (_, Some(note)) = size(m) {
+            eprintln!("note: {note}");
+        }
     }
     let per: Vec<Vec<String>> = models.iter().map(|m| explain_model(m).1).collect();
     let common: Vec<&String> = per[0]

@@ -281,9 +281,14 @@ pub struct CheckArgs {
     /// --expect 'completion_ms.p99 < 2s, over=mean, variant=full'.
     #[arg(long = "expect", value_name = "EXPR")]
     pub expects: Vec<String>,
-    /// Write a JUnit XML report here (one testcase per expectation and variant).
+    /// Write a JUnit XML report here (one testcase per expectation and variant, and with
+    /// --baseline one per variant and metric compared).
     #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,
+    /// Write the verdicts as a GitHub-flavoured markdown table here ('-' for stdout), e.g.
+    /// `--md - >> "$GITHUB_STEP_SUMMARY"`.
+    #[arg(long, value_name = "PATH")]
+    pub md: Option<PathBuf>,
     /// Compare with a saved `--json` report of this model and fail (exit 1) when a metric got
     /// worse by more than --tolerance. Seeds default to the baseline's.
     #[arg(long, value_name = "OLD.json")]
@@ -340,6 +345,10 @@ pub struct MergeArgs {
     /// The merged file.
     #[arg(long, short = 'o', value_name = "PATH")]
     pub out: PathBuf,
+    /// Accept a merge with runs missing (a shard not given or not finished): exit 0 with a
+    /// warning instead of exit 5.
+    #[arg(long)]
+    pub partial: bool,
 }
 
 #[derive(Args, Debug)]

@@ -9,11 +9,13 @@ mod advice; // the warnings of `explain`, also printed before a run
 mod args;
 mod charts; // chart options from the model
 mod cmd; // one file per subcommand; no command uses another
+pub mod embed; // the commands as a library, for the Python package
 mod emit; // writers of a run's report (table, JSON, CSV, Markdown, charts)
 mod grid; // --vary as a grid's axes
 mod import; // importers of real clients' retry configurations (retry.from)
 mod model_args; // the model file with --set, --variant, --seed resolved
 mod output; // files: outputs checked, written whole, inputs read
+mod policy_lines; // each hop's policies as explain prints them
 mod progress; // progress bars and notes on stderr
 mod run; // the one parallel runner; run_all, replicate
 mod sweep_file; // the sweep file as the CLI reads, locks and summarizes it
@@ -39,6 +41,9 @@ pub enum CliError {
     /// `check --baseline` compared less than the baseline holds (or nothing): no verdict.
     #[error("{0}")]
     Incomplete(String),
+    /// `merge` joined fewer runs than the sweep's grid holds (without `--partial`).
+    #[error("{0}")]
+    Missing(String),
 }
 
 impl CliError {
@@ -48,6 +53,7 @@ impl CliError {
             CliError::Input(_) => 2,
             CliError::Output(_) => 3,
             CliError::Incomplete(_) => 4,
+            CliError::Missing(_) => 5,
         }
     }
 }

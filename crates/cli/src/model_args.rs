@@ -5,6 +5,9 @@ use crate::args::ModelArgs;
 use crate::{CliError, output};
 use retrystorm_core::load::{self, Override, Scenario};
 use retrystorm_core::model::Model;
+use retrystorm_core::stats;
+use retrystorm_core::sweep::{Grid, fingerprint};
+use std::collections::BTreeMap;
 
 /// Reads the model file's text, naming it in errors: a regular file of at most 16 MiB in UTF-8.
 pub fn read_model(args: &ModelArgs) -> Result<(String, String), CliError> {
@@ -77,6 +80,35 @@ pub fn load_with(
     text: &str,
     extra: &[Override],
 ) -> Result<Scenario, CliError> {
+    load_reading(
+        args,
+        origin,
+        text,
+        extra,
+        &std::sync::Mutex::new(BTreeMap::new()),
+    )
+}
+
+/// As [`load_with`], and the files the model reads besides its own (`workload.trace`,
+/// `retry.from`), by their reference (`trace:t.csv`, `envoy:route.yaml`), each with the
+/// fingerprint (FNV-1a 64, hex) of what was read from it: what a sweep file's header records.
+pub fn load_inputs(
+    args: &ModelArgs,
+    origin: &str,
+    text: &str,
+) -> Result<(Scenario, BTreeMap<String, String>), CliError> {
+    let read = std::sync::Mutex::new(BTreeMap::new());
+    let s = load_reading(args, origin, text, &[], &read)?;
+    Ok((s, read.into_inner().unwrap_or_else(|e| e.into_inner())))
+}
+
+fn load_reading(
+    args: &ModelArgs,
+    origin: &str,
+    text: &str,
+    extra: &[Override],
+    read: &std::sync::Mutex<BTreeMap<String, String>>,
+) -> Result<Scenario, CliError> {
     let mut sets = overrides(args)?;
     sets.extend(extra.iter().cloned());
     let resolve = |r: &str| match r.strip_prefix("trace:") {
@@ -89,6 +121,13 @@ pub fn load_with(
                 .map_err(|e| e.to_string())
         }
         None => crate::import::resolve_from(origin, r),
+    };
+    let resolve = |r: &str| {
+        let got = resolve(r)?;
+        read.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(r.to_string(), fingerprint(got.as_bytes()));
+        Ok(got)
     };
     let mut s = load::load_resolved(origin, text, &sets, &resolve)?;
     for w in &s.warnings {
@@ -189,4 +228,59 @@ pub fn base_is_a_variant(s: &Scenario) -> bool {
 /// The run's base seed: `--seed`, else the model's `seed`. The one place it is decided.
 pub fn base_seed(args: &ModelArgs, model: &Model) -> u64 {
     args.seed.unwrap_or(model.seed)
+}
+
+/// The model of a study (`sweep`, `map`, `tune`, `sensitivity`), resolved once from its flags:
+/// the file's text, the scenario with `--set`, the files it reads and the base seed. Each `--vary`
+/// point is loaded from it with [`Resolved::at`].
+pub struct Resolved<'a> {
+    pub args: &'a ModelArgs,
+    /// The model file's path, as given.
+    pub origin: String,
+    pub text: String,
+    pub scenario: Scenario,
+    /// The files the model reads besides its own, fingerprinted (see [`load_inputs`]).
+    pub inputs: BTreeMap<String, String>,
+    /// `--seed`, else the model's `seed` ([`base_seed`]).
+    pub base_seed: u64,
+}
+
+impl<'a> Resolved<'a> {
+    /// Reads and loads the model (refusing it as [`read_model`] and [`load_with`] do).
+    pub fn read(args: &'a ModelArgs) -> Result<Resolved<'a>, CliError> {
+        let (origin, text) = read_model(args)?;
+        Resolved::from_text(args, origin, text)
+    }
+
+    /// Loads the model from `text` already read (`origin` names it in messages).
+    pub fn from_text(
+        args: &'a ModelArgs,
+        origin: String,
+        text: String,
+    ) -> Result<Resolved<'a>, CliError> {
+        let (scenario, inputs) = load_inputs(args, &origin, &text)?;
+        let base_seed = base_seed(args, &scenario.base);
+        Ok(Resolved {
+            args,
+            origin,
+            text,
+            scenario,
+            inputs,
+            base_seed,
+        })
+    }
+
+    /// The scenario at `point` of `grid`: the model with `--set`, then the point's values.
+    pub fn at(&self, grid: &Grid, point: u64) -> Result<Scenario, CliError> {
+        let mut extra = Vec::new();
+        for kv in grid.sets(point) {
+            extra.push(Override::parse_as("--vary", &kv)?);
+        }
+        load_with(self.args, &self.origin, &self.text, &extra)
+    }
+
+    /// The `--seeds N` replication seeds from the base seed.
+    pub fn seeds(&self) -> Vec<u64> {
+        stats::replication_seeds(self.base_seed, self.args.seeds)
+    }
 }

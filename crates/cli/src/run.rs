@@ -136,7 +136,7 @@ fn run_all_as(
     };
     let pairs: Vec<(VariantResult, Option<TraceLog>)> = if let [(m, seed)] = runs {
         let horizon = m.horizon.as_millis_f64().max(1.0) as u64;
-        let bar = progress::sim_bar(horizon);
+        let bar = progress::sim_bar(horizon, m.planned_intents().is_some());
         let r = one(m, *seed, &mut |t| {
             bar.set_position((t.as_millis_f64() as u64).min(horizon));
         });

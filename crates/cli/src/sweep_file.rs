@@ -13,6 +13,7 @@ use retrystorm_report::sweep::{
     DEFAULT_METRIC, SweepLine, aggregate, header_line, parse_sweep_line, record_line, sweep_chart,
     sweep_table,
 };
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
@@ -61,7 +62,7 @@ pub fn parse_sweep(name: &str, bytes: &[u8]) -> Result<SweepFile, CliError> {
                         h.grid.jobs()
                     )));
                 }
-                header = Some(h);
+                header = Some(*h);
             }
             (0, _) => return Err(at("expected the sweep header line first".into())),
             (_, SweepLine::Run(r)) => {
@@ -122,20 +123,85 @@ pub fn looks_like_sweep(path: &Path) -> bool {
         || first.contains("\"kind\":\"header\"")
 }
 
-pub fn differs(ours: &SweepHeader, theirs: &SweepHeader) -> Option<String> {
-    if ours.model_hash != theirs.model_hash {
-        return Some("the model file changed since".into());
+/// The version of retrystorm that writes sweep files: the one a header records.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The header with what it was made from: this retrystorm's version and the fingerprints of the
+/// files the model reads besides its own (see [`crate::model_args::load_inputs`]).
+pub fn stamped(header: SweepHeader, inputs: BTreeMap<String, String>) -> SweepHeader {
+    SweepHeader {
+        retrystorm: Some(VERSION.to_string()),
+        inputs: Some(inputs),
+        ..header
     }
-    if ours.sets != theirs.sets {
-        return Some(format!(
-            "its --set flags were {:?}, now {:?}",
-            theirs.sets, ours.sets
+}
+
+/// Why two headers are not of one sweep, most telling first.
+#[derive(Debug, PartialEq)]
+pub enum Mismatch {
+    /// Made by different retrystorm versions (`None`: a file of before the header recorded it).
+    Version(Option<String>, Option<String>),
+    /// A file the model reads (by its reference, `trace:t.csv`) was read with other contents.
+    Input(String),
+    /// The model file, `--set`, `--vary`, `--seeds` or `--seed` differ: why.
+    Sweep(String),
+}
+
+/// What makes `theirs` another sweep than `ours`, if anything.
+pub fn mismatch(ours: &SweepHeader, theirs: &SweepHeader) -> Option<Mismatch> {
+    if ours.retrystorm != theirs.retrystorm || ours.inputs.is_some() != theirs.inputs.is_some() {
+        return Some(Mismatch::Version(
+            ours.retrystorm.clone(),
+            theirs.retrystorm.clone(),
         ));
     }
-    if ours.grid != theirs.grid {
-        return Some("its --vary, --seeds or --seed differ".into());
+    if ours.model_hash != theirs.model_hash {
+        return Some(Mismatch::Sweep("the model file changed since".into()));
     }
-    (ours != theirs).then(|| "its header differs".into())
+    if ours.sets != theirs.sets {
+        return Some(Mismatch::Sweep(format!(
+            "its --set flags were {:?}, now {:?}",
+            theirs.sets, ours.sets
+        )));
+    }
+    if ours.grid != theirs.grid {
+        return Some(Mismatch::Sweep(
+            "its --vary, --seeds or --seed differ".into(),
+        ));
+    }
+    if let (Some(a), Some(b)) = (&ours.inputs, &theirs.inputs)
+        && let Some(r) = a.keys().chain(b.keys()).find(|r| a.get(*r) != b.get(*r))
+    {
+        return Some(Mismatch::Input(r.clone()));
+    }
+    (ours != theirs).then(|| Mismatch::Sweep("its header differs".into()))
+}
+
+/// How a version reads in messages: "retrystorm 0.1.0", or what an older file lacks.
+pub fn made_by(v: &Option<String>) -> String {
+    match v {
+        Some(v) => format!("retrystorm {v}"),
+        None => "a retrystorm that did not record its version and input files".into(),
+    }
+}
+
+/// What an input reference is, for messages: "the trace file t.csv", "the imported
+/// configuration envoy:route.yaml".
+pub fn input_name(reference: &str) -> String {
+    match reference.strip_prefix("trace:") {
+        Some(file) => format!("the trace file {file}"),
+        None => format!("the imported configuration {reference}"),
+    }
+}
+
+/// A note for files whose headers predate the version and input fingerprints: what was not
+/// checked.
+pub fn unchecked_note(name: &str, h: &SweepHeader) {
+    if h.retrystorm.is_none() {
+        progress::note(&format!(
+            "note: {name} was made by a retrystorm that recorded neither its version nor its input files (trace, imports); they were not checked"
+        ));
+    }
 }
 
 /// Takes the sweep file's exclusive lock, so two sweeps never write one file at once. Released

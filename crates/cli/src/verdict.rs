@@ -10,6 +10,7 @@ use retrystorm_core::expect::{Expectation, MetricError, Outcome, Over, metric};
 use retrystorm_core::load::Scenario;
 use retrystorm_core::model::Model;
 use retrystorm_core::summary::Summary;
+use retrystorm_report::baseline::{self, Compared, Tolerance};
 use std::fmt::Write as _;
 
 /// One expectation's result on one variant.
@@ -166,12 +167,90 @@ pub fn render(results: &[Checked], quiet: bool) -> String {
     out
 }
 
+/// The results as a GitHub-flavoured markdown table (`check --md`): variant, expectation,
+/// what was seen, verdict; a failing row names the seed and the command that reproduces it.
+pub fn markdown(results: &[Checked]) -> String {
+    let headers: Vec<String> = ["variant", "expectation", "seen", "verdict"]
+        .iter()
+        .map(|h| h.to_string())
+        .collect();
+    let rows: Vec<Vec<String>> = results
+        .iter()
+        .map(|c| {
+            let (e, o) = (&c.expectation, &c.outcome);
+            let verdict = match (&c.reproduce, o.passed) {
+                (_, true) => "pass".to_string(),
+                (Some(cmd), false) => format!("FAIL (reproduce: {cmd})"),
+                (None, false) => "FAIL".to_string(),
+            };
+            vec![
+                o.variant.clone(),
+                format!(
+                    "{} {} {}{}",
+                    e.metric,
+                    e.op.as_str(),
+                    e.value_text,
+                    over_label(e.over)
+                ),
+                o.seen(e.over),
+                verdict,
+            ]
+        })
+        .collect();
+    retrystorm_report::gfm_table(&headers, &[false; 4], &rows)
+}
+
+/// What `check --baseline` adds to the JUnit report.
+pub struct BaselineCases<'a> {
+    pub compared: &'a [Compared],
+    pub tolerance: Tolerance,
+    /// Why the comparison proves less than the baseline holds (exit 4), if it does.
+    pub incomplete: Option<&'a str>,
+}
+
 /// JUnit XML via `quick-junit` (it replaced a hand-written writer and its escaping): one
 /// `<testsuite>` for the model, one `<testcase>` per expectation and variant, with the model
-/// file as `file`. No timestamps or durations, so the file is deterministic.
-pub fn junit(model: &str, results: &[Checked]) -> String {
+/// file as `file`, and one per variant and metric `check --baseline` compared (failed when it
+/// regressed). No timestamps or durations, so the file is deterministic.
+pub fn junit(model: &str, results: &[Checked], baseline: Option<&BaselineCases>) -> String {
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
     let mut suite = TestSuite::new(model);
+    // `check --baseline`: one testcase per variant and metric compared, failed when it regressed,
+    // and one that fails when the comparison covered less than the baseline holds.
+    let (compared, tol) = baseline.map_or((&[][..], Tolerance::Relative(0.0)), |b| {
+        (b.compared, b.tolerance)
+    });
+    if let Some(why) = baseline.and_then(|b| b.incomplete) {
+        let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
+        st.set_message(why).set_type("incomplete baseline");
+        let mut case = TestCase::new("baseline coverage", st);
+        case.set_classname(model.to_string());
+        suite.add_test_case(case);
+    }
+    for c in compared {
+        let line = baseline::render(std::slice::from_ref(c), tol);
+        let status = if c.regressed {
+            let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            st.set_message(format!(
+                "{} regressed for variant {}: {} (baseline {})",
+                c.metric,
+                c.variant,
+                retrystorm_report::fmt::pm(c.new.mean, c.new.half_width),
+                retrystorm_report::fmt::pm(c.old.mean, c.old.half_width)
+            ))
+            .set_type("regression")
+            .set_description(line.clone());
+            st
+        } else {
+            TestCaseStatus::success()
+        };
+        let mut case = TestCase::new(format!("baseline {}", c.metric), status);
+        case.set_classname(format!("{model}.{}", c.variant));
+        if !c.regressed {
+            case.set_system_out(line);
+        }
+        suite.add_test_case(case);
+    }
     for c in results {
         let e = &c.expectation;
         let o = &c.outcome;

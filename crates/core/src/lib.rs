@@ -70,7 +70,7 @@ pub mod study;
 pub use base::{dist, invalid, queue, rng, time};
 pub use model::{load, preset, replay, schema};
 pub use policy::{backoff, shedding};
-pub use result::{expect, stats, summary};
+pub use result::{catalogue, expect, stats, summary};
 pub use sim::{engine, layered, metrics, path, trace};
 pub use study::{map, sensitivity, sweep, tune};
 

@@ -339,7 +339,7 @@ pub fn render(results: &[Compared], tol: Tolerance) -> String {
             value(&c.old),
             tol.text()
         );
-        if !c.regressed && c.worse_by > c.margin {
+        if within_noise(c) {
             let _ = writeln!(
                 out,
                 "      within seed noise: the 95% interval of the change includes 0"
@@ -347,6 +347,55 @@ pub fn render(results: &[Compared], tol: Tolerance) -> String {
         }
     }
     out
+}
+
+/// Whether a comparison got worse beyond the tolerance but passed only because the 95% interval
+/// of the change includes 0: too few seeds to tell a change from noise.
+pub fn within_noise(c: &Compared) -> bool {
+    !c.regressed && c.worse_by > c.margin
+}
+
+/// The comparisons as a GitHub-flavoured markdown table (for `check --baseline --md`, e.g.
+/// appended to `$GITHUB_STEP_SUMMARY`): variant, metric, baseline, this run, change, verdict.
+pub fn markdown(results: &[Compared]) -> String {
+    let headers: Vec<String> = [
+        "variant", "metric", "baseline", "this run", "change", "verdict",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect();
+    let rows: Vec<Vec<String>> = results
+        .iter()
+        .map(|c| {
+            let change = if c.new.mean == c.old.mean {
+                "no change".to_string()
+            } else if c.old.mean != 0.0 {
+                format!(
+                    "{:+.1}%",
+                    100.0 * (c.new.mean - c.old.mean) / c.old.mean.abs()
+                )
+            } else {
+                let d = c.new.mean - c.old.mean;
+                format!("{}{}", if d > 0.0 { "+" } else { "-" }, fmt::num(d.abs()))
+            };
+            let verdict = if c.regressed {
+                "FAIL"
+            } else if within_noise(c) {
+                "pass (within seed noise)"
+            } else {
+                "pass"
+            };
+            vec![
+                c.variant.clone(),
+                c.metric.clone(),
+                value(&c.old),
+                value(&c.new),
+                change,
+                verdict.to_string(),
+            ]
+        })
+        .collect();
+    crate::gfm::table(&headers, &[false, false, true, true, true, false], &rows)
 }
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ pub use crate::ci::{ci_rows, ci_rows_with, ci_table, ci_table_with, ci_view, tex
 pub use crate::csv::{
     CSV_HEADER, TIERS_CSV_HEADER, series_csv, tiers_csv, write_series_csv, write_tiers_csv,
 };
+pub use crate::gfm::table as gfm_table;
 pub use crate::json::{from_json, to_json};
 pub use crate::lines::{Band, Line, LineChart, LinePanel, line_chart, line_chart_with_bands};
 pub use crate::marks::{Shade, model_windows};

@@ -28,7 +28,7 @@ pub fn parse_sweep_line(line: &str) -> Result<SweepLine, String> {
     }
     match v.get("kind").and_then(serde_json::Value::as_str) {
         Some("header") => serde_json::from_value(v)
-            .map(SweepLine::Header)
+            .map(|h| SweepLine::Header(Box::new(h)))
             .map_err(|e| format!("invalid sweep header: {e}")),
         Some("run") => serde_json::from_value(v)
             .map(|r| SweepLine::Run(Box::new(r)))
@@ -40,7 +40,7 @@ pub fn parse_sweep_line(line: &str) -> Result<SweepLine, String> {
 /// A parsed line.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SweepLine {
-    Header(SweepHeader),
+    Header(Box<SweepHeader>),
     Run(Box<SweepRecord>),
 }
 

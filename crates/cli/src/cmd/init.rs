@@ -52,7 +52,8 @@ op = "<"
 value = 3
 "#;
 
-/// The templates: the starter, then every shipped model by file name.
+/// The templates: the starter, then every shipped model by file name, but those that read a
+/// trace file beside them (`trace-replay`, `trace-keys`: a template is one file).
 pub const TEMPLATES: &[(&str, &str)] = &[
     ("starter", STARTER),
     (
@@ -86,6 +87,41 @@ pub const TEMPLATES: &[(&str, &str)] = &[
         "occ-contention",
         include_str!("../../../../models/occ-contention.toml"),
     ),
+    (
+        "aws-adaptive",
+        include_str!("../../../../models/aws-adaptive.toml"),
+    ),
+    (
+        "brooker-collapse",
+        include_str!("../../../../models/brooker-collapse.toml"),
+    ),
+    (
+        "brooker-retries",
+        include_str!("../../../../models/brooker-retries.toml"),
+    ),
+    (
+        "library-backoffs",
+        include_str!("../../../../models/library-backoffs.toml"),
+    ),
+    ("metafor", include_str!("../../../../models/metafor.toml")),
+    (
+        "osdi-retry",
+        include_str!("../../../../models/osdi-retry.toml"),
+    ),
+    (
+        "overload-bench",
+        include_str!("../../../../models/overload-bench.toml"),
+    ),
+    (
+        "proxy-dedupe",
+        include_str!("../../../../models/proxy-dedupe.toml"),
+    ),
+    (
+        "sdk-modes",
+        include_str!("../../../../models/sdk-modes.toml"),
+    ),
+    ("shedding", include_str!("../../../../models/shedding.toml")),
+    ("stack", include_str!("../../../../models/stack.toml")),
 ];
 
 pub fn init(a: InitArgs) -> Result<(), CliError> {
@@ -161,6 +197,28 @@ mod tests {
             );
             assert!(!r.summary.truncated);
             assert_eq!(r.summary.trigger_from_ms, Some(10_000.0));
+        }
+    }
+
+    /// Every shipped model is a template, but the ones that read a trace file.
+    #[test]
+    fn every_shipped_model_is_offered() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models");
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_none_or(|x| x != "toml") {
+                continue;
+            }
+            let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&p).unwrap();
+            let reads_a_trace = text.contains("kind = \"trace\"");
+            let offered = TEMPLATES.iter().find(|(n, _)| *n == stem);
+            match (offered, reads_a_trace) {
+                (Some((_, t)), false) => assert_eq!(*t, text, "{stem}: the template is the file"),
+                (None, true) => {}
+                (Some(_), true) => panic!("{stem} reads a trace file: init cannot write it"),
+                (None, false) => panic!("{stem} is shipped but `init --list` does not offer it"),
+            }
         }
     }
 

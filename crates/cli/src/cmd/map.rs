@@ -7,14 +7,13 @@
 use crate::args::MapArgs;
 use crate::emit::{check_outputs, is_stdout};
 use crate::grid::{check_grid_size, parse_axes};
-use crate::model_args::{base_seed, load_with, pick_variant, read_model};
+use crate::model_args::{Resolved, pick_variant};
 use crate::run::Runner;
-use crate::sweep_file::sweep_text;
 use crate::sweep_file::{looks_like_sweep, read_sweep};
+use crate::sweep_file::{stamped, sweep_text};
 use crate::text::plural;
 use crate::{CliError, output, progress};
 use retrystorm_core::expect;
-use retrystorm_core::load::Override;
 use retrystorm_core::map::Cell;
 use retrystorm_core::model::Model;
 use retrystorm_core::stats::{self, Estimate};
@@ -101,14 +100,13 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
             "--shard: a shard's runs go to a sweep file: give --out SHARD.jsonl, join the shards with `retrystorm merge`, then `retrystorm map MERGED.jsonl`".into(),
         ));
     }
-    let (origin, text) = read_model(&a.model)?;
-    let scenario = load_with(&a.model, &origin, &text, &[])?;
-    let chosen = pick_variant(&scenario, a.variant.as_deref(), &origin)?;
-    let base_seed = base_seed(&a.model, &scenario.base);
+    let model = Resolved::read(&a.model)?;
+    let (origin, scenario) = (&model.origin, &model.scenario);
+    let chosen = pick_variant(scenario, a.variant.as_deref(), origin)?;
     let grid = Grid {
         axes,
         variants: vec![chosen.name.clone()],
-        seeds: stats::replication_seeds(base_seed, a.model.seeds),
+        seeds: model.seeds(),
     };
     let total = check_grid_size(&grid)?;
     if grid.points() > MAX_CELLS {
@@ -126,12 +124,8 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
     // Every cell's model, resolved (and so validated) before the first run.
     let mut models: Vec<Model> = Vec::new();
     for p in 0..grid.points() {
-        let mut extra = Vec::new();
-        for kv in grid.sets(p) {
-            extra.push(Override::parse_as("--vary", &kv)?);
-        }
-        let s = load_with(&a.model, &origin, &text, &extra)?;
-        let m = pick_variant(&s, a.variant.as_deref(), &origin)?;
+        let s = model.at(&grid, p)?;
+        let m = pick_variant(&s, a.variant.as_deref(), origin)?;
         if view.recovery() && m.trigger().is_none() {
             return Err(CliError::Input(format!(
                 "{origin}: map's verdict is recovery after a trigger, and {} has none{}: add server.outages, server.capacity_drops, server.slow_windows, a workload spike or [recovery] trigger, or map another --metric",
@@ -145,7 +139,10 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
         }
         models.push(m);
     }
-    let header = SweepHeader::new(&scenario.name, &text, &a.model.sets, &grid, total);
+    let header = stamped(
+        SweepHeader::new(&scenario.name, &model.text, &a.model.sets, &grid, total),
+        model.inputs.clone(),
+    );
     let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
     output::refuse_inputs(&outs)?;
     let runner = Runner::new(a.model.jobs)?;

@@ -7,12 +7,11 @@
 use crate::args::SensitivityArgs;
 use crate::emit::{check_outputs, is_stdout};
 use crate::grid::parse_axes;
-use crate::model_args::{base_seed, load_with, pick_variant, read_model};
+use crate::model_args::{Resolved, pick_variant};
 use crate::run::Runner;
 use crate::text::plural;
 use crate::{CliError, output, progress};
 use retrystorm_core::expect;
-use retrystorm_core::load::Override;
 use retrystorm_core::sensitivity::{self, Factor};
 use retrystorm_core::stats;
 use retrystorm_core::sweep::Grid;
@@ -42,14 +41,13 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
             x.key
         )));
     }
-    let (origin, text) = read_model(&a.model)?;
-    let scenario = load_with(&a.model, &origin, &text, &[])?;
-    let chosen = pick_variant(&scenario, a.variant.as_deref(), &origin)?;
-    let base_seed = base_seed(&a.model, &scenario.base);
+    let model = Resolved::read(&a.model)?;
+    let (origin, scenario, base_seed) = (&model.origin, &model.scenario, model.base_seed);
+    let chosen = pick_variant(scenario, a.variant.as_deref(), origin)?;
     let grid = Grid {
         axes,
         variants: vec![chosen.name.clone()],
-        seeds: stats::replication_seeds(base_seed, a.model.seeds),
+        seeds: model.seeds(),
     };
     let levels: Vec<usize> = grid.axes.iter().map(|x| x.values.len()).collect();
     let r = a.trajectories as usize;
@@ -86,12 +84,8 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
     }
     let mut models = vec![None; index.len()];
     for (p, i) in &index {
-        let mut extra = Vec::new();
-        for kv in grid.sets(*p) {
-            extra.push(Override::parse_as("--vary", &kv)?);
-        }
-        let s = load_with(&a.model, &origin, &text, &extra)?;
-        models[*i] = Some(pick_variant(&s, a.variant.as_deref(), &origin)?);
+        let s = model.at(&grid, *p)?;
+        models[*i] = Some(pick_variant(&s, a.variant.as_deref(), origin)?);
     }
     let models: Vec<_> = models.into_iter().map(|m| m.expect("resolved")).collect();
     let runs: Vec<(usize, u64)> = (0..models.len())

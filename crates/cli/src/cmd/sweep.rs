@@ -5,17 +5,18 @@
 //! Every line is written whole with one `write` call and flushed, so a killed sweep leaves at
 //! most a torn last line, which `--resume` cuts off before continuing.
 
-use crate::args::{ModelArgs, SweepArgs};
+use crate::args::SweepArgs;
 use crate::emit::check_outputs;
 use crate::grid::{check_grid_size, parse_axes};
-use crate::model_args::{base_seed, load_with, read_model};
+use crate::model_args::Resolved;
 use crate::run::Runner;
-use crate::sweep_file::{differs, lock, metric_name, parse_sweep, summarize_with, sweep_text};
+use crate::sweep_file::{
+    Mismatch, VERSION, input_name, lock, made_by, metric_name, mismatch, parse_sweep, stamped,
+    summarize_with, sweep_text,
+};
 use crate::text::plural;
 use crate::{CliError, output, progress};
-use retrystorm_core::load::Override;
 use retrystorm_core::model::Model;
-use retrystorm_core::stats;
 use retrystorm_core::sweep::{Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard};
 use retrystorm_report::sweep::{header_line, record_line};
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,21 +31,6 @@ pub const MAX_RUNS_PER_PROCESS: u64 = 1_000_000;
 /// Up to this many grid points, each point's models are resolved once and kept.
 const MODEL_CACHE_POINTS: u64 = 4096;
 
-/// Runs one grid point's variants: the model loaded with `--set` then the point's values.
-fn point_models(
-    args: &ModelArgs,
-    origin: &str,
-    text: &str,
-    grid: &Grid,
-    point: u64,
-) -> Result<Vec<Model>, CliError> {
-    let mut extra = Vec::new();
-    for kv in grid.sets(point) {
-        extra.push(Override::parse_as("--vary", &kv)?);
-    }
-    Ok(load_with(args, origin, text, &extra)?.variants)
-}
-
 /// `--out` must be a regular file (it is appended to and resumed) or not exist yet; an existing
 /// one needs `--resume`.
 fn check_stream_target(path: &Path, resume: bool) -> Result<(), CliError> {
@@ -57,6 +43,23 @@ fn check_stream_target(path: &Path, resume: bool) -> Result<(), CliError> {
             "--out {name}: the file exists; pass --resume to continue that sweep, or remove it"
         ))),
         _ => Ok(()),
+    }
+}
+
+/// Why `--resume` cannot continue the file `name`.
+fn not_resumable(name: &str, m: &Mismatch) -> String {
+    match m {
+        Mismatch::Version(_, theirs) => format!(
+            "--resume: {name} was begun by {}; this is retrystorm {VERSION}; finish it with that version, or use another --out",
+            made_by(theirs)
+        ),
+        Mismatch::Input(r) => format!(
+            "--resume: {} changed since {name} was begun; restore it, or use another --out",
+            input_name(r)
+        ),
+        Mismatch::Sweep(why) => {
+            format!("--resume: {name} was written by another sweep ({why}); use another --out")
+        }
     }
 }
 
@@ -75,17 +78,28 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         check_stream_target(p, a.resume)?;
     }
     let metric = metric_name(&a.chart)?;
-    let (origin, text) = read_model(&a.model)?;
-    let scenario = load_with(&a.model, &origin, &text, &[])?;
-    let axes = parse_axes(&a.vary)?;
-    let base_seed = base_seed(&a.model, &scenario.base);
+    let model = Resolved::read(&a.model)?;
     let grid = Grid {
-        axes,
-        variants: scenario.variants.iter().map(|m| m.name.clone()).collect(),
-        seeds: stats::replication_seeds(base_seed, a.model.seeds),
+        axes: parse_axes(&a.vary)?,
+        variants: model
+            .scenario
+            .variants
+            .iter()
+            .map(|m| m.name.clone())
+            .collect(),
+        seeds: model.seeds(),
     };
     let total = check_grid_size(&grid)?;
-    let header = SweepHeader::new(&scenario.name, &text, &a.model.sets, &grid, total);
+    let header = stamped(
+        SweepHeader::new(
+            &model.scenario.name,
+            &model.text,
+            &a.model.sets,
+            &grid,
+            total,
+        ),
+        model.inputs.clone(),
+    );
     let (shard_i, shard_n) = match &a.shard {
         Some(s) => parse_shard(s).map_err(|e| CliError::Input(format!("--shard {s}: {e}")))?,
         None => (1, 1),
@@ -118,7 +132,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
             continue;
         }
         last = Some(p);
-        let m = point_models(&a.model, &origin, &text, &grid, p)?;
+        let m = model.at(&grid, p)?.variants;
         if keep {
             models.insert(p, m);
         }
@@ -155,10 +169,8 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         // A file without one whole line (killed while writing the header) starts afresh.
         if bytes.contains(&b'\n') {
             let old = parse_sweep(&name, &bytes)?;
-            if let Some(why) = differs(&header, &old.header) {
-                return Err(CliError::Input(format!(
-                    "--resume: {name} was written by another sweep ({why}); use another --out"
-                )));
+            if let Some(m) = mismatch(&header, &old.header) {
+                return Err(CliError::Input(not_resumable(&name, &m)));
             }
             if old.torn {
                 progress::note(&format!(
@@ -218,15 +230,15 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         let pending_ref = &pending;
         let resolve_err = &resolve_err;
         let runner = &runner;
-        let (args, origin, text) = (&a.model, &origin, &text);
+        let model = &model;
         s.spawn(move || {
             runner.stream(pending_ref, tx, stop, |j| {
                 let job = grid.job(j);
                 let seed = grid.seeds[job.replication];
                 let r = match models.get(&job.point) {
                     Some(ms) => retrystorm_core::run_summary(&ms[job.variant], seed),
-                    None => match point_models(args, origin, text, grid, job.point) {
-                        Ok(ms) => retrystorm_core::run_summary(&ms[job.variant], seed),
+                    None => match model.at(grid, job.point) {
+                        Ok(s) => retrystorm_core::run_summary(&s.variants[job.variant], seed),
                         Err(e) => {
                             // Validated before the first run, so not expected.
                             stop.store(true, Ordering::Relaxed);

@@ -5,9 +5,9 @@
 use crate::args::TuneArgs;
 use crate::emit::{check_outputs, is_stdout};
 use crate::grid::parse_axes;
-use crate::model_args::{base_seed, load_with, pick_variant, read_model};
+use crate::model_args::{base_seed, load_inputs, load_with, pick_variant, read_model};
 use crate::run::Runner;
-use crate::sweep_file::sweep_text;
+use crate::sweep_file::{input_name, stamped, sweep_text};
 use crate::text::plural;
 use crate::{CliError, output, progress};
 use retrystorm_core::expect::{self, Expectation};
@@ -105,7 +105,7 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     let indifference = tune::parse_indifference(&a.indifference, &objectives[0].metric)
         .map_err(|e| CliError::Input(format!("--indifference {}: {e}", a.indifference)))?;
     let (origin, text) = read_model(&a.model)?;
-    let scenario = load_with(&a.model, &origin, &text, &[])?;
+    let (scenario, inputs) = load_inputs(&a.model, &origin, &text)?;
     let only = match &a.variant {
         Some(v) => Some(pick_variant(&scenario, Some(v), &origin)?.name),
         None => None,
@@ -185,7 +185,15 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     let runner = Runner::new(a.model.jobs)?;
     let values_of = |s: &Summary| -> Vec<f64> { metrics.iter().map(|m| value(s, m)).collect() };
     let from = match &a.first_stage_from {
-        Some(p) => Some(read_runs(p, &a, &scenario.name, &text, &grid, base_seed)?),
+        Some(p) => Some(read_runs(
+            p,
+            &a,
+            &scenario.name,
+            &text,
+            &grid,
+            base_seed,
+            inputs.clone(),
+        )?),
         None => None,
     };
     let stored = |c: usize, r: usize| -> Option<&Summary> {
@@ -193,7 +201,10 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
         runs.get(&(cands[c].point, cands[c].variant_index, r))
     };
     if let Some(s) = &a.shard {
-        let header = search_header(&a, &scenario.name, &text, &grid, base_seed)?;
+        let header = stamped(
+            search_header(&a, &scenario.name, &text, &grid, base_seed)?,
+            inputs,
+        );
         let lookup = |c: usize, r: usize| stored(c, r).map(values_of);
         let replay = tune::replay(k, &objectives, &constraints, &settings, &lookup);
         return shard_stage(&a, s, &header, from.as_ref(), &cands, replay, &runner);
@@ -556,7 +567,25 @@ fn other_search(ours: &SweepHeader, theirs: &SweepHeader, sets: &[String]) -> Op
     if theirs.grid.seeds != stats::replication_seeds(base, n as u32) {
         return Some("its seeds are not SEED, SEED+1, ...".into());
     }
-    (theirs.search.is_some() && ours != theirs).then(|| "its header differs".into())
+    // Where the runs came from, when both headers say it (an older file does not).
+    if let (Some(v), Some(t)) = (&ours.retrystorm, &theirs.retrystorm)
+        && v != t
+    {
+        return Some(format!(
+            "it was made by retrystorm {t}, this is retrystorm {v}"
+        ));
+    }
+    if let (Some(a), Some(b)) = (&ours.inputs, &theirs.inputs)
+        && let Some(r) = a.keys().chain(b.keys()).find(|r| a.get(*r) != b.get(*r))
+    {
+        return Some(format!("{} changed since", input_name(r)));
+    }
+    let ours = SweepHeader {
+        retrystorm: theirs.retrystorm.clone(),
+        inputs: theirs.inputs.clone(),
+        ..ours.clone()
+    };
+    (theirs.search.is_some() && ours != *theirs).then(|| "its header differs".into())
 }
 
 /// Reads `--first-stage-from`: the merged runs of `tune --shard` for this search, or a sweep
@@ -569,9 +598,10 @@ fn read_runs(
     text: &str,
     grid: &Grid,
     base_seed: u64,
+    inputs: BTreeMap<String, String>,
 ) -> Result<Runs, CliError> {
     let name = path.display().to_string();
-    let ours = search_header(a, model, text, grid, base_seed)?;
+    let ours = stamped(search_header(a, model, text, grid, base_seed)?, inputs);
     let f = crate::sweep_file::read_sweep(path)?;
     let search = f.header.search.is_some();
     let sets = if search {

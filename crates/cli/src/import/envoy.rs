@@ -390,8 +390,22 @@ fn retry_policy(
         "the model's replies arrive whole, there is no idle stream to time",
     ));
     keys(file, at, rp, &POLICY_FIELDS, &why)?;
-    let f = |k: &str| format!("{at}.{k}");
 
+    let (classes, on_text) = retry_on(file, at, rp)?;
+    attempts(file, at, rp, &classes, &on_text, e)?;
+    timeouts(file, at, rp, route_timeout, e)?;
+    backoff(file, at, rp, e)?;
+    rate_limited_backoff(file, at, rp, e)
+}
+
+/// `retry_on` (with `retriable_status_codes`): the model's answer classes it retries, and the
+/// conditions as written.
+fn retry_on(
+    file: &str,
+    at: &str,
+    rp: &Map<String, Value>,
+) -> Result<(Vec<&'static str>, String), CliError> {
+    let f = |k: &str| format!("{at}.{k}");
     // retry_on: a comma-separated string; empty or absent retries nothing.
     let on_text = match rp.get("retry_on") {
         None => String::new(),
@@ -481,6 +495,19 @@ fn retry_policy(
         None => {}
     }
 
+    Ok((classes, on_text))
+}
+
+/// `num_retries` (UInt32Value, default 1): `max_attempts`, and `retry_on` as classes.
+fn attempts(
+    file: &str,
+    at: &str,
+    rp: &Map<String, Value>,
+    classes: &[&str],
+    on_text: &str,
+    e: &mut Emit,
+) -> Result<(), CliError> {
+    let f = |k: &str| format!("{at}.{k}");
     // num_retries (UInt32Value, default 1).
     let num = match rp.get("num_retries") {
         None => 1,
@@ -511,11 +538,23 @@ fn retry_policy(
         e.set(
             "retry",
             "retry_on",
-            list(&classes),
+            list(classes),
             format!("{} = {on_text:?}", f("retry_on")),
         );
     }
 
+    Ok(())
+}
+
+/// `per_try_timeout`, else the route timeout, per try; the route timeout bounds the whole call.
+fn timeouts(
+    file: &str,
+    at: &str,
+    rp: &Map<String, Value>,
+    route_timeout: (Option<Duration>, String),
+    e: &mut Emit,
+) -> Result<(), CliError> {
+    let f = |k: &str| format!("{at}.{k}");
     // Timeouts: per_try_timeout, else the route timeout; the route timeout bounds the whole call.
     let (route, route_note) = route_timeout;
     match rp.get("per_try_timeout") {
@@ -550,6 +589,12 @@ fn retry_policy(
         );
     }
 
+    Ok(())
+}
+
+/// `retry_back_off`: Envoy's fully jittered doubling from `base_interval` up to `max_interval`.
+fn backoff(file: &str, at: &str, rp: &Map<String, Value>, e: &mut Emit) -> Result<(), CliError> {
+    let f = |k: &str| format!("{at}.{k}");
     // retry_back_off.
     let (base, base_note, cap, cap_note) = match rp.get("retry_back_off") {
         None => (
@@ -611,6 +656,17 @@ fn retry_policy(
     e.set("retry", "base", duration(base), base_note);
     e.set("retry", "cap", duration(cap), cap_note);
 
+    Ok(())
+}
+
+/// `rate_limited_retry_back_off`: Retry-After honoured (in seconds) up to `max_interval`.
+fn rate_limited_backoff(
+    file: &str,
+    at: &str,
+    rp: &Map<String, Value>,
+    e: &mut Emit,
+) -> Result<(), CliError> {
+    let f = |k: &str| format!("{at}.{k}");
     // rate_limited_retry_back_off.
     match rp.get("rate_limited_retry_back_off") {
         None => e.set(

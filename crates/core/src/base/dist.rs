@@ -76,7 +76,7 @@ impl Dist {
                 }
                 let z = m / s;
                 s * (2.0 / std::f64::consts::PI).sqrt() * (-z * z / 2.0).exp()
-                    + m * erf(z / std::f64::consts::SQRT_2)
+                    + m * statrs::function::erf::erf(z / std::f64::consts::SQRT_2)
             }
         }
     }
@@ -160,17 +160,6 @@ impl Dist {
         };
         Ok(d)
     }
-}
-
-/// Abramowitz and Stegun 7.1.26 (|error| < 1.5e-7): enough for a mean in a report.
-fn erf(x: f64) -> f64 {
-    let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
-    let y = 1.0
-        - (((((1.061_405_429 * t - 1.453_152_027) * t) + 1.421_413_741) * t - 0.284_496_736) * t
-            + 0.254_829_592)
-            * t
-            * (-x * x).exp();
-    if x >= 0.0 { y } else { -y }
 }
 
 impl fmt::Display for Dist {

@@ -1,19 +1,21 @@
 //! `[[layer]]` and `[[tier]]`: the request path above the bottom `[server]`.
 
+use super::backoff::{BackoffSpec, Found, Next, Section, deserialize_section, set};
 use super::*;
-use crate::backoff::{Backoff, BackoffKind, CapApplies, Jitter, Spread};
+use crate::backoff::Backoff;
 use crate::dist::Dist;
 use crate::policy::breaker::BreakerConfig;
 use crate::policy::budget::BudgetConfig;
 use crate::policy::hedge::HedgeConfig;
 use crate::time::Duration;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// One layer of a layered request path (`[[layer]]`): a caller with its own retry policy that
 /// sends each attempt to the layer below it (the last layer sends to the bottom, `[server]`).
 /// Semantics and the closed form are in `docs/layered.md`.
-#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(default)]
+#[schemars(deny_unknown_fields)]
 pub struct Layer {
     /// Shown in the per-layer report (`layer{i}` when empty).
     pub name: String,
@@ -24,28 +26,10 @@ pub struct Layer {
     pub timeout: Option<Duration>,
     /// One-way latency to the layer below, each direction.
     pub latency: Dist,
-    pub backoff: BackoffKind,
-    pub jitter: Jitter,
-    pub base: Duration,
-    pub cap: Duration,
-    pub multiplier: f64,
-    /// As `retry.first_exponent`.
-    pub first_exponent: u32,
-    /// As `retry`'s: `jitter = "proportional"`: the delay is `d × U[1 − r, 1 + r]`, `r` in 0..=1
-    /// (cenkalti/backoff's `RandomizationFactor`, gRPC's `jitter`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub randomization_factor: Option<f64>,
-    /// As `retry`'s: `jitter = "additive"`: the delay is `d + U[0, f × d)`, `f` >= 0 (Kubernetes
-    /// `wait.Backoff.Jitter`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub jitter_factor: Option<f64>,
-    /// As `retry`'s: `jitter = "absolute"`: the delay is `d + U[0, J)` (tenacity's `jitter`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub jitter_max: Option<Duration>,
-    /// As `retry.cap_applies`: for `proportional`, `additive` and `absolute`: whether `cap` bounds the window
-    /// (`before-jitter`, the default) or the jittered delay (`after-jitter`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cap_applies: Option<CapApplies>,
+    /// `backoff`, `jitter`, `base`, `cap`, `multiplier`, `first_exponent` and the jitter sizes,
+    /// as `[retry]`'s, written among the keys above and below.
+    #[serde(flatten)]
+    pub backoff_spec: BackoffSpec,
     /// A retry budget shared by every call through this layer; none = only `max_attempts` limits.
     pub budget: Option<LayerBudget>,
 }
@@ -58,37 +42,54 @@ impl Default for Layer {
             max_attempts: r.max_attempts,
             timeout: None,
             latency: Dist::default(),
-            backoff: r.backoff,
-            jitter: r.jitter,
-            base: r.base,
-            cap: r.cap,
-            multiplier: r.multiplier,
-            first_exponent: r.first_exponent,
-            randomization_factor: None,
-            jitter_factor: None,
-            jitter_max: None,
-            cap_applies: None,
+            backoff_spec: r.backoff_spec,
             budget: None,
         }
     }
 }
 
 impl Layer {
+    /// The engine's backoff for this layer's retries.
     pub fn backoff(&self) -> Backoff {
-        Backoff {
-            kind: self.backoff,
-            jitter: self.jitter,
-            base: self.base,
-            cap: self.cap,
-            multiplier: self.multiplier,
-            first_exponent: self.first_exponent,
-            spread: Spread {
-                randomization_factor: self.randomization_factor.unwrap_or(0.0),
-                jitter_factor: self.jitter_factor.unwrap_or(0.0),
-                jitter_max: self.jitter_max.unwrap_or(Duration::ZERO),
-                cap_applies: self.cap_applies.unwrap_or_default(),
-            },
-        }
+        self.backoff_spec.backoff()
+    }
+}
+
+impl Section for Layer {
+    const NAME: &'static str = "Layer";
+    const KEYS: &'static [&'static str] = &[
+        "name",
+        "max_attempts",
+        "timeout",
+        "latency",
+        "backoff",
+        "jitter",
+        "base",
+        "cap",
+        "multiplier",
+        "first_exponent",
+        "randomization_factor",
+        "jitter_factor",
+        "jitter_max",
+        "cap_applies",
+        "budget",
+    ];
+
+    fn read<'de, N: Next<'de>>(&mut self, key: &str, n: &mut N) -> Result<Found, N::Error> {
+        Ok(match key {
+            "name" => set(n, &mut self.name)?,
+            "max_attempts" => set(n, &mut self.max_attempts)?,
+            "timeout" => set(n, &mut self.timeout)?,
+            "latency" => set(n, &mut self.latency)?,
+            "budget" => set(n, &mut self.budget)?,
+            _ => return self.backoff_spec.read(key, n),
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Layer {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        deserialize_section(d)
     }
 }
 

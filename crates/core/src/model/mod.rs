@@ -5,7 +5,7 @@
 //! with units, defaults and sources is `docs/model.md`. Loading from TOML (with file/line errors)
 //! lives in [`crate::load`]; this module is the typed form and its semantic checks.
 
-use crate::backoff::{Backoff, BackoffKind, CapApplies, Jitter};
+use crate::backoff::{Backoff, BackoffKind, Jitter};
 pub use crate::invalid::Invalid;
 use crate::policy::breaker::BreakerConfig;
 use crate::policy::budget::BudgetConfig;
@@ -24,16 +24,15 @@ pub mod schema;
 pub mod table;
 mod validate;
 
+mod backoff;
 mod idempotency;
 mod layers;
 mod network;
 mod retry;
 mod server;
 mod workload;
+pub use backoff::BackoffSpec;
 pub use idempotency::*;
-/// The name of before [`LayerBudget`], kept so that `sim/` compiles unchanged; new code says
-/// `LayerBudget`.
-pub use layers::LayerBudget as Budget;
 pub use layers::*;
 pub use limits::{BYTES_PER_INTENT, MAX_INTENTS, MAX_LAYERS, MAX_POLICY_INSTANCES};
 pub use network::*;

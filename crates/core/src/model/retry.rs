@@ -1,13 +1,16 @@
 //! `[retry]`: the client's retry policy (attempts, timeouts, backoff, `Retry-After`).
 
-use crate::backoff::{Backoff, BackoffKind, CapApplies, Jitter, Spread};
+use super::backoff::{BackoffSpec, Found, Next, Section, deserialize_section, set};
+use crate::backoff::Backoff;
 use crate::policy::Class;
 use crate::time::Duration;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+use std::ops::{Deref, DerefMut};
 
 /// Which failures a client retries (issue: retryable classes).
-#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(default)]
+#[schemars(deny_unknown_fields)]
 pub struct Retry {
     /// Attempts per intent, the first try included (1 = never retry).
     pub max_attempts: u32,
@@ -15,31 +18,13 @@ pub struct Retry {
     pub timeout: Option<Duration>,
     /// Total time an intent may take across attempts; no retry starts after it.
     pub deadline: Option<Duration>,
-    pub backoff: BackoffKind,
-    pub jitter: Jitter,
-    pub base: Duration,
+    /// `backoff`, `jitter`, `base`, `cap`, `multiplier`, `first_exponent` and the jitter sizes,
+    /// written among the keys above and below (`[retry]\nbase = "10ms"`).
+    #[serde(flatten)]
+    pub backoff_spec: BackoffSpec,
     /// The base after a throttling error (429) instead of `base`; none = `base`. The AWS SDKs
     /// back off from a larger base when throttled (smithy `THROTTLING_RETRY_DELAY_BASE`).
     pub throttling_base: Option<Duration>,
-    pub cap: Duration,
-    pub multiplier: f64,
-    /// Exponent of the first retry's window: 0 as in the article, 1 as in the AWS blog's simulator.
-    pub first_exponent: u32,
-    /// `jitter = "proportional"`: the delay is `d × U[1 − r, 1 + r]`, `r` in 0..=1
-    /// (cenkalti/backoff's `RandomizationFactor`, gRPC's `jitter`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub randomization_factor: Option<f64>,
-    /// `jitter = "additive"`: the delay is `d + U[0, f × d)`, `f` >= 0 (Kubernetes
-    /// `wait.Backoff.Jitter`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub jitter_factor: Option<f64>,
-    /// `jitter = "absolute"`: the delay is `d + U[0, J)` (tenacity's `jitter`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub jitter_max: Option<Duration>,
-    /// For `proportional`, `additive` and `absolute`: whether `cap` bounds the window
-    /// (`before-jitter`, the default) or the jittered delay (`after-jitter`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cap_applies: Option<CapApplies>,
     /// Probability that the client process restarts before a retry (see `idempotency.persist_key`).
     pub restart_probability: f64,
     /// Answer classes the client retries (`docs/policies.md`); "4xx" and "overloaded" never.
@@ -86,17 +71,8 @@ impl Default for Retry {
             max_attempts: 3,
             timeout: None,
             deadline: None,
-            backoff: BackoffKind::Exponential,
-            jitter: Jitter::Full,
-            base: Duration::from_millis(100),
+            backoff_spec: BackoffSpec::default(),
             throttling_base: None,
-            cap: Duration::from_secs(20),
-            multiplier: 2.0,
-            first_exponent: 0,
-            randomization_factor: None,
-            jitter_factor: None,
-            jitter_max: None,
-            cap_applies: None,
             restart_probability: 0.0,
             retry_on: Class::DEFAULT_RETRYABLE.to_vec(),
             retry_after: RetryAfterPolicy::Honour,
@@ -108,20 +84,71 @@ impl Default for Retry {
 }
 
 impl Retry {
+    /// The engine's backoff for this policy.
     pub fn backoff(&self) -> Backoff {
-        Backoff {
-            kind: self.backoff,
-            jitter: self.jitter,
-            base: self.base,
-            cap: self.cap,
-            multiplier: self.multiplier,
-            first_exponent: self.first_exponent,
-            spread: Spread {
-                randomization_factor: self.randomization_factor.unwrap_or(0.0),
-                jitter_factor: self.jitter_factor.unwrap_or(0.0),
-                jitter_max: self.jitter_max.unwrap_or(Duration::ZERO),
-                cap_applies: self.cap_applies.unwrap_or_default(),
-            },
-        }
+        self.backoff_spec.backoff()
+    }
+}
+
+/// `retry.cap`, `retry.base`, ... read through to [`Retry::backoff_spec`], so that code written
+/// before the backoff keys had their own struct (`m.retry.cap`) reads the same keys.
+impl Deref for Retry {
+    type Target = BackoffSpec;
+    fn deref(&self) -> &BackoffSpec {
+        &self.backoff_spec
+    }
+}
+
+impl DerefMut for Retry {
+    fn deref_mut(&mut self) -> &mut BackoffSpec {
+        &mut self.backoff_spec
+    }
+}
+
+impl Section for Retry {
+    const NAME: &'static str = "Retry";
+    const KEYS: &'static [&'static str] = &[
+        "max_attempts",
+        "timeout",
+        "deadline",
+        "backoff",
+        "jitter",
+        "base",
+        "throttling_base",
+        "cap",
+        "multiplier",
+        "first_exponent",
+        "randomization_factor",
+        "jitter_factor",
+        "jitter_max",
+        "cap_applies",
+        "restart_probability",
+        "retry_on",
+        "retry_after",
+        "retry_after_cap",
+        "cancel",
+        "mode",
+    ];
+
+    fn read<'de, N: Next<'de>>(&mut self, key: &str, n: &mut N) -> Result<Found, N::Error> {
+        Ok(match key {
+            "max_attempts" => set(n, &mut self.max_attempts)?,
+            "timeout" => set(n, &mut self.timeout)?,
+            "deadline" => set(n, &mut self.deadline)?,
+            "throttling_base" => set(n, &mut self.throttling_base)?,
+            "restart_probability" => set(n, &mut self.restart_probability)?,
+            "retry_on" => set(n, &mut self.retry_on)?,
+            "retry_after" => set(n, &mut self.retry_after)?,
+            "retry_after_cap" => set(n, &mut self.retry_after_cap)?,
+            "cancel" => set(n, &mut self.cancel)?,
+            "mode" => set(n, &mut self.mode)?,
+            _ => return self.backoff_spec.read(key, n),
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Retry {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        deserialize_section(d)
     }
 }

@@ -5,6 +5,7 @@
 //! mixes every seed through splitmix64 before use ([`crate::rng::Stream::new`]), so consecutive
 //! seeds give independent streams, and a failing replication is reproduced by `--seed s+i`.
 
+pub use crate::catalogue::SHARE_METRICS;
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -133,10 +134,6 @@ pub fn wilson(count: u32, n: u32) -> (f64, f64) {
     let high = if k == n { 1.0 } else { centre + half };
     (low.max(0.0), high.min(1.0))
 }
-
-/// The metrics that are yes (1) or no (0) per run, for which [`Aggregate::shares`] holds a
-/// [`Share`].
-pub const SHARE_METRICS: [&str; 1] = ["recovered"];
 
 /// Replications of one variant reduced to means and CI half-widths, per metric.
 #[derive(Clone, Debug, PartialEq)]

@@ -3,6 +3,7 @@
 //! Field names are read by users' scripts and CI: add fields, never rename them. Durations are
 //! milliseconds as f64 in fields named `*_ms`.
 
+pub use crate::catalogue::{ATTEMPT_PEAKS, absent_attempt_value, attempt_metric, metrics};
 use serde::{Deserialize, Serialize};
 
 /// Version of the JSON layout; readers refuse files with a different major number.
@@ -415,75 +416,5 @@ impl ReplicatedReport {
             seed: self.seed,
             variants: self.variants.iter().map(|v| v.result.clone()).collect(),
         }
-    }
-}
-
-/// The summary field whose entries are named by attempt number (from 1), not by position.
-pub const ATTEMPT_PEAKS: &str = "attempt_peaks";
-
-/// `attempt_peaks.N.FIELD` as `(N, FIELD)` when `N` is a number (any, 0 included).
-pub fn attempt_metric(name: &str) -> Option<(u64, &str)> {
-    let rest = name.strip_prefix(ATTEMPT_PEAKS)?.strip_prefix('.')?;
-    let (n, field) = rest.split_once('.')?;
-    if n.is_empty() || !n.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    Some((n.parse().unwrap_or(u64::MAX), field))
-}
-
-/// What a per-attempt metric reads for an attempt number that never reached the server: 0, and
-/// its own number for `attempt`. None for other names (and for attempt 0, which is no attempt).
-pub fn absent_attempt_value(name: &str) -> Option<f64> {
-    match attempt_metric(name)? {
-        (0, _) => None,
-        (n, "attempt") => Some(n as f64),
-        _ => Some(0.0),
-    }
-}
-
-/// Every numeric metric of a summary by its dotted name (absent optional fields are absent).
-pub fn metrics(s: &Summary) -> std::collections::BTreeMap<String, f64> {
-    let mut out = Vec::with_capacity(128);
-    if let Ok(v) = toml::Value::try_from(s) {
-        flatten(&v, &mut String::new(), &mut out);
-    }
-    // Built in bulk from the sorted pairs (a later duplicate wins, as an insert would): a sweep
-    // flattens every run's summary, and one insert per metric was most of its fixed cost.
-    out.into_iter().collect()
-}
-
-/// Appends the numbers under `v` to `out`, named `name` (a buffer the recursion extends and
-/// restores) and their path below it.
-fn flatten(v: &toml::Value, name: &mut String, out: &mut Vec<(String, f64)>) {
-    let len = name.len();
-    match v {
-        toml::Value::Table(t) => {
-            for (k, x) in t {
-                if len > 0 {
-                    name.push('.');
-                }
-                name.push_str(k);
-                flatten(x, name, out);
-                name.truncate(len);
-            }
-        }
-        // Arrays (e.g. `layered.layers`) are indexed: `layered.layers.0.sent`; `attempt_peaks`
-        // by attempt number, from 1: `attempt_peaks.2.peak_window`.
-        toml::Value::Array(a) => {
-            let from = usize::from(name.as_str() == ATTEMPT_PEAKS);
-            for (i, x) in a.iter().enumerate() {
-                use std::fmt::Write;
-                let _ = write!(name, ".{}", i + from);
-                flatten(x, name, out);
-                name.truncate(len);
-            }
-        }
-        toml::Value::Integer(i) => out.push((name.clone(), *i as f64)),
-        toml::Value::Float(f) => out.push((name.clone(), *f)),
-        // `recovered` is yes or no per run: 1 or 0, so its mean over seeds is a share.
-        toml::Value::Boolean(b) if crate::stats::SHARE_METRICS.contains(&name.as_str()) => {
-            out.push((name.clone(), f64::from(u8::from(*b))));
-        }
-        _ => {}
     }
 }

@@ -353,6 +353,14 @@ pub struct SweepHeader {
     pub model: String,
     /// FNV-1a 64 of the model file's bytes, in hex: a resumed or merged sweep must match.
     pub model_hash: String,
+    /// The retrystorm version that wrote the file (set by the CLI; absent from older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrystorm: Option<String>,
+    /// Every other file the model reads (`workload.trace`, `retry.from` imports), by its
+    /// reference (`trace:t.csv`), with the FNV-1a 64 of what was read from it (set by the CLI;
+    /// absent from older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<std::collections::BTreeMap<String, String>>,
     /// The `--set` flags, as given.
     pub sets: Vec<String>,
     #[serde(flatten)]
@@ -375,6 +383,8 @@ impl SweepHeader {
             kind: "header".into(),
             model: model.to_string(),
             model_hash: fingerprint(text.as_bytes()),
+            retrystorm: None,
+            inputs: None,
             sets: sets.to_vec(),
             grid: grid.clone(),
             jobs,

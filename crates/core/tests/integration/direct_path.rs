@@ -210,6 +210,22 @@ fn max_events_truncation_is_the_event_loop_s() {
     }
 }
 
+/// A long direct run reports progress as the event loop does (every 65,536 events and at the
+/// end): the clock it hears never goes back, never passes the end, and ends at the run's end.
+#[test]
+fn a_long_direct_run_reports_progress_as_it_goes() {
+    let m = &shipped("thundering-herd.toml", &["workload.clients=100000"])[1];
+    assert_eq!(engine_path(m), EnginePath::Direct);
+    let mut heard = Vec::new();
+    let r = run_direct(m, 1, &mut |t| heard.push(t), true).expect("direct");
+    // 600,000 events: at least 9 reports before the last.
+    assert!(heard.len() >= 10, "{} reports", heard.len());
+    assert!(heard.windows(2).all(|w| w[0] <= w[1]));
+    let end = *heard.last().unwrap();
+    assert_eq!(end.as_millis_f64(), r.summary.end_ms);
+    assert!(heard[..heard.len() - 1].iter().all(|&t| t <= end));
+}
+
 /// Where each shipped model goes, and why (the first reason of the rule that applies).
 #[test]
 fn the_rule_sends_each_shipped_model_where_expected() {

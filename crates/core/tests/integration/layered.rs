@@ -280,3 +280,38 @@ fn bad_layers_are_refused_with_the_field() {
     .unwrap_err();
     assert!(e.to_string().contains("min"), "{e}");
 }
+
+/// A `[[layer]]`'s jitter sizing keys (`randomization_factor`, `jitter_factor`, `jitter_max`,
+/// `cap_applies`) reach its retry loop, as `[retry]`'s do: each pair of values below gives a
+/// different run. They were once dropped on the way to the engine (a key with no effect).
+#[test]
+fn layer_jitter_sizing_keys_act() {
+    let with = |keys: &str| {
+        let text = format!(
+            "[workload]\nclients = 300\nspread = \"1s\"\n[server]\nfail = 0.5\nservice = \"exp(5ms)\"\n\
+             [[layer]]\nname = \"top\"\nmax_attempts = 4\nbase = \"100ms\"\n{keys}\n"
+        );
+        run(&load("m.toml", &text, &[]).unwrap().base, 1)
+    };
+    let pairs = [
+        (
+            "cap = \"1s\"\njitter = \"proportional\"\nrandomization_factor = 0.1",
+            "cap = \"1s\"\njitter = \"proportional\"\nrandomization_factor = 0.9",
+        ),
+        (
+            "cap = \"1s\"\njitter = \"additive\"\njitter_factor = 0.1",
+            "cap = \"1s\"\njitter = \"additive\"\njitter_factor = 2.0",
+        ),
+        (
+            "jitter = \"absolute\"\njitter_max = \"1ms\"\ncap = \"10s\"",
+            "jitter = \"absolute\"\njitter_max = \"5s\"\ncap = \"10s\"",
+        ),
+        (
+            "cap = \"100ms\"\njitter = \"proportional\"\nrandomization_factor = 0.9\ncap_applies = \"before-jitter\"",
+            "cap = \"100ms\"\njitter = \"proportional\"\nrandomization_factor = 0.9\ncap_applies = \"after-jitter\"",
+        ),
+    ];
+    for (a, b) in pairs {
+        assert!(with(a) != with(b), "{a:?} and {b:?} ran the same");
+    }
+}

@@ -13,6 +13,7 @@ use retrystorm_core::model::Model;
 use retrystorm_core::stats;
 use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
 use retrystorm_report::baseline::{self, DEFAULT_METRICS, Tolerance};
+use std::fmt::Write as _;
 use std::path::Path;
 
 pub fn check(
@@ -67,52 +68,68 @@ pub fn check(
         })
     };
     let new = baseline::read(&json).map_err(|e| CliError::Output(format!("this run: {e}")))?;
-    // --quiet: only the failures and the verdict.
+    // --quiet: only the failures and the verdict; --md to stdout replaces the plain report.
     let quiet = crate::progress::quiet();
-    if !quiet {
-        println!(
-            "{} against {name} ({} seed{} from {seed}, tolerance {})",
-            scenario.name,
-            n,
-            if n == 1 { "" } else { "s" },
-            a.tolerance
-        );
-        if (old.seed, old.seeds) != (seed, n) {
-            println!(
-                "note: the baseline used {} seed{} from {}; differences include seed noise",
-                old.seeds,
-                if old.seeds == 1 { "" } else { "s" },
-                old.seed
-            );
-        }
-        for m in baseline::missing(&old, &new) {
-            println!("note: {m}");
-        }
+    let to_stdout = super::md_to_stdout(a);
+    let heading = format!(
+        "{} against {name} ({} seed{} from {seed}, tolerance {})",
+        scenario.name,
+        n,
+        if n == 1 { "" } else { "s" },
+        a.tolerance
+    );
+    let mut notes = Vec::new();
+    if (old.seed, old.seeds) != (seed, n) {
+        notes.push(format!(
+            "note: the baseline used {} seed{} from {}; differences include seed noise",
+            old.seeds,
+            if old.seeds == 1 { "" } else { "s" },
+            old.seed
+        ));
+    }
+    for m in baseline::missing(&old, &new) {
+        notes.push(format!("note: {m}"));
     }
     let results = baseline::compare(&old, &new, &metrics, tol);
-    let shown: Vec<baseline::Compared> = results
-        .iter()
-        .filter(|c| !quiet || c.regressed)
-        .cloned()
-        .collect();
-    print!("{}", baseline::render(&shown, tol));
+    let noisy = results.iter().filter(|c| baseline::within_noise(c)).count();
+    if noisy > 0 {
+        notes.push(too_few_seeds(noisy, results.len(), n));
+    }
+    if !to_stdout {
+        let mut text = String::new();
+        if !quiet {
+            let _ = writeln!(text, "{heading}");
+            for l in &notes {
+                let _ = writeln!(text, "{l}");
+            }
+        }
+        let shown: Vec<baseline::Compared> = results
+            .iter()
+            .filter(|c| !quiet || c.regressed)
+            .cloned()
+            .collect();
+        text.push_str(&baseline::render(&shown, tol));
+        crate::output::print(&text)?;
+    }
+    if quiet && noisy > 0 {
+        eprintln!("{}", too_few_seeds(noisy, results.len(), n));
+    }
     let regressed = results.iter().filter(|c| c.regressed).count();
 
-    let mut failed_exps = 0;
+    let mut checked = Vec::new();
     if !exps.is_empty() {
         let seeds = stats::replication_seeds(seed, n);
-        let checked = evaluate(scenario, &a.model, exps, &seeds)?;
-        failed_exps = checked.iter().filter(|c| !c.outcome.passed).count();
-        print!("{}", render(&checked, quiet));
-        if let Some(p) = &a.junit {
-            crate::output::write(
-                crate::output::Out::new("--junit", p),
-                &crate::verdict::junit(&scenario.name, &checked),
-            )?;
+        checked = evaluate(scenario, &a.model, exps, &seeds)?;
+        if !to_stdout {
+            crate::output::print(&render(&checked, quiet))?;
         }
     }
-    if regressed + failed_exps > 0 {
-        return Err(CliError::Failed(format!(
+    let failed_exps = checked.iter().filter(|c| !c.outcome.passed).count();
+    // A gate that compares nothing (another model's report, renamed variants, metrics it lacks)
+    // or less than its baseline holds proves nothing: it fails, with its own exit code.
+    let held = baseline::held(&old, &metrics);
+    let outcome = if regressed + failed_exps > 0 {
+        Err(CliError::Failed(format!(
             "{regressed} of {} metrics regressed against {name}{}",
             results.len(),
             if failed_exps > 0 {
@@ -120,24 +137,67 @@ pub fn check(
             } else {
                 String::new()
             }
-        )));
-    }
-    // A gate that compares nothing (another model's report, renamed variants, metrics it lacks)
-    // or less than its baseline holds proves nothing: it fails, with its own exit code.
-    let held = baseline::held(&old, &metrics);
-    if results.is_empty() || results.len() < held {
+        )))
+    } else if results.is_empty() || results.len() < held {
         let why = baseline::missing(&old, &new);
         let why = if why.is_empty() {
             "this run lacks some of its metrics".to_string()
         } else {
             why.join("; ")
         };
-        return Err(CliError::Incomplete(format!(
+        Err(CliError::Incomplete(format!(
             "--baseline {name}: compared {} of the {} values it holds (variant x metric): {why}; a baseline of this model, its variants and these metrics is needed",
             results.len(),
             held
-        )));
+        )))
+    } else {
+        Ok(format!("no metric regressed ({} compared)", results.len()))
+    };
+    if let Some(p) = &a.junit {
+        let incomplete = match &outcome {
+            Err(CliError::Incomplete(why)) => Some(why.as_str()),
+            _ => None,
+        };
+        let cases = crate::verdict::BaselineCases {
+            compared: &results,
+            tolerance: tol,
+            incomplete,
+        };
+        crate::output::write(
+            crate::output::Out::new("--junit", p),
+            &crate::verdict::junit(&scenario.name, &checked, Some(&cases)),
+        )?;
     }
-    println!("no metric regressed ({} compared)", results.len());
+    if let Some(p) = &a.md {
+        let mut md = format!("### {heading}\n\n");
+        for l in &notes {
+            let _ = writeln!(md, "{l}\n");
+        }
+        md.push_str(&baseline::markdown(&results));
+        if !checked.is_empty() {
+            md.push('\n');
+            md.push_str(&crate::verdict::markdown(&checked));
+        }
+        let line = match &outcome {
+            Ok(l) => super::md_verdict(true, l),
+            Err(CliError::Failed(l)) | Err(CliError::Incomplete(l)) => super::md_verdict(false, l),
+            Err(e) => super::md_verdict(false, &e.to_string()),
+        };
+        let _ = writeln!(md, "\n{line}");
+        crate::output::write(crate::output::Out::new("--md", p), &md)?;
+    }
+    let line = outcome?;
+    if !to_stdout {
+        println!("{line}");
+    }
     Ok(())
+}
+
+/// The hint when metrics got worse beyond the tolerance yet passed as seed noise: at a few seeds
+/// the interval of a change is wide (at 5 seeds a +297% p99 passed; at 20 it failed).
+fn too_few_seeds(noisy: usize, compared: usize, seeds: u32) -> String {
+    format!(
+        "hint: {noisy} of {compared} metrics got worse beyond the tolerance but pass because the 95% interval of the change includes 0 at {seeds} seed{}; with more seeds (e.g. --seeds 20, against a baseline saved with as many) a real change stands out from the noise",
+        if seeds == 1 { "" } else { "s" }
+    )
 }

@@ -3,25 +3,42 @@
 mod baseline;
 
 use crate::args::CheckArgs;
+use crate::emit::is_stdout;
 use crate::model_args::{base_seed, load_model};
 use crate::text::plural;
-use crate::verdict::{evaluate, expectations, junit, render, verdict};
+use crate::verdict::{evaluate, expectations, junit, markdown, render, verdict};
 use crate::{CliError, output, progress};
 use retrystorm_core::stats;
 use std::fmt::Write as _;
 
-pub fn check(a: CheckArgs) -> Result<(), CliError> {
+/// The files `check` writes: `--junit` and `--md`.
+fn outputs(a: &CheckArgs) -> Vec<output::Out<'_>> {
+    let mut outs = Vec::new();
     if let Some(p) = &a.junit {
+        outs.push(output::Out::new("--junit", p));
+    }
+    if let Some(p) = &a.md {
+        outs.push(output::Out::new("--md", p));
+    }
+    outs
+}
+
+/// Whether `--md` goes to stdout: then it replaces the plain report there.
+fn md_to_stdout(a: &CheckArgs) -> bool {
+    a.md.as_deref().is_some_and(is_stdout)
+}
+
+pub fn check(a: CheckArgs) -> Result<(), CliError> {
+    let outs = outputs(&a);
+    if !outs.is_empty() {
         let mut inputs = vec![("the model file", a.model.model.as_path())];
         if let Some(b) = &a.baseline {
             inputs.push(("the --baseline file", b.as_path()));
         }
-        output::check(&[output::Out::new("--junit", p)], &inputs)?;
+        output::check(&outs, &inputs)?;
     }
     let scenario = load_model(&a.model)?;
-    if let Some(p) = &a.junit {
-        output::refuse_inputs(&[output::Out::new("--junit", p)])?;
-    }
+    output::refuse_inputs(&outs)?;
     let file = a.model.model.display().to_string();
     let exps = expectations(&scenario, &file, &a.expects)?;
     crate::advice::warn_models(&scenario.variants.iter().collect::<Vec<_>>());
@@ -37,27 +54,44 @@ pub fn check(a: CheckArgs) -> Result<(), CliError> {
     let seeds = stats::replication_seeds(base, a.model.seeds);
     let results = evaluate(&scenario, &a.model, &exps, &seeds)?;
     let quiet = progress::quiet();
-    let mut text = String::new();
-    if !quiet {
-        let _ = writeln!(
-            text,
-            "{} ({} from {base})",
-            scenario.name,
-            plural(seeds.len() as u64, "seed")
-        );
+    let heading = format!(
+        "{} ({} from {base})",
+        scenario.name,
+        plural(seeds.len() as u64, "seed")
+    );
+    let (failed, line) = verdict(&exps, &results);
+    if !md_to_stdout(&a) {
+        let mut text = String::new();
+        if !quiet {
+            let _ = writeln!(text, "{heading}");
+        }
+        text.push_str(&render(&results, quiet));
+        output::print(&text)?;
     }
-    text.push_str(&render(&results, quiet));
-    output::print(&text)?;
     if let Some(p) = &a.junit {
         output::write(
             output::Out::new("--junit", p),
-            &junit(&scenario.name, &results),
+            &junit(&scenario.name, &results, None),
         )?;
     }
-    let (failed, line) = verdict(&exps, &results);
+    if let Some(p) = &a.md {
+        let md = format!(
+            "### {heading}\n\n{}\n{}\n",
+            markdown(&results),
+            md_verdict(failed == 0, &line)
+        );
+        output::write(output::Out::new("--md", p), &md)?;
+    }
     if failed > 0 {
         return Err(CliError::Failed(line));
     }
-    output::print(&format!("{line}\n"))?;
+    if !md_to_stdout(&a) {
+        output::print(&format!("{line}\n"))?;
+    }
     Ok(())
+}
+
+/// The verdict as the markdown report's last line.
+fn md_verdict(passed: bool, line: &str) -> String {
+    format!("**{}**: {line}", if passed { "PASS" } else { "FAIL" })
 }

@@ -314,13 +314,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), CliError> {
     let n = rows.len() as u64;
     if differ.is_empty() {
         if !crate::progress::quiet() {
-            eprintln!(
-                "{} agree with their reference",
-                plural(
-                    n - rows.iter().filter(|r| !r.pass).count() as u64,
-                    "comparison"
-                )
-            );
+            eprintln!("{}", agreement(&rows));
         }
         Ok(())
     } else {
@@ -337,9 +331,52 @@ pub fn validate(a: ValidateArgs) -> Result<(), CliError> {
     }
 }
 
+/// The closing line when nothing differs unexpectedly: `31 of 32 comparisons agree with their
+/// reference, 1 known difference` (a known difference is a finding, documented, not a pass).
+fn agreement(rows: &[Row]) -> String {
+    let n = rows.len() as u64;
+    let agree = rows.iter().filter(|r| r.pass).count() as u64;
+    let known = n - agree;
+    if known == 0 {
+        format!("{} agree with their reference", plural(n, "comparison"))
+    } else {
+        format!(
+            "{agree} of {} agree with their reference, {}",
+            plural(n, "comparison"),
+            plural(known, "known difference")
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_closing_line_counts_known_differences_apart() {
+        let row = |pass, known| Row {
+            experiment: "e",
+            variant: "v",
+            what: "w",
+            reference: String::new(),
+            source: "s",
+            ours: String::new(),
+            noise: String::new(),
+            seeds: 1,
+            pass,
+            known,
+        };
+        let mut rows: Vec<Row> = (0..31).map(|_| row(true, None)).collect();
+        assert_eq!(
+            agreement(&rows),
+            "31 comparisons agree with their reference"
+        );
+        rows.push(row(false, Some("documented")));
+        assert_eq!(
+            agreement(&rows),
+            "31 of 32 comparisons agree with their reference, 1 known difference"
+        );
+    }
 
     #[test]
     fn erlang_c_matches_the_textbook() {

@@ -174,23 +174,7 @@ impl BudgetConfig {
                     ));
                 }
             }
-            BudgetKind::Aws => {
-                if self.quota == 0 {
-                    return Err(invalid("budget.quota", "must be at least 1".into()));
-                }
-                let costs = [
-                    ("budget.retry_cost", self.retry_cost),
-                    ("budget.timeout_cost", self.timeout_cost),
-                    ("budget.throttling_cost", self.throttling_cost),
-                    ("budget.retry_cost_v2", self.retry_cost_v2),
-                ];
-                if let Some((path, _)) = costs.iter().find(|(_, c)| *c == 0) {
-                    return Err(invalid(
-                        path,
-                        "must be at least 1 (a free retry is no budget)".into(),
-                    ));
-                }
-            }
+            BudgetKind::Aws => self.validate_aws()?,
             BudgetKind::Finagle => {
                 if self.ttl < Duration::from_secs(1) || self.ttl > Duration::from_secs(60) {
                     return Err(invalid(
@@ -210,43 +194,7 @@ impl BudgetConfig {
                     ));
                 }
             }
-            BudgetKind::Tower | BudgetKind::Linkerd => {
-                let (who, ignored) = if self.kind == BudgetKind::Tower {
-                    ("tower's TpsBudget::new asserts", "")
-                } else {
-                    (
-                        "linkerd2-proxy requires",
-                        " (the proxy ignores such a retryBudget and does not retry)",
-                    )
-                };
-                if self.ttl < Duration::from_secs(1) || self.ttl > Duration::from_secs(60) {
-                    return Err(invalid(
-                        "budget.ttl",
-                        format!("{who} 1s <= ttl <= 60s, got {}{ignored}", self.ttl),
-                    ));
-                }
-                if !(self.percent_can_retry.is_finite()
-                    && (0.0..=1000.0).contains(&self.percent_can_retry))
-                {
-                    return Err(invalid(
-                        "budget.percent_can_retry",
-                        format!(
-                            "{who} 0 <= retry percent (ratio) <= 1000, got {}{ignored}",
-                            self.percent_can_retry
-                        ),
-                    ));
-                }
-                if self.min_retries_per_sec >= i32::MAX as u32 {
-                    return Err(invalid(
-                        "budget.min_retries_per_sec",
-                        format!(
-                            "{who} min retries per second < {}, got {}{ignored}",
-                            i32::MAX,
-                            self.min_retries_per_sec
-                        ),
-                    ));
-                }
-            }
+            BudgetKind::Tower | BudgetKind::Linkerd => self.validate_tower()?,
             BudgetKind::TokenBucket => {
                 if !(self.bucket_size.is_finite() && self.bucket_size > 0.0) {
                     return Err(invalid(
@@ -293,23 +241,86 @@ impl BudgetConfig {
                     ));
                 }
             }
-            BudgetKind::Adaptive => {
-                if !(self.k.is_finite() && self.k >= 1.0) {
-                    return Err(invalid(
-                        "budget.k",
-                        format!(
-                            "must be a number >= 1 (the SRE book uses 2), got {}",
-                            self.k
-                        ),
-                    ));
-                }
-                if self.window.0 == 0 {
-                    return Err(invalid(
-                        "budget.window",
-                        "must be a positive duration".into(),
-                    ));
-                }
-            }
+            BudgetKind::Adaptive => self.validate_adaptive()?,
+        }
+        Ok(())
+    }
+
+    /// tower's `TpsBudget` and Linkerd's `retryBudget`: the ranges their constructors accept.
+    fn validate_tower(&self) -> Result<(), Invalid> {
+        let (who, ignored) = if self.kind == BudgetKind::Tower {
+            ("tower's TpsBudget::new asserts", "")
+        } else {
+            (
+                "linkerd2-proxy requires",
+                " (the proxy ignores such a retryBudget and does not retry)",
+            )
+        };
+        if self.ttl < Duration::from_secs(1) || self.ttl > Duration::from_secs(60) {
+            return Err(invalid(
+                "budget.ttl",
+                format!("{who} 1s <= ttl <= 60s, got {}{ignored}", self.ttl),
+            ));
+        }
+        if !(self.percent_can_retry.is_finite() && (0.0..=1000.0).contains(&self.percent_can_retry))
+        {
+            return Err(invalid(
+                "budget.percent_can_retry",
+                format!(
+                    "{who} 0 <= retry percent (ratio) <= 1000, got {}{ignored}",
+                    self.percent_can_retry
+                ),
+            ));
+        }
+        if self.min_retries_per_sec >= i32::MAX as u32 {
+            return Err(invalid(
+                "budget.min_retries_per_sec",
+                format!(
+                    "{who} min retries per second < {}, got {}{ignored}",
+                    i32::MAX,
+                    self.min_retries_per_sec
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The AWS SDKs' retry quota: a positive quota and positive costs.
+    fn validate_aws(&self) -> Result<(), Invalid> {
+        if self.quota == 0 {
+            return Err(invalid("budget.quota", "must be at least 1".into()));
+        }
+        let costs = [
+            ("budget.retry_cost", self.retry_cost),
+            ("budget.timeout_cost", self.timeout_cost),
+            ("budget.throttling_cost", self.throttling_cost),
+            ("budget.retry_cost_v2", self.retry_cost_v2),
+        ];
+        if let Some((path, _)) = costs.iter().find(|(_, c)| *c == 0) {
+            return Err(invalid(
+                path,
+                "must be at least 1 (a free retry is no budget)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The SRE book's adaptive throttling: `k` >= 1 over a positive window.
+    fn validate_adaptive(&self) -> Result<(), Invalid> {
+        if !(self.k.is_finite() && self.k >= 1.0) {
+            return Err(invalid(
+                "budget.k",
+                format!(
+                    "must be a number >= 1 (the SRE book uses 2), got {}",
+                    self.k
+                ),
+            ));
+        }
+        if self.window.0 == 0 {
+            return Err(invalid(
+                "budget.window",
+                "must be a positive duration".into(),
+            ));
         }
         Ok(())
     }

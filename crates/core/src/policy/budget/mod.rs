@@ -73,10 +73,6 @@ pub enum BudgetState {
     Tower(TowerBudget, bool),
 }
 
-/// The name of before [`BudgetState`], kept so that `sim/` compiles unchanged; new code says
-/// `BudgetState`.
-pub use BudgetState as Budget;
-
 impl BudgetState {
     pub fn new(c: &BudgetConfig) -> Self {
         match c.kind {

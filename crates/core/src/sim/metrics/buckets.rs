@@ -1,6 +1,6 @@
 //! Counts per time bucket at the model's bucket width, bounded in memory, with their peaks.
 
-use super::windows::{ATTEMPT_SERIES, Windows, bump};
+use super::windows::{ATTEMPT_SERIES, Windows, bump, bump_by};
 use crate::summary::{AttemptPeak, Series};
 use crate::time::{Duration, Time};
 
@@ -127,6 +127,41 @@ impl Buckets {
         );
         if let Some(w) = &mut self.windows {
             w.arrival(t, retry, attempt, b, i);
+        }
+    }
+
+    /// `n` arrivals at one instant `t`, as `n` calls of [`Buckets::arrival`] would count them
+    /// (the direct path's burst: every first try at the burst's start in one call).
+    pub fn arrivals(&mut self, t: Time, retry: bool, attempt: u16, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let p = &mut self.peaks;
+        let b = t.0 / self.base;
+        if b != p.bucket {
+            *p = Peaks {
+                bucket: b,
+                first: 0,
+                retries: 0,
+                ..*p
+            };
+        }
+        if retry {
+            p.retries += n;
+        } else {
+            p.first += n;
+        }
+        p.arrivals = p.arrivals.max(p.first + p.retries);
+        p.most_retries = p.most_retries.max(p.retries);
+        let i = self.index(t);
+        let v = if retry {
+            &mut self.retries
+        } else {
+            &mut self.first
+        };
+        bump_by(v, i, n);
+        if let Some(w) = &mut self.windows {
+            w.arrivals(t, retry, attempt, b, i, n);
         }
     }
 

@@ -61,13 +61,27 @@ impl Windows {
     /// An arrival at `t` of attempt `attempt` (from 0), in base bucket `b` and stored bucket `i`.
     #[inline]
     pub(super) fn arrival(&mut self, t: Time, retry: bool, attempt: u16, b: u64, i: usize) {
+        self.arrivals(t, retry, attempt, b, i, 1);
+    }
+
+    /// `n` (at least 1) arrivals at one time `t`: as `n` calls of [`Windows::arrival`].
+    #[inline]
+    pub(super) fn arrivals(
+        &mut self,
+        t: Time,
+        retry: bool,
+        attempt: u16,
+        b: u64,
+        i: usize,
+        n: u64,
+    ) {
         let t = t.0;
         let a = usize::from(attempt);
         if a >= self.attempts.len() {
             self.attempts.resize_with(a + 1, AttemptLoad::default);
         }
         match self.recent.back_mut() {
-            Some(s) if s.t == t && s.attempt == attempt && s.retry == retry => s.n += 1,
+            Some(s) if s.t == t && s.attempt == attempt && s.retry == retry => s.n += n,
             _ => {
                 // Out of the window `(t - width, t]`: arrivals at `s` with `t - s >= width`
                 // (times never decrease, so `s <= t`).
@@ -84,34 +98,34 @@ impl Windows {
                 }
                 self.recent.push_back(Slot {
                     t,
-                    n: 1,
+                    n,
                     attempt,
                     retry,
                 });
             }
         }
-        self.in_window += 1;
+        self.in_window += n;
         self.peak = self.peak.max(self.in_window);
         if retry {
-            self.retries_in_window += 1;
+            self.retries_in_window += n;
             self.peak_retries = self.peak_retries.max(self.retries_in_window);
         }
         let l = &mut self.attempts[a];
-        l.arrivals += 1;
-        l.in_window += 1;
+        l.arrivals += n;
+        l.in_window += n;
         l.peak_window = l.peak_window.max(l.in_window);
         if l.bucket != b {
             l.bucket = b;
             l.in_bucket = 0;
         }
-        l.in_bucket += 1;
+        l.in_bucket += n;
         l.peak = l.peak.max(l.in_bucket);
         if self.by_attempt {
             let k = a.min(ATTEMPT_SERIES - 1);
             if self.series.len() <= k {
                 self.series.resize_with(k + 1, Vec::new);
             }
-            bump(&mut self.series[k], i);
+            bump_by(&mut self.series[k], i, n);
         }
     }
 }
@@ -119,10 +133,16 @@ impl Windows {
 /// Counts one more in bucket `i` of a series, growing it as needed.
 #[inline]
 pub(super) fn bump(v: &mut Vec<u32>, i: usize) {
+    bump_by(v, i, 1);
+}
+
+/// Counts `n` more in bucket `i` of a series (saturating), growing it as needed.
+#[inline]
+pub(super) fn bump_by(v: &mut Vec<u32>, i: usize, n: u64) {
     if v.len() <= i {
         v.resize(i + 1, 0);
     }
-    v[i] = v[i].saturating_add(1);
+    v[i] = v[i].saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
 }
 
 #[cfg(test)]
@@ -270,6 +290,36 @@ mod tests {
                 })
                 .collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn bulk_arrivals_count_as_that_many_single_ones() {
+        // (time, retry, attempt, how many): a burst, ties behind other kinds, a bucket edge.
+        let groups = [
+            (0u64, false, 0u16, 1000u64),
+            (3, true, 1, 7),
+            (3, true, 1, 2),
+            (9, false, 0, 5),
+            (10, true, 2, 40),
+            (25, true, 1, 1),
+        ];
+        let mut one = Buckets::with_windows(Duration(10), Duration(10));
+        let mut bulk = Buckets::with_windows(Duration(10), Duration(10));
+        for &(t, retry, a, n) in &groups {
+            for _ in 0..n {
+                one.arrival(Time(t), retry, a);
+            }
+            bulk.arrivals(Time(t), retry, a, n);
+        }
+        bulk.arrivals(Time(26), true, 1, 0);
+        assert_eq!(bulk.peaks(), one.peaks());
+        assert_eq!(bulk.peaks(), (1014, 40));
+        assert_eq!(bulk.window_peaks(), one.window_peaks());
+        assert_eq!(bulk.attempt_peaks(), one.attempt_peaks());
+        let (a, b) = (series(one, Time(30)), series(bulk, Time(30)));
+        assert_eq!(a.first, b.first);
+        assert_eq!(a.retries, b.retries);
+        assert_eq!(a.attempts, b.attempts);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::retry_after::RetryAfterRules;
 use super::spec::{Hop, PathSpec};
 use crate::policy::backoff::Backoff;
 use crate::policy::breaker::Breaker;
-use crate::policy::budget::{Budget, BudgetKind};
+use crate::policy::budget::{BudgetKind, BudgetState};
 use crate::policy::limiter::Limiter;
 use crate::policy::{ClassSet, Scope};
 use crate::sim::draws::Draws;
@@ -72,7 +72,7 @@ impl RetryRules {
 /// A hop's policy state: one instance per client process at the top, one per tier below.
 pub(super) struct HopState {
     pub(super) retry: RetryRules,
-    pub(super) budgets: Vec<Budget>,
+    pub(super) budgets: Vec<BudgetState>,
     budget_shared: bool,
     pub(super) budget_adaptive: bool,
     pub(super) breakers: Vec<Breaker>,
@@ -141,7 +141,7 @@ impl HopState {
             budgets: if h.budget.kind == BudgetKind::None {
                 Vec::new()
             } else {
-                vec![Budget::new(&h.budget); n(h.budget.scope)]
+                vec![BudgetState::new(&h.budget); n(h.budget.scope)]
             },
             budget_shared: shared(h.budget.scope),
             budget_adaptive: h.budget.kind == BudgetKind::Adaptive,
@@ -168,7 +168,7 @@ impl HopState {
 
     /// The retry budget client `client` uses, if the hop has one.
     #[inline(always)]
-    pub(super) fn budget(&mut self, client: u32) -> Option<&mut Budget> {
+    pub(super) fn budget(&mut self, client: u32) -> Option<&mut BudgetState> {
         let k = pidx(self.budget_shared, client);
         self.budgets.get_mut(k)
     }

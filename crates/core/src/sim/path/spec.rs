@@ -13,7 +13,7 @@
 //!   client retries with that layer's policy, and `[server]` is the bottom. `[budget]`,
 //!   `[breaker]` and `[hedge]` act on the top layer.
 
-use crate::model::{Budget, Layer, Model, Network, Retry, Server, WorkloadKind};
+use crate::model::{Layer, LayerBudget, Model, Network, Retry, Server, WorkloadKind};
 use crate::policy::Scope;
 use crate::policy::breaker::BreakerConfig;
 use crate::policy::budget::{BudgetConfig, BudgetKind};
@@ -139,12 +139,7 @@ fn layer_policy(l: &Layer) -> (Retry, Network) {
     let retry = Retry {
         max_attempts: l.max_attempts,
         timeout: l.timeout,
-        backoff: l.backoff,
-        jitter: l.jitter,
-        base: l.base,
-        cap: l.cap,
-        multiplier: l.multiplier,
-        first_exponent: l.first_exponent,
+        backoff_spec: l.backoff_spec.clone(),
         ..Retry::default()
     };
     let network = Network {
@@ -156,9 +151,9 @@ fn layer_policy(l: &Layer) -> (Retry, Network) {
 
 /// A layer's budget as the one budget implementation: `tokens` is gRPC retry throttling and
 /// `ratio` Finagle's arithmetic without its window, each shared by every call through the layer.
-fn layer_budget(b: Budget) -> BudgetConfig {
+fn layer_budget(b: LayerBudget) -> BudgetConfig {
     match b {
-        Budget::Tokens {
+        LayerBudget::Tokens {
             max_tokens,
             token_ratio,
         } => BudgetConfig {
@@ -168,7 +163,7 @@ fn layer_budget(b: Budget) -> BudgetConfig {
             token_ratio,
             ..BudgetConfig::default()
         },
-        Budget::Ratio { ratio, min_retries } => BudgetConfig {
+        LayerBudget::Ratio { ratio, min_retries } => BudgetConfig {
             kind: BudgetKind::Ratio,
             scope: Scope::Shared,
             percent_can_retry: ratio,

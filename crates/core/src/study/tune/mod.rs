@@ -10,6 +10,7 @@
 //! constraints are all met may eliminate others, and a candidate that violates one leaves the
 //! contest. The Pareto front is taken over the feasible candidates' means ([`pareto`]).
 
+mod conclude;
 pub mod halving;
 pub mod kn;
 pub mod pareto;
@@ -17,6 +18,7 @@ pub mod sample;
 
 use crate::expect::{Expectation, Op};
 use crate::stats::Estimate;
+use conclude::Search;
 
 /// One objective: a summary metric to minimise or maximise.
 #[derive(Clone, Debug, PartialEq)]
@@ -310,20 +312,8 @@ pub fn try_search<E>(
     let n0 = settings.n0.max(2);
     let mut values = vec![vec![Vec::new(); metrics.len()]; k];
     let mut runs = 0u64;
-    let mut run = |stage: Stage,
-                   asked: Vec<(usize, usize)>,
-                   values: &mut Vec<Vec<Vec<f64>>>|
-     -> Result<u64, E> {
-        if asked.is_empty() {
-            return Ok(0);
-        }
-        let got = batch(stage, &asked)?;
-        for ((c, _), row) in asked.iter().zip(got) {
-            for (m, x) in row.into_iter().enumerate() {
-                values[*c][m].push(x);
-            }
-        }
-        Ok(asked.len() as u64)
+    let mut run = |stage: Stage, asked: Vec<(usize, usize)>, values: &mut Vec<Vec<Vec<f64>>>| {
+        measure(batch, stage, asked, values)
     };
     let primary = &objectives[0];
     let mut alive = vec![true; k];
@@ -372,36 +362,13 @@ pub fn try_search<E>(
             .collect()
     };
     loop {
-        for c in 0..k {
-            feas[c] = constraints
-                .iter()
-                .zip(&cidx)
-                .map(|(e, m)| feasibility(e, &values[c][*m]))
-                .collect();
-            let unmeasured = values[c][0].iter().any(|x| x.is_nan());
-            if unmeasured || feas[c].contains(&Feasibility::Infeasible) {
-                alive[c] = false;
-            }
-        }
-        let feasible: Vec<bool> = feas
-            .iter()
-            .map(|f| f.iter().all(|x| *x == Feasibility::Feasible))
-            .collect();
+        judge(constraints, &cidx, &values, &mut feas, &mut alive);
+        let feasible = all_feasible(&feas);
         let xs = signed(&values);
         if r == n0 {
             let contenders = alive.iter().filter(|a| **a).count();
             h2 = kn::h2(settings.alpha, contenders, n0);
-            delta = match settings.indifference {
-                Indifference::Absolute(d) => d,
-                Indifference::Relative(p) => {
-                    let best = (0..k)
-                        .filter(|c| alive[*c])
-                        .map(|c| xs[c][..n0].iter().sum::<f64>() / n0 as f64)
-                        .fold(f64::NEG_INFINITY, f64::max);
-                    let d = p * best.abs();
-                    if d.is_finite() && d > 0.0 { d } else { p }
-                }
-            };
+            delta = indifference_delta(settings.indifference, &xs, &alive, n0);
         }
         alive = kn::screen(&xs, &alive, &feasible, h2, delta, n0, r);
         let left: Vec<usize> = (0..k).filter(|c| alive[*c]).collect();
@@ -420,115 +387,83 @@ pub fn try_search<E>(
         r += 1;
     }
 
-    let feasible: Vec<bool> = feas
-        .iter()
-        .map(|f| f.iter().all(|x| *x == Feasibility::Feasible))
-        .collect();
-    let mean = |c: usize, m: usize| crate::stats::mean(&values[c][m]);
-    let best =
-        (0..k)
-            .filter(|c| alive[*c] && feasible[*c])
-            .fold(None, |b: Option<usize>, c| match b {
-                Some(b) if primary.signed(mean(b, 0)) >= primary.signed(mean(c, 0)) => Some(b),
-                _ => Some(c),
-            });
-    let status: Vec<Status> = (0..k)
-        .map(|c| {
-            if Some(c) == best {
-                Status::Best
-            } else if alive[c] {
-                Status::Open
-            } else if feas[c].contains(&Feasibility::Infeasible)
-                || values[c][0].iter().any(|x| x.is_nan())
-            {
-                Status::Infeasible
-            } else if halved[c].is_some() {
-                Status::Halved
-            } else {
-                Status::Eliminated
-            }
-        })
-        .collect();
-    let head = best.or_else(|| (0..k).find(|c| alive[*c]));
-    let open: Vec<(usize, usize)> = match head {
-        Some(h) => (0..k)
-            .filter(|c| *c != h && alive[*c])
-            .map(|c| (h, c))
-            .chain((Some(h) != best).then_some((h, h)))
-            .collect(),
-        None => Vec::new(),
-    };
-    let closest = (!feasible.iter().any(|f| *f))
-        .then(|| {
-            (0..k)
-                .map(|c| {
-                    let v: f64 = constraints
-                        .iter()
-                        .zip(&cidx)
-                        .map(|(e, m)| violation(e, mean(c, *m)))
-                        .sum();
-                    (c, v)
-                })
-                .fold(None, |b: Option<(usize, f64)>, (c, v)| match b {
-                    Some((_, bv)) if bv <= v => b,
-                    _ => Some((c, v)),
-                })
-                .map(|(c, _)| c)
-        })
-        .flatten();
-    // A candidate dropped by halving has too few seeds to stand on the front.
-    let feasible_idx: Vec<usize> = (0..k)
-        .filter(|c| feasible[*c] && halved[*c].is_none())
-        .collect();
-    let points: Vec<Vec<f64>> = feasible_idx
-        .iter()
-        .map(|c| {
-            objectives
-                .iter()
-                .enumerate()
-                .map(|(m, o)| o.signed(mean(*c, m_of(&metrics, &o.metric, m))))
-                .collect()
-        })
-        .collect();
-    let pareto: Vec<usize> = pareto::front(&points)
-        .into_iter()
-        .map(|i| feasible_idx[i])
-        .collect();
-    // Within the indifference zone of the first objective KN may keep a candidate that another
-    // dominates on the rest: recommend the best front candidate inside that zone instead (when
-    // every decision was made).
-    let mut best = best;
-    let mut status = status;
-    if let Some(b) = best.filter(|b| open.is_empty() && !pareto.contains(b)) {
-        let zone = |c: &usize| primary.signed(mean(b, 0)) - primary.signed(mean(*c, 0)) <= delta;
-        if let Some(p) = pareto
-            .iter()
-            .copied()
-            .filter(zone)
-            .fold(None, |x: Option<usize>, c| match x {
-                Some(x) if primary.signed(mean(x, 0)) >= primary.signed(mean(c, 0)) => Some(x),
-                _ => Some(c),
-            })
-        {
-            status[b] = Status::Eliminated;
-            status[p] = Status::Best;
-            best = Some(p);
-        }
-    }
-    Ok(Outcome {
+    let search = Search {
         metrics,
+        cidx,
         values,
-        feasibility: feas,
-        status,
-        best,
-        closest,
-        pareto,
-        open,
-        runs,
+        feas,
+        alive,
         halved,
+        runs,
         delta,
         h2,
-    })
+    };
+    Ok(search.conclude(objectives, constraints))
+}
+
+/// Runs the `asked` (candidate, replication) pairs as one batch and appends each row of
+/// metrics to the candidate's values; the number of runs.
+fn measure<E>(
+    batch: &mut TryBatch<'_, E>,
+    stage: Stage,
+    asked: Vec<(usize, usize)>,
+    values: &mut [Vec<Vec<f64>>],
+) -> Result<u64, E> {
+    if asked.is_empty() {
+        return Ok(0);
+    }
+    let got = batch(stage, &asked)?;
+    for ((c, _), row) in asked.iter().zip(got) {
+        for (m, x) in row.into_iter().enumerate() {
+            values[*c][m].push(x);
+        }
+    }
+    Ok(asked.len() as u64)
+}
+
+/// Each candidate's feasibility per constraint from its values so far; a candidate infeasible
+/// or with an unmeasured primary metric is no longer alive.
+fn judge(
+    constraints: &[Expectation],
+    cidx: &[usize],
+    values: &[Vec<Vec<f64>>],
+    feas: &mut [Vec<Feasibility>],
+    alive: &mut [bool],
+) {
+    for c in 0..values.len() {
+        feas[c] = constraints
+            .iter()
+            .zip(cidx)
+            .map(|(e, m)| feasibility(e, &values[c][*m]))
+            .collect();
+        let unmeasured = values[c][0].iter().any(|x| x.is_nan());
+        if unmeasured || feas[c].contains(&Feasibility::Infeasible) {
+            alive[c] = false;
+        }
+    }
+}
+
+/// Whether each candidate met every constraint.
+fn all_feasible(feas: &[Vec<Feasibility>]) -> Vec<bool> {
+    feas.iter()
+        .map(|f| f.iter().all(|x| *x == Feasibility::Feasible))
+        .collect()
+}
+
+/// KN's indifference zone δ after the first `n0` replications: as given, or a share of the best
+/// survivor's mean (the share itself when that mean is 0).
+fn indifference_delta(ind: Indifference, xs: &[Vec<f64>], alive: &[bool], n0: usize) -> f64 {
+    match ind {
+        Indifference::Absolute(d) => d,
+        Indifference::Relative(p) => {
+            let best = (0..xs.len())
+                .filter(|c| alive[*c])
+                .map(|c| xs[c][..n0].iter().sum::<f64>() / n0 as f64)
+                .fold(f64::NEG_INFINITY, f64::max);
+            let d = p * best.abs();
+            if d.is_finite() && d > 0.0 { d } else { p }
+        }
+    }
 }
 
 fn m_of(metrics: &[String], name: &str, fallback: usize) -> usize {

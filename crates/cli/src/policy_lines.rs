@@ -1,0 +1,199 @@
+//! The policies of each hop as `explain` prints them: the retry policy, budget, breaker, limiter
+//! and rate limit that decide a result, as the model file's own `key = value` pairs.
+//!
+//! Which keys belong to which kind of budget or limiter is read from the model's JSON schema (the
+//! doc comment of each key starts with the kinds it sizes: `aws: the initial quota`), so a key
+//! added to a policy shows here without a second list to keep.
+
+use retrystorm_core::model::{Discipline, Retry, Server};
+use retrystorm_core::policy::breaker::BreakerConfig;
+use retrystorm_core::policy::budget::{BudgetConfig, BudgetKind};
+use retrystorm_core::policy::limiter::{LimiterConfig, LimiterKind};
+use retrystorm_core::policy::ratelimit::RateLimitConfig;
+use serde::Serialize;
+use serde_json::Value;
+
+/// `key = value` for a JSON value as the model file writes it (strings bare: `full`, `10s`).
+fn pair(key: &str, v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{key} = {s}"),
+        Value::Array(a) => format!(
+            "{key} = [{}]",
+            a.iter()
+                .map(|x| x.as_str().map_or(x.to_string(), str::to_string))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => format!("{key} = {other}"),
+    }
+}
+
+/// The config as a JSON object, in declaration order.
+fn fields(config: &impl Serialize) -> serde_json::Map<String, Value> {
+    match serde_json::to_value(config) {
+        Ok(Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// The keys of `T` whose schema description names `kind` before its colon (`aimd, gradient2:
+/// the smallest limit`), clause by clause (`aws-adaptive: ...; gradient2: ...`). A clause that
+/// also names a version (`aws, version "2026": ...`) counts only when `version` is that one.
+fn keys_of_kind<T: schemars::JsonSchema>(kind: &str, version: Option<&str>) -> Vec<String> {
+    let schema = schemars::schema_for!(T);
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    props
+        .iter()
+        .filter(|(_, p)| {
+            let text = p
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            text.split("; ").any(|clause| {
+                clause.split_once(": ").is_some_and(|(names, _)| {
+                    let names: Vec<&str> = names.split(", ").collect();
+                    let versioned = names
+                        .iter()
+                        .find_map(|n| n.strip_prefix("version "))
+                        .map(|v| v.trim_matches('"'));
+                    names
+                        .iter()
+                        .any(|n| n.split_whitespace().next() == Some(kind))
+                        && versioned.is_none_or(|v| Some(v) == version)
+                })
+            })
+        })
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+/// The serialized name of a kind (`token-bucket`).
+fn kind_name(kind: &impl Serialize) -> String {
+    match serde_json::to_value(kind) {
+        Ok(Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+/// `retry: max_attempts = 3, backoff = exponential, base = 100ms, ...`: the keys that are set.
+pub fn retry(r: &Retry) -> String {
+    let f = fields(r);
+    let mut parts = vec![format!("max_attempts = {}", r.max_attempts)];
+    for (k, v) in &f {
+        let skip = match k.as_str() {
+            // Printed on its own line with what it filled in.
+            "mode" | "max_attempts" => true,
+            "restart_probability" => v.as_f64() == Some(0.0),
+            "first_exponent" => v.as_u64() == Some(0),
+            "cancel" => v == &Value::Bool(false),
+            "retry_on" => v.as_array().is_some_and(|a| a.is_empty()),
+            _ => v.is_null(),
+        };
+        if !skip {
+            parts.push(pair(k, v));
+        }
+    }
+    format!("retry: {}", parts.join(", "))
+}
+
+/// `budget: kind = aws, scope = client, quota = 500, ...`, or `None` without a budget.
+pub fn budget(b: &BudgetConfig) -> Option<String> {
+    if b.kind == BudgetKind::None {
+        return None;
+    }
+    let kind = kind_name(&b.kind);
+    // tower and linkerd size themselves with finagle's keys (ttl, min_retries_per_sec,
+    // percent_can_retry), as their doc comments say.
+    let sized_by = match kind.as_str() {
+        "tower" | "linkerd" => "finagle",
+        k => k,
+    };
+    let f = fields(b);
+    let version = f.get("version").and_then(Value::as_str);
+    Some(format!(
+        "budget: {}",
+        kind_line(&f, &kind, &keys_of_kind::<BudgetConfig>(sized_by, version))
+    ))
+}
+
+/// `limiter: kind = aimd, scope = client, initial_limit = 20, ...`, or `None` without one.
+pub fn limiter(l: &LimiterConfig) -> Option<String> {
+    if l.kind == LimiterKind::None {
+        return None;
+    }
+    let kind = kind_name(&l.kind);
+    Some(format!(
+        "limiter: {}",
+        kind_line(
+            &fields(l),
+            &kind,
+            &keys_of_kind::<LimiterConfig>(&kind, None)
+        )
+    ))
+}
+
+/// `kind = K, scope = S` and the keys that size this kind (left out when unset).
+fn kind_line(f: &serde_json::Map<String, Value>, kind: &str, keys: &[String]) -> String {
+    let mut parts = vec![format!("kind = {kind}")];
+    if let Some(s) = f.get("scope") {
+        parts.push(pair("scope", s));
+    }
+    for k in keys {
+        if let Some(v) = f.get(k).filter(|v| !v.is_null()) {
+            parts.push(pair(k, v));
+        }
+    }
+    parts.join(", ")
+}
+
+/// `breaker: failure_rate_threshold = 50, ...`, or `None` when off.
+pub fn breaker(b: &BreakerConfig) -> Option<String> {
+    if !b.enabled {
+        return None;
+    }
+    let f = fields(b);
+    let parts: Vec<String> = f
+        .iter()
+        .filter(|(k, v)| k.as_str() != "enabled" && !v.is_null())
+        .map(|(k, v)| pair(k, v))
+        .collect();
+    Some(format!("breaker: {}", parts.join(", ")))
+}
+
+/// `rate limit: rate = 100, burst = 10, scope = shared, retry_after = derived`, or `None`.
+pub fn rate_limit(r: &RateLimitConfig) -> Option<String> {
+    if r.rate.0 <= 0.0 {
+        return None;
+    }
+    let f = fields(r);
+    let parts: Vec<String> = f.iter().map(|(k, v)| pair(k, v)).collect();
+    Some(format!("rate limit: {}", parts.join(", ")))
+}
+
+/// `queue: discipline = adaptive-lifo, shedding = {kind = codel, ...}`, or `None` for a plain
+/// first-in-first-out queue.
+pub fn queue(s: &Server) -> Option<String> {
+    if s.discipline == Discipline::Fifo && s.shedding.is_default() {
+        return None;
+    }
+    let f = fields(s);
+    let mut parts = Vec::new();
+    for k in ["queue", "discipline"] {
+        if let Some(v) = f.get(k).filter(|v| !v.is_null()) {
+            parts.push(pair(k, v));
+        }
+    }
+    if !s.shedding.is_default() {
+        let sh: Vec<String> = fields(&s.shedding)
+            .iter()
+            .map(|(k, v)| pair(k, v))
+            .collect();
+        parts.push(format!("shedding = {{{}}}", sh.join(", ")));
+    }
+    Some(format!("queue: {}", parts.join(", ")))
+}

@@ -1,0 +1,160 @@
+//! `[retry]` (the top level's and a tier's) and the backoff keys `[[layer]]` shares with it.
+
+use super::*;
+
+/// The backoff fields shared by `[retry]`, `[[layer]]` and `[tier.retry]`, under `prefix`.
+pub(super) fn validate_backoff(prefix: &str, b: &Backoff) -> Result<(), Invalid> {
+    if !(b.multiplier.is_finite() && b.multiplier >= 1.0) {
+        return Err(invalid(
+            &format!("{prefix}.multiplier"),
+            format!("must be a finite number >= 1, got {}", b.multiplier),
+        ));
+    }
+    if b.kind != BackoffKind::Immediate && b.cap < b.base {
+        return Err(invalid(
+            &format!("{prefix}.cap"),
+            format!("must be >= {prefix}.base ({}), got {}", b.base, b.cap),
+        ));
+    }
+    if b.kind == BackoffKind::Envoy && b.base < Duration::from_millis(1) {
+        return Err(invalid(
+            &format!("{prefix}.base"),
+            format!(
+                "Envoy's base_interval is whole milliseconds, at least 1ms; got {}",
+                b.base
+            ),
+        ));
+    }
+    if b.jitter == Jitter::Decorrelated && b.base.0 == 0 && b.kind != BackoffKind::Immediate {
+        return Err(invalid(
+            &format!("{prefix}.base"),
+            "decorrelated jitter needs a positive base",
+        ));
+    }
+    Ok(())
+}
+
+/// Each sized jitter has its key, each key its jitter, and the amounts are in range.
+pub(super) fn validate_sizing(prefix: &str, z: &BackoffSpec) -> Result<(), Invalid> {
+    let name = |j: Jitter| match j {
+        Jitter::None => "none",
+        Jitter::Full => "full",
+        Jitter::Equal => "equal",
+        Jitter::Decorrelated => "decorrelated",
+        Jitter::Polly => "polly",
+        Jitter::Proportional => "proportional",
+        Jitter::Additive => "additive",
+        Jitter::Absolute => "absolute",
+    };
+    let written = [
+        (
+            "randomization_factor",
+            Jitter::Proportional,
+            z.randomization_factor.is_some(),
+        ),
+        ("jitter_factor", Jitter::Additive, z.jitter_factor.is_some()),
+        ("jitter_max", Jitter::Absolute, z.jitter_max.is_some()),
+    ];
+    for (key, kind, set) in written {
+        if set && z.jitter != kind {
+            return Err(invalid(
+                &format!("{prefix}.{key}"),
+                format!(
+                    "has no effect: it sizes jitter = \"{}\" and this policy's jitter is \"{}\" (set it beside the jitter that uses it, in the same variant)",
+                    name(kind),
+                    name(z.jitter)
+                ),
+            ));
+        }
+        if !set && z.jitter == kind {
+            let what = match kind {
+                Jitter::Proportional => {
+                    "a number in 0..=1, the share of the window the delay may move either way (cenkalti/backoff: 0.5, gRPC: 0.2)"
+                }
+                Jitter::Additive => {
+                    "a number >= 0, the share of the window added at most (Kubernetes client-go: 0.1)"
+                }
+                _ => "a duration, the most added to the window (tenacity: \"1s\")",
+            };
+            return Err(invalid(
+                &format!("{prefix}.jitter"),
+                format!("jitter = \"{}\" needs {prefix}.{key}: {what}", name(kind)),
+            ));
+        }
+    }
+    if z.cap_applies.is_some() && z.jitter.amount_key().is_none() {
+        return Err(invalid(
+            &format!("{prefix}.cap_applies"),
+            format!(
+                "has no effect: only jitter = \"proportional\", \"additive\" or \"absolute\" can pass the cap, and this policy's jitter is \"{}\"",
+                name(z.jitter)
+            ),
+        ));
+    }
+    if let Some(r) = z.randomization_factor
+        && !(0.0..=1.0).contains(&r)
+    {
+        return Err(invalid(
+            &format!("{prefix}.randomization_factor"),
+            format!("must be a number in 0..=1, got {r}"),
+        ));
+    }
+    if let Some(f) = z.jitter_factor
+        && !(f.is_finite() && f >= 0.0)
+    {
+        return Err(invalid(
+            &format!("{prefix}.jitter_factor"),
+            format!("must be a finite number >= 0, got {f}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `[retry]` or a tier's `retry`, under `p`.
+pub(super) fn validate_retry(p: &str, r: &Retry) -> Result<(), Invalid> {
+    validate_attempts(&format!("{p}.max_attempts"), r.max_attempts)?;
+    if r.timeout == Some(Duration::ZERO) {
+        return Err(invalid(
+            &format!("{p}.timeout"),
+            "must be a positive duration (omit it to wait forever)",
+        ));
+    }
+    if r.deadline == Some(Duration::ZERO) {
+        return Err(invalid(
+            &format!("{p}.deadline"),
+            "must be a positive duration (omit it for no overall deadline)",
+        ));
+    }
+    validate_backoff(p, &r.backoff())?;
+    validate_sizing(p, &r.backoff_spec)?;
+    if let Some(b) = r.throttling_base
+        && (b.0 == 0 || b > r.cap)
+    {
+        return Err(invalid(
+            &format!("{p}.throttling_base"),
+            format!(
+                "must be a positive duration <= {p}.cap ({}), got {b}",
+                r.cap
+            ),
+        ));
+    }
+    probability(&format!("{p}.restart_probability"), r.restart_probability)?;
+    for (i, c) in r.retry_on.iter().enumerate() {
+        if matches!(c, Class::Success | Class::ClientError | Class::Overloaded) {
+            return Err(invalid(
+                &format!("{p}.retry_on[{i}]"),
+                format!(
+                    "{:?} is never retried; allowed: timeout, connection, 503, 429, 5xx, 409",
+                    c.name()
+                ),
+            ));
+        }
+    }
+    if r.retry_after_cap == Some(Duration::ZERO) {
+        return Err(invalid(
+            &format!("{p}.retry_after_cap"),
+            format!("must be a positive duration (use {p}.retry_after = \"ignore\" to ignore it)"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! `[breaker]`: the breaker's configuration (resilience4j's `CircuitBreakerConfig`, its
+//! defaults and their checks).
+
+use crate::invalid::Invalid;
+use crate::policy::Scope;
+use crate::time::Duration;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WindowType {
+    CountBased,
+    TimeBased,
+}
+
+/// The `[breaker]` section.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct BreakerConfig {
+    pub enabled: bool,
+    pub scope: Scope,
+    /// Break only retries: first tries always go out (and their outcomes are recorded), as in
+    /// the variant Marc Brooker simulates in "Fixing retries with token buckets and circuit
+    /// breakers" (2022). False = resilience4j's usual place, in front of every attempt.
+    pub retries_only: bool,
+    /// Percent of failed calls at or above which the breaker opens, in (0, 100].
+    pub failure_rate_threshold: f64,
+    pub window_type: WindowType,
+    /// Calls (count based) or seconds (time based).
+    pub window_size: u32,
+    pub minimum_calls: u32,
+    pub wait_in_open: Duration,
+    pub permitted_in_half_open: u32,
+    /// Half-open that long without a decision opens again; absent = no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_wait_in_half_open: Option<Duration>,
+    /// Open becomes half-open when `wait_in_open` has passed, without waiting for a call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub automatic_transition: bool,
+    /// Percent of slow calls at or above which the breaker opens, in (0, 100].
+    pub slow_call_rate_threshold: f64,
+    /// A call that takes longer than this is slow.
+    pub slow_call_duration_threshold: Duration,
+    /// A forced state: `"open"` (reject every call) or `"disabled"` (permit every call, record
+    /// nothing); absent = the state machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forced: Option<Forced>,
+}
+
+/// resilience4j's `FORCED_OPEN` and `DISABLED` states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Forced {
+    Open,
+    Disabled,
+}
+
+impl Default for BreakerConfig {
+    fn default() -> Self {
+        BreakerConfig {
+            enabled: false,
+            scope: Scope::Client,
+            retries_only: false,
+            failure_rate_threshold: 50.0,
+            window_type: WindowType::CountBased,
+            window_size: 100,
+            minimum_calls: 100,
+            wait_in_open: Duration::from_secs(60),
+            permitted_in_half_open: 10,
+            max_wait_in_half_open: None,
+            automatic_transition: false,
+            // `DEFAULT_SLOW_CALL_RATE_THRESHOLD`, `DEFAULT_SLOW_CALL_DURATION_THRESHOLD`.
+            slow_call_rate_threshold: 100.0,
+            slow_call_duration_threshold: Duration::from_secs(60),
+            forced: None,
+        }
+    }
+}
+
+impl BreakerConfig {
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let bad = |path: &str, message: String| {
+            Err(Invalid {
+                path: path.to_string(),
+                message,
+            })
+        };
+        if !(self.failure_rate_threshold > 0.0 && self.failure_rate_threshold <= 100.0) {
+            return bad(
+                "breaker.failure_rate_threshold",
+                format!(
+                    "must be a percentage in (0, 100], got {}",
+                    self.failure_rate_threshold
+                ),
+            );
+        }
+        if !(self.slow_call_rate_threshold > 0.0 && self.slow_call_rate_threshold <= 100.0) {
+            return bad(
+                "breaker.slow_call_rate_threshold",
+                format!(
+                    "must be a percentage in (0, 100], got {}",
+                    self.slow_call_rate_threshold
+                ),
+            );
+        }
+        if self.slow_call_duration_threshold.0 == 0 {
+            return bad(
+                "breaker.slow_call_duration_threshold",
+                "must be a positive duration (resilience4j requires at least 1 ns)".into(),
+            );
+        }
+        if self.window_size == 0 || self.window_size > 1_000_000 {
+            return bad(
+                "breaker.window_size",
+                format!("must be in 1..=1000000, got {}", self.window_size),
+            );
+        }
+        if self.minimum_calls == 0 {
+            return bad("breaker.minimum_calls", "must be at least 1".into());
+        }
+        if self.permitted_in_half_open == 0 {
+            return bad(
+                "breaker.permitted_in_half_open",
+                "must be at least 1".into(),
+            );
+        }
+        if self.wait_in_open.0 == 0 {
+            return bad("breaker.wait_in_open", "must be a positive duration".into());
+        }
+        if self.max_wait_in_half_open == Some(Duration::ZERO) {
+            return bad(
+                "breaker.max_wait_in_half_open",
+                "must be a positive duration (omit it for no limit)".into(),
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,254 @@
+//! One panel of the load chart: its axes, stacked columns, goodput line, shaded windows and
+//! recovery mark.
+
+use crate::style::{
+    FIRST, GOODPUT, GRID, GRID_BOLD, MARK, WINDOW, bold, font, shade, thin_stroke, variant,
+};
+
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use retrystorm_core::metrics::ATTEMPT_SERIES;
+
+use super::*;
+use crate::{ReportError, fmt};
+
+/// The shared x scale of the load chart's panels (in display units: ms or s).
+pub(super) struct Scale {
+    pub(super) x0: f64,
+    pub(super) x1: f64,
+    pub(super) unit: f64,
+    pub(super) factor: usize,
+}
+
+/// Calls `f` with a linear y range `0..1.08 max`, or a log range from 0.8 to the next power of
+/// ten above `max`, and the floor that zero values are drawn at.
+pub(super) fn draw_y(
+    log: bool,
+    max: f64,
+    f: impl FnOnce(YSpec) -> Result<(), ReportError>,
+) -> Result<(), ReportError> {
+    if log {
+        let hi = 10f64.powf((max * 1.5).log10().ceil()).max(10.0);
+        f(YSpec::Log(0.8, hi))
+    } else {
+        f(YSpec::Linear(max * 1.08))
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(super) enum YSpec {
+    Linear(f64),
+    Log(f64, f64),
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn load_panel(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    scale: &Scale,
+    y: YSpec,
+    title: &str,
+    panels: &[LoadPanel],
+    overlay: bool,
+    goodput: bool,
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<(), ReportError> {
+    match y {
+        YSpec::Linear(hi) => load_panel_in(
+            area,
+            scale,
+            0f64..hi,
+            0.0,
+            hi,
+            title,
+            panels,
+            overlay,
+            goodput,
+            x_desc,
+            y_desc,
+        ),
+        YSpec::Log(lo, hi) => load_panel_in(
+            area,
+            scale,
+            (lo..hi).log_scale(),
+            lo,
+            hi,
+            title,
+            panels,
+            overlay,
+            goodput,
+            x_desc,
+            y_desc,
+        ),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn load_panel_in<Y>(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    scale: &Scale,
+    y_spec: Y,
+    y_lo: f64,
+    y_hi: f64,
+    title: &str,
+    panels: &[LoadPanel],
+    overlay: bool,
+    goodput: bool,
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<(), ReportError>
+where
+    Y: AsRangedCoord<Value = f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    const CHART: &str = "load";
+    let last = !x_desc.is_empty();
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, bold(16))
+        .margin_left(12)
+        .margin_right(24)
+        .margin_top(4)
+        .margin_bottom(6)
+        .x_label_area_size(if last { 46 } else { 26 })
+        .y_label_area_size(78)
+        .build_cartesian_2d(scale.x0..scale.x1, y_spec)
+        .map_err(chart_err(CHART))?;
+    let x_fmt = |x: &f64| {
+        if *x < 0.0 {
+            String::new()
+        } else {
+            fmt::tick(*x)
+        }
+    };
+    let y_fmt = |y: &f64| fmt::tick(*y);
+    let mut mesh = chart.configure_mesh();
+    mesh.x_labels(12)
+        .y_labels(5)
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .label_style(font(13))
+        .axis_desc_style(font(14))
+        .y_desc(y_desc)
+        .bold_line_style(GRID_BOLD)
+        .light_line_style(GRID)
+        .max_light_lines(1);
+    if last {
+        mesh.x_desc(x_desc);
+    }
+    mesh.draw().map_err(chart_err(CHART))?;
+
+    // Windows first, behind the data; one label per distinct window.
+    let mut seen: Vec<(f64, f64, &str)> = Vec::new();
+    for w in panels.iter().flat_map(|p| &p.windows) {
+        let key = (w.from_ms, w.to_ms, w.label.as_str());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let (a, b) = (w.from_ms / scale.unit, (w.to_ms / scale.unit).min(scale.x1));
+        if a >= scale.x1 {
+            continue;
+        }
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(a, y_lo), (b, y_hi)],
+                WINDOW.filled(),
+            )))
+            .map_err(chart_err(CHART))?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                w.label.clone(),
+                (a, y_hi),
+                font(12).pos(Pos::new(HPos::Left, VPos::Top)),
+            )))
+            .map_err(chart_err(CHART))?;
+    }
+
+    let n = panels.len();
+    for (k, p) in panels.iter().enumerate() {
+        let width = scale.factor as f64 * p.bucket / scale.unit;
+        let color = variant(p.index);
+        if overlay {
+            let outline = step_polygon(&p.total, width, y_lo);
+            chart
+                .draw_series(LineSeries::new(
+                    outline,
+                    color.stroke_width(thin_stroke(k, n)),
+                ))
+                .map_err(chart_err(CHART))?;
+        } else {
+            // Each area with its outline, so that a spike one bucket wide (narrower than a
+            // pixel on a long axis) still shows. By attempt: the stacks from the top down, each
+            // attempt's shade above the ones before it.
+            let mut areas: Vec<(&Vec<u64>, RGBColor)> = p
+                .layers
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(j, l)| (l, shade(color, j, ATTEMPT_SERIES - 1)))
+                .collect();
+            if areas.is_empty() {
+                areas.push((&p.total, color));
+            }
+            areas.push((&p.first, FIRST));
+            for (values, c) in areas {
+                let outline = step_polygon(values, width, y_lo);
+                chart
+                    .draw_series(std::iter::once(Polygon::new(outline.clone(), c.filled())))
+                    .map_err(chart_err(CHART))?;
+                chart
+                    .draw_series(
+                        step_runs(values, width, y_lo)
+                            .into_iter()
+                            .map(|run| PathElement::new(run, c.stroke_width(1))),
+                    )
+                    .map_err(chart_err(CHART))?;
+            }
+            if goodput {
+                let pts = p
+                    .goodput
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &g)| ((j as f64 + 0.5) * width, (g as f64).max(y_lo)));
+                chart
+                    .draw_series(LineSeries::new(pts, GOODPUT.stroke_width(2)))
+                    .map_err(chart_err(CHART))?;
+            }
+        }
+        if let Some(r) = p.recovered_at {
+            let x = r / scale.unit;
+            if x <= scale.x1 {
+                let mark = if overlay { color } else { MARK };
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(x, y_lo), (x, y_hi)],
+                        6,
+                        4,
+                        mark.stroke_width(2),
+                    ))
+                    .map_err(chart_err(CHART))?;
+                let label = if overlay {
+                    format!("{} recovered", p.v.name)
+                } else {
+                    "recovered".to_string()
+                };
+                let row = if overlay { k as f64 } else { 0.0 };
+                let ypos = if y_lo == 0.0 {
+                    y_hi * (0.9 - 0.07 * row)
+                } else {
+                    y_hi / 2f64.powf(1.0 + row)
+                };
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        label,
+                        (x, ypos),
+                        font(12).pos(Pos::new(HPos::Left, VPos::Center)),
+                    )))
+                    .map_err(chart_err(CHART))?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -7,7 +7,8 @@
 //! very same sequence of events (checked once before timing).
 //!
 //! Queues compared:
-//! - `event_queue`: `retrystorm::queue::EventQueue`, the simulator's queue (radix heap);
+//! - `event_queue`: `retrystorm::queue::EventQueue::new()`, the simulator's radix heap (since issue
+//!   32 a run of an open or replayed workload takes the calendar queue, `EventQueue::calendar()`);
 //! - `binary_heap`: `std::collections::BinaryHeap` keyed by `Reverse((time, seq))`;
 //! - `priority_queue`: the `priority-queue` crate (an indexed heap over an `IndexMap`) with the
 //!   default SipHash hasher, item = seq (payload carried alongside), priority `Reverse((time, seq))`;

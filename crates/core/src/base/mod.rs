@@ -4,11 +4,13 @@
 //!   them.
 //! - [`rng`]: keyed PCG streams, one per `(seed, entity, purpose, index)`.
 //! - [`dist`]: duration distributions.
-//! - [`queue`]: the future event list (a radix heap on time, FIFO among ties).
+//! - [`calendar`]: the future event list, a calendar queue of adaptive width, FIFO among ties.
+//! - [`queue`]: `EventQueue` (the calendar queue) and the radix heap it replaced.
 //! - [`invalid`]: a semantic error of a model, naming the dotted field.
 //! - [`diagnostics`]: a refused input located in its file (`file:line:col: field: message`) and
 //!   the "did you mean" of an unknown word.
 
+pub mod calendar;
 pub mod diagnostics;
 pub mod dist;
 pub mod invalid;

@@ -16,6 +16,88 @@
 use crate::time::Time;
 use std::collections::VecDeque;
 
+use super::calendar::CalendarQueue;
+
+/// The engine's future event list, chosen once per run from the model (issue 32; the numbers
+/// are in `docs/performance.md`, "The event loop (issue 32, part 2)"): the calendar queue
+/// ([`super::calendar`]) for open and replayed workloads, whose events are dense and near, and
+/// the radix heap below for bursts and closed loops (a burst's millions of timers spread over
+/// seconds measured 1.2x slower and 40% larger in the calendar queue, and its many small
+/// buckets allocate as a closed loop's clock moves). Both pop the same events in the same
+/// order, so the choice never changes a result.
+pub enum EventQueue<E> {
+    Calendar(CalendarQueue<E>),
+    Radix(RadixHeap<E>),
+}
+
+impl<E: Copy> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E: Copy> EventQueue<E> {
+    /// The radix heap (the default, and what every use outside the engine's run gets).
+    pub fn new() -> Self {
+        EventQueue::Radix(RadixHeap::new())
+    }
+
+    /// The calendar queue.
+    pub fn calendar() -> Self {
+        EventQueue::Calendar(CalendarQueue::new())
+    }
+
+    #[inline]
+    pub fn push(&mut self, at: Time, event: E) {
+        match self {
+            EventQueue::Calendar(q) => q.push(at, event),
+            EventQueue::Radix(q) => q.push(at, event),
+        }
+    }
+
+    #[inline]
+    pub fn pop(&mut self) -> Option<(Time, E)> {
+        self.pop_with(|_| {})
+    }
+
+    /// Pops the earliest event; `soon` hears events that pop soon (to prefetch their state).
+    #[inline]
+    pub fn pop_with(&mut self, soon: impl FnMut(&E)) -> Option<(Time, E)> {
+        match self {
+            EventQueue::Calendar(q) => q.pop_with(soon),
+            EventQueue::Radix(q) => q.pop_with(soon),
+        }
+    }
+
+    /// The time of the last popped event.
+    #[inline]
+    pub fn now(&self) -> Time {
+        match self {
+            EventQueue::Calendar(q) => q.now(),
+            EventQueue::Radix(q) => q.now(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            EventQueue::Calendar(q) => q.len(),
+            EventQueue::Radix(q) => q.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Events pushed so far.
+    pub fn pushed(&self) -> u64 {
+        match self {
+            EventQueue::Calendar(q) => q.pushed(),
+            EventQueue::Radix(q) => q.pushed(),
+        }
+    }
+}
+
 /// Bits of the time per level of buckets.
 const DIGIT: u32 = 4;
 /// Buckets per level: one per value of a digit.
@@ -42,7 +124,7 @@ const WORDS: usize = BUCKETS / 64;
 /// and `current` is popped from the front, so equal times come out first-in-first-out. An entry
 /// is the time and the event (24 bytes for the engine's events, against 48 with a 128-bit
 /// `(time, seq)` key).
-pub struct EventQueue<E> {
+pub struct RadixHeap<E> {
     /// Events at exactly `now`, in insertion order.
     current: VecDeque<(u64, E)>,
     /// Bucket `level * WIDTH + digit`.
@@ -54,13 +136,13 @@ pub struct EventQueue<E> {
     now: Time,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E> Default for RadixHeap<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-/// The largest refilled bucket whose events [`EventQueue::pop_with`] announces.
+/// The largest refilled bucket whose events [`RadixHeap::pop_with`] announces.
 const SOON: usize = 256;
 
 /// The most entries of capacity a drained bucket keeps (24 KB of the engine's events; 6 MB for
@@ -80,9 +162,9 @@ fn bucket(t: u64, now: u64) -> Option<usize> {
     Some(level as usize * WIDTH + digit)
 }
 
-impl<E> EventQueue<E> {
+impl<E> RadixHeap<E> {
     pub fn new() -> Self {
-        EventQueue {
+        RadixHeap {
             current: VecDeque::new(),
             buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
             nonempty: [0; WORDS],
@@ -220,7 +302,7 @@ mod tests {
 
     #[test]
     fn pops_in_time_then_insertion_order() {
-        let mut q = EventQueue::new();
+        let mut q = RadixHeap::new();
         q.push(Time(5), 'a');
         q.push(Time(1), 'b');
         q.push(Time(5), 'c');
@@ -233,7 +315,7 @@ mod tests {
     #[cfg(debug_assertions)]
     #[should_panic(expected = "event scheduled in the past")]
     fn scheduling_in_the_past_is_caught() {
-        let mut q = EventQueue::new();
+        let mut q = RadixHeap::new();
         q.push(Time(10), 1);
         q.pop();
         q.push(Time(3), 2);
@@ -246,7 +328,7 @@ mod tests {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
         for (case, range) in [(0u64, 3u64), (1, 1000), (2, 1 << 40), (3, u64::MAX / 4)] {
-            let mut q = EventQueue::new();
+            let mut q = RadixHeap::new();
             let mut r = BinaryHeap::new();
             let mut s = crate::rng::Stream::new(case, 0, crate::rng::Purpose::Start, 0);
             let mut seq = 0u64;
@@ -280,7 +362,7 @@ mod tests {
     fn large_buckets_spread_in_order_and_free_their_room() {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
-        let mut q = EventQueue::new();
+        let mut q = RadixHeap::new();
         let mut r = BinaryHeap::new();
         let mut s = crate::rng::Stream::new(9, 0, crate::rng::Purpose::Start, 0);
         let n = 100 * KEEP as u64;
@@ -317,9 +399,31 @@ mod tests {
         assert!(q.is_empty() && r.is_empty());
     }
 
+    /// Either queue behind `EventQueue` pops the same events in the same order.
+    #[test]
+    fn both_event_queues_pop_the_same_order() {
+        let mut a = EventQueue::new();
+        let mut b = EventQueue::calendar();
+        let mut s = crate::rng::Stream::new(3, 0, crate::rng::Purpose::Start, 0);
+        let mut now = 0u64;
+        for i in 0..200_000u64 {
+            for _ in 0..s.range_u64(0, 2) + u64::from(i < 1000) {
+                let t = now + (s.range_u64(0, 1 << 20) >> s.range_u64(0, 20));
+                a.push(Time(t), i);
+                b.push(Time(t), i);
+            }
+            let (x, y) = (a.pop(), b.pop());
+            assert_eq!(x, y, "pop {i}");
+            if let Some((t, _)) = x {
+                now = t.0;
+            }
+        }
+        assert_eq!((a.len(), a.pushed()), (b.len(), b.pushed()));
+    }
+
     #[test]
     fn the_end_of_time_is_a_valid_time() {
-        let mut q = EventQueue::new();
+        let mut q = RadixHeap::new();
         q.push(Time::MAX, 'z');
         q.push(Time(7), 'a');
         assert_eq!(q.pop(), Some((Time(7), 'a')));
@@ -329,7 +433,7 @@ mod tests {
 
     #[test]
     fn clock_never_goes_back_under_random_pushes() {
-        let mut q = EventQueue::new();
+        let mut q = RadixHeap::new();
         let mut s = crate::rng::Stream::new(1, 0, crate::rng::Purpose::Start, 0);
         for i in 0..1000u32 {
             q.push(Time(s.range_u64(0, 1000)), i);

@@ -12,7 +12,7 @@ use crate::time::{Duration, Time};
 
 /// An engine the shared loop can drive.
 pub(crate) trait Engine {
-    type Event;
+    type Event: Copy;
     fn queue(&mut self) -> &mut EventQueue<Self::Event>;
     /// The next event; an engine may override it to prefetch what upcoming events touch.
     fn next_event(&mut self) -> Option<(Time, Self::Event)> {
@@ -146,7 +146,12 @@ impl BurstOrder {
 
     /// Handles the `n`-th start: schedules the next one as `start(n + 1)` and returns the client
     /// that starts now.
-    pub(crate) fn take<E>(&self, n: u32, q: &mut EventQueue<E>, start: impl Fn(u32) -> E) -> u64 {
+    pub(crate) fn take<E: Copy>(
+        &self,
+        n: u32,
+        q: &mut EventQueue<E>,
+        start: impl Fn(u32) -> E,
+    ) -> u64 {
         if let Some((t, next)) = self.next(n) {
             q.push(t, start(next));
         }

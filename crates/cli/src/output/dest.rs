@@ -279,14 +279,18 @@ pub(super) fn writable(p: &Path) -> io::Result<()> {
 /// An I/O error without the path `tempfile` appends to it (the probe's own name, which the user
 /// never gave): "Permission denied (os error 13)".
 pub(super) fn without_path(e: &std::io::Error) -> String {
-    // tempfile wraps the system's error with the path; its source is the error itself.
+    // tempfile wraps the system's error with the path ("{error} at path {path}"); its source
+    // is the system's error, when the wrapper gives it.
     let inner = e
         .get_ref()
         .and_then(|r| r.source())
-        .and_then(|s| s.downcast_ref::<std::io::Error>())
-        .unwrap_or(e);
-    match inner.raw_os_error() {
-        Some(code) => std::io::Error::from_raw_os_error(code).to_string(),
-        None => inner.kind().to_string(),
+        .and_then(|s| s.downcast_ref::<std::io::Error>());
+    if let Some(code) = inner.and_then(|i| i.raw_os_error()).or(e.raw_os_error()) {
+        return std::io::Error::from_raw_os_error(code).to_string();
+    }
+    let text = e.to_string();
+    match text.split_once(" at path ") {
+        Some((err, _)) => err.to_string(),
+        None => text,
     }
 }

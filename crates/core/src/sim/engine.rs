@@ -1,8 +1,7 @@
-//! What every engine shares: the loop that drives an event queue to its end, and the order in
-//! which a burst's clients start.
-//!
-//! The engines (`sim`, `layered`, `occ`) differ in their events and state, not in how a run
-//! ends: when nothing is left to do, at the model's horizon, or at its `max_events` guard.
+//! The loop that drives the event queue to its end, and the order in which a burst's clients
+//! start. The engine (`sim/path`) supplies the events and state; the loop decides how a run
+//! ends: when nothing is left to do, at the model's horizon, at its `max_events` guard, or when
+//! the caller's stop flag is set (checked at the progress points only).
 
 use crate::model::{Model, Workload};
 use crate::queue::EventQueue;

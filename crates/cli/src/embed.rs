@@ -5,17 +5,15 @@
 //! model is loaded, run and reported by the same functions as the commands'.
 
 use crate::args::ModelArgs;
-use crate::grid::{check_grid_size, parse_axes};
 use crate::model_args::{Resolved, base_seed, load_with, pick_variant, read_model};
 use crate::run::{Runner, replicate_until, run_all_until};
-use crate::sweep_file::stamped;
 use crate::verdict::{evaluate, expectations, render, verdict};
 use crate::{CliError, progress};
 use clap::Parser;
 use retrystorm_core::load::Scenario;
 use retrystorm_core::stats;
 use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
-use retrystorm_core::sweep::{Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord};
+use retrystorm_core::sweep::{SWEEP_SCHEMA_VERSION, SweepRecord};
 use retrystorm_report as report;
 use std::sync::atomic::AtomicBool;
 
@@ -135,27 +133,7 @@ impl Source {
         stop: &AtomicBool,
     ) -> Result<(Vec<String>, bool), CliError> {
         let model = Resolved::from_text(&self.args, self.origin.clone(), self.text.clone())?;
-        let grid = Grid {
-            axes: parse_axes(vary)?,
-            variants: model
-                .scenario
-                .variants
-                .iter()
-                .map(|m| m.name.clone())
-                .collect(),
-            seeds: model.seeds(),
-        };
-        let total = check_grid_size(&grid)?;
-        let header = stamped(
-            SweepHeader::new(
-                &model.scenario.name,
-                &self.text,
-                &self.args.sets,
-                &grid,
-                total,
-            ),
-            model.inputs.clone(),
-        );
+        let (grid, total, header) = crate::sweep_file::plan(&model, vary)?;
         // Every point resolved (and so validated) before the first run, as `sweep` does.
         let mut models = Vec::new();
         for p in 0..grid.points() {

@@ -281,3 +281,30 @@ pub fn sweep_text<'a>(
     }
     text
 }
+
+/// A sweep's plan over `vary`: the grid (every variant, `--seeds`), its run count (refused past
+/// the limit) and the file header stamped with the version and the inputs.
+pub fn plan(
+    model: &crate::model_args::Resolved,
+    vary: &[String],
+) -> Result<(Grid, u64, SweepHeader), crate::CliError> {
+    let grid = Grid {
+        axes: crate::grid::parse_axes(vary)?,
+        variants: model
+            .scenario
+            .variants
+            .iter()
+            .map(|m| m.name.clone())
+            .collect(),
+        seeds: model.seeds(),
+    };
+    let total = crate::grid::check_grid_size(&grid)?;
+    let header = SweepHeader::new(
+        &model.scenario.name,
+        &model.text,
+        &model.args.sets,
+        &grid,
+        total,
+    );
+    Ok((grid, total, stamped(header, model.inputs.clone())))
+}

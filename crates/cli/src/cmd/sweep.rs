@@ -7,17 +7,16 @@
 
 use crate::args::SweepArgs;
 use crate::emit::check_outputs;
-use crate::grid::{check_grid_size, parse_axes};
 use crate::model_args::Resolved;
 use crate::run::Runner;
 use crate::sweep_file::{
-    Mismatch, VERSION, input_name, lock, made_by, metric_name, mismatch, parse_sweep, stamped,
+    Mismatch, VERSION, input_name, lock, made_by, metric_name, mismatch, parse_sweep,
     summarize_with, sweep_text,
 };
 use crate::text::plural;
 use crate::{CliError, output, progress};
 use retrystorm_core::model::Model;
-use retrystorm_core::sweep::{Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard};
+use retrystorm_core::sweep::{SWEEP_SCHEMA_VERSION, SweepRecord, parse_shard};
 use retrystorm_report::sweep::{header_line, record_line};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -80,27 +79,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     }
     let metric = metric_name(&a.chart)?;
     let model = Resolved::read(&a.model)?;
-    let grid = Grid {
-        axes: parse_axes(&a.vary)?,
-        variants: model
-            .scenario
-            .variants
-            .iter()
-            .map(|m| m.name.clone())
-            .collect(),
-        seeds: model.seeds(),
-    };
-    let total = check_grid_size(&grid)?;
-    let header = stamped(
-        SweepHeader::new(
-            &model.scenario.name,
-            &model.text,
-            &a.model.sets,
-            &grid,
-            total,
-        ),
-        model.inputs.clone(),
-    );
+    let (grid, total, header) = crate::sweep_file::plan(&model, &a.vary)?;
     let (shard_i, shard_n) = match &a.shard {
         Some(s) => parse_shard(s).map_err(|e| CliError::Input(format!("--shard {s}: {e}")))?,
         None => (1, 1),

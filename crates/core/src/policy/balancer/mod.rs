@@ -209,7 +209,7 @@ impl Balancer {
         if load_a <= load_b { a } else { b }
     }
 
-    /// The attempt went out to `replica` at `now`.
+    /// An attempt went out to `replica` (the caller keeps its send time for [`finish`](Self::finish)).
     pub fn start(&mut self, replica: u32) {
         self.active[replica as usize] += 1;
         if let Some(m) = self.ewma.get_mut(replica as usize) {

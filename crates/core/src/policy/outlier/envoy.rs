@@ -40,7 +40,7 @@
 //! gateway failures enforced at 0 %, success rate on (5 hosts, 100 requests, factor 1900, 100 %),
 //! failure percentage off (85 %, 5 hosts, 50 requests, enforced at 0 %).
 
-use super::{CallCounter, Counts, enforce, percent, positive, success_rate_threshold};
+use super::{CallCounter, Counts, enforce, later, percent, positive, success_rate_threshold};
 use crate::invalid::{Invalid, invalid};
 use crate::policy::Class;
 use crate::policy::balancer::Draw;
@@ -207,7 +207,7 @@ pub struct EnvoyDetector {
 impl EnvoyDetector {
     /// A detector over `replicas` replicas whose interval timer starts at `start`.
     pub fn new(cfg: EnvoyConfig, replicas: u32, start: Time) -> Self {
-        let next_tick = Time(start.0.saturating_add(cfg.interval.as_nanos()));
+        let next_tick = later(start, cfg.interval);
         EnvoyDetector {
             cfg,
             hosts: vec![Host::default(); replicas as usize],
@@ -363,7 +363,7 @@ impl EnvoyDetector {
                 h.multiplier = h.multiplier.saturating_sub(1);
             }
         }
-        self.next_tick = Time(now.0.saturating_add(interval));
+        self.next_tick = later(now, self.cfg.interval);
     }
 
     /// `unejectHost`: the counts reset so that a few new errors do not eject it again at once.

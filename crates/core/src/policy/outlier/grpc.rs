@@ -27,7 +27,7 @@
 //! [`GrpcConfig::default`] has success rate on and failure percentage off: what A50's xDS mapping
 //! makes of a cluster whose `outlier_detection` sets neither `enforcing_*` field.
 
-use super::{CallCounter, Counts, enforce, percent, positive, success_rate_threshold};
+use super::{CallCounter, Counts, enforce, later, percent, positive, success_rate_threshold};
 use crate::invalid::Invalid;
 use crate::policy::Class;
 use crate::policy::balancer::Draw;
@@ -141,7 +141,7 @@ pub struct GrpcDetector {
 impl GrpcDetector {
     /// A detector over `replicas` replicas whose interval timer starts at `start`.
     pub fn new(cfg: GrpcConfig, replicas: u32, start: Time) -> Self {
-        let next_tick = Time(start.0.saturating_add(cfg.interval.as_nanos()));
+        let next_tick = later(start, cfg.interval);
         GrpcDetector {
             cfg,
             addresses: vec![Address::default(); replicas as usize],
@@ -203,7 +203,7 @@ impl GrpcDetector {
                 }
             }
         }
-        self.next_tick = Time(now.0.saturating_add(self.cfg.interval.as_nanos()));
+        self.next_tick = later(now, self.cfg.interval);
     }
 
     /// Outliers by success fraction below `mean − stdev × factor / 1000`.

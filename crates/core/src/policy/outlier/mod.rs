@@ -37,6 +37,7 @@ mod tests;
 
 use crate::invalid::{Invalid, invalid};
 use crate::policy::balancer::Draw;
+use crate::time::{Duration, Time};
 
 /// Successes and attempts in one interval.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -107,14 +108,19 @@ fn percent(path: &str, field: &str, value: u32) -> Result<(), Invalid> {
 }
 
 /// A duration field that must be positive (Envoy's `duration = {gt {}}`).
-fn positive(path: &str, field: &str, value: crate::time::Duration) -> Result<(), Invalid> {
-    if value == crate::time::Duration::ZERO {
+fn positive(path: &str, field: &str, value: Duration) -> Result<(), Invalid> {
+    if value == Duration::ZERO {
         return Err(invalid(
             &format!("{path}.{field}"),
             "must be a positive duration, e.g. \"10s\"",
         ));
     }
     Ok(())
+}
+
+/// `t + d`, saturating: the next interval tick.
+fn later(t: Time, d: Duration) -> Time {
+    Time(t.0.saturating_add(d.as_nanos()))
 }
 
 /// How many ejections happened, and how many were detected but not carried out, over a run.

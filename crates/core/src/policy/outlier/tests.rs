@@ -260,11 +260,8 @@ fn envoy_failure_percentage_ejects_at_the_threshold() {
         ..EnvoyConfig::default()
     };
     let mut d = EnvoyDetector::new(cfg, 5, Time(0));
-    for (r, ok) in [15, 16, 100, 100, 100].into_iter().enumerate() {
-        for c in calls(ok, 100 - ok) {
-            d.record(r as u32, c, s(1), &mut none());
-        }
-    }
+    let table = [(15, 100), (16, 100), (100, 100), (100, 100), (100, 100)];
+    feed(table, |r, c| d.record(r, c, s(1), &mut none()));
     tick_until(&mut d, s(10));
     assert!(d.is_ejected(0), "85 % failures ≥ 85");
     assert!(!d.is_ejected(1), "84 % < 85");
@@ -306,30 +303,32 @@ fn envoy_config_is_checked() {
     );
 }
 
-fn grpc_feed(d: &mut GrpcDetector) {
-    feed(HAND, |r, c| d.record(r, c));
-}
-
 fn grpc_tick_until(d: &mut GrpcDetector, until: Time) {
     while d.next_tick() <= until {
         d.tick(d.next_tick(), &mut none());
     }
 }
 
-#[test]
-fn grpc_success_rate_uses_fractions_and_always_allows_the_first_ejection() {
+/// A gRPC detector with success rate at `stdev_factor` over [`HAND`], after its first tick.
+fn grpc_after_hand(stdev_factor: u32) -> GrpcDetector {
     let cfg = GrpcConfig {
         success_rate: Some(SuccessRateEjection {
-            stdev_factor: 1000,
+            stdev_factor,
             ..SuccessRateEjection::default()
         }),
         ..GrpcConfig::default()
     };
+    let mut d = GrpcDetector::new(cfg, 5, Time(0));
+    feed(HAND, |r, c| d.record(r, c));
+    grpc_tick_until(&mut d, s(10));
+    d
+}
+
+#[test]
+fn grpc_success_rate_uses_fractions_and_always_allows_the_first_ejection() {
     // Threshold 0.94 − 0.08 = 0.86: replica 0 (0.8) is an outlier, replica 1 (0.9) is not.
     // Five addresses at 10 %: 0 % ejected is below 10 %, so one goes (Envoy's source: none).
-    let mut d = GrpcDetector::new(cfg, 5, Time(0));
-    grpc_feed(&mut d);
-    grpc_tick_until(&mut d, s(10));
+    let mut d = grpc_after_hand(1000);
     assert!(d.is_ejected(0) && !d.is_ejected(1));
     assert_eq!(d.multiplier(0), 1);
     // Ejected at the 10 s tick for 30 s: back only when now > 40 s, i.e. at the 50 s tick.
@@ -344,18 +343,9 @@ fn grpc_success_rate_uses_fractions_and_always_allows_the_first_ejection() {
 
 #[test]
 fn grpc_stops_ejecting_at_max_ejection_percent() {
-    let cfg = GrpcConfig {
-        success_rate: Some(SuccessRateEjection {
-            stdev_factor: 100,
-            ..SuccessRateEjection::default()
-        }),
-        ..GrpcConfig::default()
-    };
     // Factor 0.1: threshold 0.94 − 0.008 = 0.932, both 0.8 and 0.9 are outliers; after the first
     // ejection 20 % ≥ 10 %.
-    let mut d = GrpcDetector::new(cfg, 5, Time(0));
-    grpc_feed(&mut d);
-    grpc_tick_until(&mut d, s(10));
+    let d = grpc_after_hand(100);
     assert!(d.is_ejected(0) && !d.is_ejected(1));
     assert_eq!((d.counts().detected, d.counts().overflow), (2, 1));
 }
@@ -373,11 +363,10 @@ fn grpc_failure_percentage_is_strictly_above_the_threshold_and_rolls_enforcement
         ..GrpcConfig::default()
     };
     let mut d = GrpcDetector::new(cfg, 5, Time(0));
-    for (r, ok) in [15, 14, 14, 100, 100].into_iter().enumerate() {
-        for c in calls(ok, 100 - ok) {
-            d.record(r as u32, c);
-        }
-    }
+    feed(
+        [(15, 100), (14, 100), (14, 100), (100, 100), (100, 100)],
+        |r, c| d.record(r, c),
+    );
     // 85 % is not above 85; 86 % is: replica 1 rolls 49 < 50 (ejected), replica 2 rolls 50.
     let mut rolls = Script(vec![49, 150]);
     d.tick(d.next_tick(), &mut rolls);

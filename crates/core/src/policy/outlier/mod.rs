@@ -36,8 +36,58 @@ pub mod grpc;
 mod tests;
 
 use crate::invalid::{Invalid, invalid};
+use crate::policy::Class;
 use crate::policy::balancer::Draw;
 use crate::time::{Duration, Time};
+use envoy::EnvoyDetector;
+use grpc::GrpcDetector;
+
+/// Either detector, behind the four calls the engine makes (see the module header).
+#[derive(Clone, Debug)]
+pub enum Detector {
+    Envoy(EnvoyDetector),
+    Grpc(GrpcDetector),
+}
+
+impl Detector {
+    /// An attempt sent to `replica` ended in `class` at `now`.
+    pub fn record(&mut self, replica: u32, class: Class, now: Time, draw: &mut impl Draw) {
+        match self {
+            Detector::Envoy(d) => d.record(replica, class, now, draw),
+            Detector::Grpc(d) => d.record(replica, class),
+        }
+    }
+
+    /// The interval timer fired at `now`.
+    pub fn tick(&mut self, now: Time, draw: &mut impl Draw) {
+        match self {
+            Detector::Envoy(d) => d.tick(now, draw),
+            Detector::Grpc(d) => d.tick(now, draw),
+        }
+    }
+
+    /// When the engine must call [`tick`](Self::tick) next.
+    pub fn next_tick(&self) -> Time {
+        match self {
+            Detector::Envoy(d) => d.next_tick(),
+            Detector::Grpc(d) => d.next_tick(),
+        }
+    }
+
+    pub fn is_ejected(&self, replica: u32) -> bool {
+        match self {
+            Detector::Envoy(d) => d.is_ejected(replica),
+            Detector::Grpc(d) => d.is_ejected(replica),
+        }
+    }
+
+    pub fn counts(&self) -> Counts {
+        match self {
+            Detector::Envoy(d) => d.counts(),
+            Detector::Grpc(d) => d.counts(),
+        }
+    }
+}
 
 /// Successes and attempts in one interval.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -388,3 +388,34 @@ fn grpc_config_is_checked() {
     assert_eq!(e.path, "od.failure_percentage_ejection.threshold");
     assert!(GrpcConfig::default().validate("od").is_ok());
 }
+
+#[test]
+fn one_failing_replica_of_five_under_each_detectors_defaults() {
+    // Replica 0 answers every call with a 500, the others succeed, 100 calls each in the first
+    // interval. Envoy's source finds the outlier 22 times (20 runs of five 5xx, success rate,
+    // failure percentage) and ejects it none of them: 20 % of five hosts is above 10 %. gRPC's
+    // success rate (threshold 0.8 − 0.4 × 1.9 = 0.04) ejects it at the first tick.
+    let mut envoy = Detector::Envoy(EnvoyDetector::new(EnvoyConfig::default(), 5, Time(0)));
+    let mut grpc = Detector::Grpc(GrpcDetector::new(GrpcConfig::default(), 5, Time(0)));
+    for d in [&mut envoy, &mut grpc] {
+        for _ in 0..100 {
+            for r in 0..5 {
+                let class = if r == 0 {
+                    Class::ServerError
+                } else {
+                    Class::Success
+                };
+                d.record(r, class, s(1), &mut none());
+            }
+        }
+        assert_eq!(d.next_tick(), s(10));
+        d.tick(s(10), &mut none());
+        assert_eq!(d.next_tick(), s(20));
+    }
+    assert!(!envoy.is_ejected(0));
+    let c = envoy.counts();
+    assert_eq!((c.detected, c.overflow, c.enforced), (22, 22, 0));
+    assert!(grpc.is_ejected(0) && !grpc.is_ejected(1));
+    let c = grpc.counts();
+    assert_eq!((c.detected, c.overflow, c.enforced), (1, 0, 1));
+}

@@ -24,7 +24,7 @@
 //!
 //! The `enforcing_*` percentages and Envoy's ejection jitter draw from a stream of the detector's
 //! own (keyed like its balancer's, with a purpose of its own), passed in as a
-//! [`Draw`](crate::policy::balancer::Draw): an enforcement roll never shifts an arrival, service,
+//! [`Draw`]: an enforcement roll never shifts an arrival, service,
 //! loss, backoff or balancer draw. A roll is drawn only when its outcome is uncertain (a
 //! percentage strictly between 0 and 100; a jitter above 0), where Envoy always draws: the
 //! decisions are the same, the stream is simply not spent on certainties.

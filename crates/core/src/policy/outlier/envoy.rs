@@ -35,6 +35,9 @@
 //!   Hosts are taken in replica order (Envoy's is a hash map's); one already ejected in this
 //!   sweep by success rate is not ejected again (Envoy asserts it cannot be).
 //!
+//! Not modelled: `split_external_local_origin_errors` (and the local-origin detectors it
+//! enables), unejection by an active health check, extension monitors.
+//!
 //! Defaults (`DetectorConfig` in `outlier_detection_impl.h`): interval 10 s, base 30 s, max
 //! `max(300 s, base)`, no jitter, 10 %, 5 consecutive 5xx enforced at 100 %, 5 consecutive
 //! gateway failures enforced at 0 %, success rate on (5 hosts, 100 requests, factor 1900, 100 %),
@@ -296,7 +299,7 @@ impl EnvoyDetector {
     }
 
     /// `ejectHost`: the max-percent check, the enforcement roll, the ejection.
-    fn eject(&mut self, replica: u32, cause: Cause, now: Time, draw: &mut impl Draw) -> bool {
+    fn eject(&mut self, replica: u32, cause: Cause, now: Time, draw: &mut impl Draw) {
         let cfg = &self.cfg;
         let max_percent = f64::from(cfg.max_ejection_percent.min(100));
         let ejected_percent = 100.0 * f64::from(self.active + 1) / self.hosts.len() as f64;
@@ -304,7 +307,7 @@ impl EnvoyDetector {
             ejected_percent <= max_percent || (cfg.always_eject_one_host && self.active == 0);
         if !allowed {
             self.counts.overflow += 1;
-            return false;
+            return;
         }
         let enforcing = match cause {
             Cause::Consecutive5xx => cfg.enforcing_consecutive_5xx,
@@ -313,7 +316,7 @@ impl EnvoyDetector {
             Cause::FailurePercentage => cfg.enforcing_failure_percentage,
         };
         if !enforce(enforcing, draw) {
-            return false;
+            return;
         }
         let jitter_ms = cfg.max_ejection_time_jitter.as_nanos() / 1_000_000;
         let jitter = if jitter_ms > 0 {
@@ -335,7 +338,6 @@ impl EnvoyDetector {
         if u64::from(h.multiplier).saturating_mul(base) < max.saturating_add(base) {
             h.multiplier += 1;
         }
-        true
     }
 
     /// The interval timer fired at `now` (the engine calls it at [`next_tick`](Self::next_tick)).

@@ -71,6 +71,24 @@ fn least_request_takes_the_less_loaded_of_two_random_choices() {
 }
 
 #[test]
+fn least_request_on_two_hosts_takes_the_busier_one_a_quarter_of_the_time() {
+    // The proto's own example (`least_request.proto`, `FULL_SCAN`): "Consider a workload type
+    // that is only deployed on 2 hosts. With default settings, the N_CHOICES method will return
+    // the host with more active requests 25% of the time." Every pair of draws, once each:
+    let kind = Kind::LeastRequest {
+        choice_count: DEFAULT_CHOICE_COUNT,
+    };
+    let mut b = Balancer::new(kind, 2, Time(0), &mut Script(vec![]));
+    b.start(0);
+    let got = picks(&mut b, &[0, 1], vec![0, 0, 0, 1, 1, 0, 1, 1], 4);
+    assert_eq!(
+        got,
+        [0, 1, 1, 1],
+        "the busier replica 0 only when both draws are 0"
+    );
+}
+
+#[test]
 fn least_request_beats_random_on_the_maximum_load() {
     // The power of two choices: with 50 replicas and 5000 sends that never finish, the busiest
     // replica under random balancing holds far more than under least request.

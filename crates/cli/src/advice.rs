@@ -50,49 +50,91 @@ fn hops(m: &Model) -> Vec<Hop<'_>> {
 
 /// The facts and warnings of one resolved model, as lines.
 pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
-    let mut facts = Vec::new();
-    let mut warnings = Vec::new();
-    let w = &m.workload;
-    facts.push(format!(
-        "workload: {}",
-        match w.kind {
-            WorkloadKind::Burst => format!("burst of {} clients", w.clients),
-            WorkloadKind::Contention => format!("contention among {} clients", w.clients),
-            WorkloadKind::Open => format!("open, {} requests/s", w.rate.0),
-            WorkloadKind::Closed => format!("closed, {} workers, {} intents", w.workers, w.intents),
-            WorkloadKind::Trace => format!(
-                "trace {}, {} arrivals at {}x speed",
-                w.trace.as_deref().unwrap_or("?"),
-                w.replay.arrivals.len(),
-                w.speed
-            ),
-        }
-    ));
-    facts.push(format!(
+    let mut out = Lines::default();
+    out.facts.push(format!("workload: {}", workload(m)));
+    out.facts.push(format!(
         "horizon: {}, bucket: {}, seed: {}",
         m.horizon, m.bucket, m.seed
     ));
-    facts.push(retrystorm_core::path::engine_path(m).describe(m));
-    facts.push(size(m).0);
-    let calls_per_client = u64::from(m.retry.max_attempts);
+    out.facts
+        .push(retrystorm_core::path::engine_path(m).describe(m));
+    out.facts.push(size(m).0);
     for (i, h) in hops(m).iter().enumerate() {
+        let tier = Tier::of(i, h);
+        tier.facts(m, &mut out);
+        tier.overload(m, &mut out);
+        tier.slow_windows(m, &mut out);
+        tier.timeout_and_breaker(m, &mut out);
+    }
+    (out.facts, out.warnings)
+}
+
+/// What `explain` prints of a model: facts, then warnings.
+#[derive(Default)]
+struct Lines {
+    facts: Vec<String>,
+    warnings: Vec<String>,
+}
+
+/// The workload in a few words.
+fn workload(m: &Model) -> String {
+    let w = &m.workload;
+    match w.kind {
+        WorkloadKind::Burst => format!("burst of {} clients", w.clients),
+        WorkloadKind::Contention => format!("contention among {} clients", w.clients),
+        WorkloadKind::Open => format!("open, {} requests/s", w.rate.0),
+        WorkloadKind::Closed => format!("closed, {} workers, {} intents", w.workers, w.intents),
+        WorkloadKind::Trace => format!(
+            "trace {}, {} arrivals at {}x speed",
+            w.trace.as_deref().unwrap_or("?"),
+            w.replay.arrivals.len(),
+            w.speed
+        ),
+    }
+}
+
+/// One tier of the path (hop `i`) with its service figures: mean service time, workers and
+/// the capacity they give (none when either is unlimited).
+struct Tier<'h> {
+    i: usize,
+    h: &'h Hop<'h>,
+    mean_ms: f64,
+    workers: Option<u64>,
+    capacity: Option<f64>,
+}
+
+impl<'h> Tier<'h> {
+    fn of(i: usize, h: &'h Hop<'h>) -> Tier<'h> {
         let mean_ms = h.server.service.mean_ns() / 1e6;
         let workers = h.server.capacity.0;
         let capacity = workers
             .filter(|_| mean_ms > 0.0)
             .map(|n| n as f64 * 1000.0 / mean_ms);
+        Tier {
+            i,
+            h,
+            mean_ms,
+            workers,
+            capacity,
+        }
+    }
+
+    /// The tier's line (workers, service, capacity, its callers' attempts), the retry mode
+    /// and every policy that decides its result.
+    fn facts(&self, m: &Model, out: &mut Lines) {
+        let (i, h, mean_ms) = (self.i, self.h, self.mean_ms);
         // A rate limit answers 429 beyond its rate: the most the tier serves, whatever its workers.
         let limit = h.server.rate_limit.rate.0;
-        let serves = match (capacity, limit > 0.0) {
+        let serves = match (self.capacity, limit > 0.0) {
             (Some(c), true) if limit < c => format!("{} requests/s (its rate limit)", trim(limit)),
             (None, true) => format!("{} requests/s (its rate limit)", trim(limit)),
             (Some(c), _) => format!("{} requests/s", trim(c)),
             (None, false) => "unlimited".into(),
         };
-        facts.push(format!(
+        out.facts.push(format!(
             "tier {i} {}: {} workers, mean service {} ms, capacity {}; its callers make up to {} {}{}",
             h.name,
-            workers.map_or("unlimited".into(), |n| n.to_string()),
+            self.workers.map_or("unlimited".into(), |n| n.to_string()),
             trim(mean_ms),
             serves,
             h.retry.max_attempts,
@@ -100,7 +142,8 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
             h.retry.timeout.map_or(String::new(), |t| format!(", timeout {t}")),
         ));
         if let Some(mode) = &h.retry.mode {
-            facts.push(format!("tier {i} {}: {}", h.name, mode_set(mode)));
+            out.facts
+                .push(format!("tier {i} {}: {}", h.name, mode_set(mode)));
         }
         // What decides the result: the callers' policies and the tier's own rate limit.
         let limiter = (i == 0)
@@ -115,51 +158,64 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
             policy_lines::queue(h.server),
         ];
         for p in policies.into_iter().flatten() {
-            facts.push(format!("tier {i} {}: {p}", h.name));
+            out.facts.push(format!("tier {i} {}: {p}", h.name));
         }
+    }
+
+    /// An open workload above the tier's capacity, always or during one of its capacity drops.
+    fn overload(&self, m: &Model, out: &mut Lines) {
+        let (i, h, mean_ms, w) = (self.i, self.h, self.mean_ms, &m.workload);
         // Every request of an open workload reaches every tier at least once.
         if w.kind == WorkloadKind::Open
-            && let Some(c) = capacity
+            && let Some(c) = self.capacity
             && w.rate.0 > c
         {
-            warnings.push(format!(
+            out.warnings.push(format!(
                 "tier {i} {}: the open workload sends at least {} requests/s against a capacity of {} requests/s ({} workers / {} ms): overloaded before any failure or retry",
                 h.name,
                 trim(w.rate.0),
                 trim(c),
-                workers.unwrap_or(0),
+                self.workers.unwrap_or(0),
                 trim(mean_ms)
             ));
         }
-        if w.kind == WorkloadKind::Open && mean_ms > 0.0 {
-            for (k, d) in h.server.capacity_drops.iter().enumerate() {
-                let Some(offered) = offered_during(m, d.from, d.to) else {
-                    continue;
-                };
-                let c = d.capacity as f64 * 1000.0 / mean_ms;
-                if offered > c {
-                    warnings.push(format!(
-                        "tier {i} {}: capacity_drops[{k}] leaves {} workers from {} s to {} s, a capacity of {} requests/s against the open workload's {} requests/s: overloaded during the drop (the queue grows, timeouts and retries follow)",
-                        h.name,
-                        d.capacity,
-                        trim(d.from.as_millis_f64() / 1000.0),
-                        trim(d.to.as_millis_f64() / 1000.0),
-                        trim(c),
-                        trim(offered),
-                    ));
-                }
+        if w.kind != WorkloadKind::Open || mean_ms <= 0.0 {
+            return;
+        }
+        for (k, d) in h.server.capacity_drops.iter().enumerate() {
+            let Some(offered) = offered_during(m, d.from, d.to) else {
+                continue;
+            };
+            let c = d.capacity as f64 * 1000.0 / mean_ms;
+            if offered > c {
+                out.warnings.push(format!(
+                    "tier {i} {}: capacity_drops[{k}] leaves {} workers from {} s to {} s, a capacity of {} requests/s against the open workload's {} requests/s: overloaded during the drop (the queue grows, timeouts and retries follow)",
+                    h.name,
+                    d.capacity,
+                    trim(d.from.as_millis_f64() / 1000.0),
+                    trim(d.to.as_millis_f64() / 1000.0),
+                    trim(c),
+                    trim(offered),
+                ));
             }
         }
+    }
+
+    /// Each slow window as a fact, and a warning when it overloads the tier or pushes the
+    /// service time past the callers' timeout.
+    fn slow_windows(&self, m: &Model, out: &mut Lines) {
+        let (i, h, mean_ms, w) = (self.i, self.h, self.mean_ms, &m.workload);
         for (k, sw) in h.server.slow_windows.iter().enumerate() {
             let (a, b) = (
                 trim(sw.from.as_millis_f64() / 1000.0),
                 trim(sw.to.as_millis_f64() / 1000.0),
             );
             let slow_ms = mean_ms * sw.factor;
-            let slow_capacity = workers
+            let slow_capacity = self
+                .workers
                 .filter(|_| slow_ms > 0.0)
                 .map(|n| n as f64 * 1000.0 / slow_ms);
-            facts.push(format!(
+            out.facts.push(format!(
                 "tier {i} {}: slow_windows[{k}] from {a} s to {b} s: work started in it is served {} times slower (mean {} ms, capacity {})",
                 h.name,
                 trim(sw.factor),
@@ -171,7 +227,7 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
                 && let Some(offered) = offered_during(m, sw.from, sw.to)
                 && offered > c
             {
-                warnings.push(format!(
+                out.warnings.push(format!(
                     "tier {i} {}: slow_windows[{k}] serves {} times slower from {a} s to {b} s, a capacity of {} requests/s against the open workload's {} requests/s: overloaded during the window (the queue grows, timeouts and retries follow)",
                     h.name,
                     trim(sw.factor),
@@ -183,36 +239,45 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
                 && t.as_millis_f64() >= mean_ms
                 && t.as_millis_f64() < slow_ms
             {
-                warnings.push(format!(
+                out.warnings.push(format!(
                     "tier {i} {}: in slow_windows[{k}] ({a} s to {b} s) the mean service time is {} ms, longer than the per-attempt timeout {t}: most attempts served in it time out",
                     h.name,
                     trim(slow_ms),
                 ));
             }
         }
+    }
+
+    /// A per-attempt timeout below the mean service time, and a per-client breaker of the
+    /// first tier that one burst client's calls can never open.
+    fn timeout_and_breaker(&self, m: &Model, out: &mut Lines) {
+        let (i, h, mean_ms) = (self.i, self.h, self.mean_ms);
         if let Some(t) = h.retry.timeout
             && mean_ms > 0.0
             && t.as_millis_f64() < mean_ms
         {
-            warnings.push(format!(
+            out.warnings.push(format!(
                 "tier {i} {}: the per-attempt timeout {t} is shorter than the mean service time {} ms: most attempts time out",
                 h.name,
                 trim(mean_ms)
             ));
         }
+        let calls_per_client = u64::from(m.retry.max_attempts);
         if i == 0
             && h.breaker.enabled
-            && matches!(w.kind, WorkloadKind::Burst | WorkloadKind::Contention)
+            && matches!(
+                m.workload.kind,
+                WorkloadKind::Burst | WorkloadKind::Contention
+            )
             && h.breaker.scope == Scope::Client
             && u64::from(needed(h.breaker)) > calls_per_client
         {
-            warnings.push(format!(
+            out.warnings.push(format!(
                 "breaker: minimum_calls = {} but one client makes at most {calls_per_client} calls (retry.max_attempts): a breaker per client can never open",
                 needed(h.breaker)
             ));
         }
     }
-    (facts, warnings)
 }
 
 /// What `retry.mode = "NAME"` filled in, key by key (a key written beside it wins, so the

@@ -17,6 +17,7 @@ mod import; // importers of real clients' retry configurations (retry.from)
 mod model_args; // the model file with --set, --variant, --seed resolved
 mod output; // files: outputs checked, written whole, inputs read
 mod policy_lines; // each hop's policies as explain prints them
+mod prepare; // the steps commands share before their runs: outputs checked, model and grid resolved
 mod progress; // progress bars and notes on stderr
 mod run; // the one parallel runner; run_all, replicate
 mod sweep_file; // the sweep file as the CLI reads, locks and summarizes it

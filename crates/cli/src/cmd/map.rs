@@ -5,9 +5,8 @@
 //! draws the map from the merged file.
 
 use crate::args::MapArgs;
-use crate::emit::{check_outputs, is_stdout};
 use crate::grid::{check_grid_size, parse_axes};
-use crate::model_args::{Resolved, pick_variant};
+use crate::prepare::{StudyView, VariantGrid, show, study_outputs, variant_grid};
 use crate::run::Runner;
 use crate::sweep_file::{looks_like_sweep, read_sweep};
 use crate::sweep_file::{stamped, sweep_text};
@@ -18,7 +17,9 @@ use retrystorm_core::map::Cell;
 use retrystorm_core::model::Model;
 use retrystorm_core::stats::{self, Estimate};
 use retrystorm_core::summary::Summary;
-use retrystorm_core::sweep::{Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard};
+use retrystorm_core::sweep::{
+    Axis, Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard,
+};
 use retrystorm_core::time::Duration;
 use retrystorm_report::{Heatmap, fmt, heatmap_chart, text_table};
 use serde_json::json;
@@ -73,74 +74,28 @@ fn view(a: &MapArgs) -> Result<View, CliError> {
 }
 
 pub fn map(a: MapArgs) -> Result<(), CliError> {
-    let mut outs = Vec::new();
-    for (flag, p) in [("--json", &a.json), ("--svg", &a.svg), ("--out", &a.out)] {
-        if let Some(p) = p {
-            outs.push(output::Out::new(flag, p));
-        }
-    }
-    check_outputs(&outs, &a.model)?;
+    let outs = study_outputs(
+        &[("--json", &a.json), ("--svg", &a.svg), ("--out", &a.out)],
+        &a.model,
+    )?;
     let view = view(&a)?;
     if looks_like_sweep(&a.model.model) {
         return from_file(&a, &view);
     }
-    let axes = parse_axes(&a.vary)?;
-    if axes.len() != 2 {
-        return Err(CliError::Input(format!(
-            "map needs two --vary axes (x then y), e.g. --vary server.outages[0].to=10s..30s:5s --vary workload.rate=600/s,800/s; got {}",
-            axes.len()
-        )));
-    }
-    let (shard_i, shard_n) = match &a.shard {
-        Some(s) => parse_shard(s).map_err(|e| CliError::Input(format!("--shard {s}: {e}")))?,
-        None => (1, 1),
-    };
-    if shard_n > 1 && a.out.is_none() {
-        return Err(CliError::Input(
-            "--shard: a shard's runs go to a sweep file: give --out SHARD.jsonl, join the shards with `retrystorm merge`, then `retrystorm map MERGED.jsonl`".into(),
-        ));
-    }
-    let model = Resolved::read(&a.model)?;
-    let (origin, scenario) = (&model.origin, &model.scenario);
-    let chosen = pick_variant(scenario, a.variant.as_deref(), origin)?;
-    let grid = Grid {
-        axes,
-        variants: vec![chosen.name.clone()],
-        seeds: model.seeds(),
-    };
-    let total = check_grid_size(&grid)?;
-    if grid.points() > MAX_CELLS {
-        return Err(CliError::Input(format!(
-            "--vary: a map of {} cells; at most {MAX_CELLS} (a heat map of more cannot be read): use larger steps",
-            grid.points()
-        )));
-    }
-    if shard_i > total {
-        return Err(CliError::Input(format!(
-            "--shard {shard_i}/{shard_n}: the map has {}, so this shard would have none",
-            plural(total, "run")
-        )));
-    }
-    // Every cell's model, resolved (and so validated) before the first run.
-    let mut models: Vec<Model> = Vec::new();
-    for p in 0..grid.points() {
-        let s = model.at(&grid, p)?;
-        let m = pick_variant(&s, a.variant.as_deref(), origin)?;
-        if view.recovery() && m.trigger().is_none() {
-            return Err(CliError::Input(format!(
-                "{origin}: map's verdict is recovery after a trigger, and {} has none{}: add server.outages, server.capacity_drops, server.slow_windows, a workload spike or [recovery] trigger, or map another --metric",
-                m.name,
-                if p == 0 {
-                    String::new()
-                } else {
-                    format!(" at {}", grid.sets(p).join(" "))
-                }
-            )));
-        }
-        models.push(m);
-    }
+    let axes = two_axes(&a.vary)?;
+    let (shard_i, shard_n) = shard(&a)?;
+    let study = variant_grid(&a.model, a.variant.as_deref(), axes)?;
+    let (model, grid) = (&study.model, &study.grid);
+    let total = check_size(grid, shard_i, shard_n)?;
+    let models = cell_models(&study, &view)?;
     let header = stamped(
-        SweepHeader::new(&scenario.name, &model.text, &a.model.sets, &grid, total),
+        SweepHeader::new(
+            &model.scenario.name,
+            &model.text,
+            &a.model.sets,
+            grid,
+            total,
+        ),
         model.inputs.clone(),
     );
     let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
@@ -153,25 +108,7 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
         )?),
         _ => None,
     };
-    let runner = Runner::new(a.model.jobs)?;
-    let bar = progress::bar(jobs.len() as u64, "runs");
-    let records: Vec<SweepRecord> = runner.map(&jobs, &bar, |j| {
-        let job = grid.job(*j);
-        let seed = grid.seeds[job.replication];
-        let r = retrystorm_core::run_model(&models[job.point as usize], seed, &mut |_| {});
-        SweepRecord {
-            schema_version: SWEEP_SCHEMA_VERSION,
-            kind: "run".into(),
-            job: *j,
-            point: job.point,
-            params: grid.params(job.point),
-            variant: grid.variants[0].clone(),
-            replication: job.replication,
-            seed,
-            summary: r.summary,
-        }
-    });
-    bar.finish_and_clear();
+    let records = run_cells(&a, grid, &models, &jobs)?;
     match (claim, &a.out) {
         (Some(c), _) => c.write(&sweep_text(&header, &records))?,
         (None, Some(p)) => {
@@ -189,6 +126,102 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
         ));
     }
     render(&a, &view, &header, &grid.variants[0], &records)
+}
+
+/// The two `--vary` axes of a map, x then y; any other number is refused.
+fn two_axes(vary: &[String]) -> Result<Vec<Axis>, CliError> {
+    let axes = parse_axes(vary)?;
+    if axes.len() != 2 {
+        return Err(CliError::Input(format!(
+            "map needs two --vary axes (x then y), e.g. --vary server.outages[0].to=10s..30s:5s --vary workload.rate=600/s,800/s; got {}",
+            axes.len()
+        )));
+    }
+    Ok(axes)
+}
+
+/// `--shard I/N` (1/1 without it); a shard of several needs `--out`, where its runs go.
+fn shard(a: &MapArgs) -> Result<(u64, u64), CliError> {
+    let (shard_i, shard_n) = match &a.shard {
+        Some(s) => parse_shard(s).map_err(|e| CliError::Input(format!("--shard {s}: {e}")))?,
+        None => (1, 1),
+    };
+    if shard_n > 1 && a.out.is_none() {
+        return Err(CliError::Input(
+            "--shard: a shard's runs go to a sweep file: give --out SHARD.jsonl, join the shards with `retrystorm merge`, then `retrystorm map MERGED.jsonl`".into(),
+        ));
+    }
+    Ok((shard_i, shard_n))
+}
+
+/// Refuses a map of more than [`MAX_CELLS`] cells, or a shard with no runs; the map's runs.
+fn check_size(grid: &Grid, shard_i: u64, shard_n: u64) -> Result<u64, CliError> {
+    let total = check_grid_size(grid)?;
+    if grid.points() > MAX_CELLS {
+        return Err(CliError::Input(format!(
+            "--vary: a map of {} cells; at most {MAX_CELLS} (a heat map of more cannot be read): use larger steps",
+            grid.points()
+        )));
+    }
+    if shard_i > total {
+        return Err(CliError::Input(format!(
+            "--shard {shard_i}/{shard_n}: the map has {}, so this shard would have none",
+            plural(total, "run")
+        )));
+    }
+    Ok(total)
+}
+
+/// Every cell's model, resolved (and so validated) before the first run; a recovery map
+/// refuses a cell without a trigger.
+fn cell_models(study: &VariantGrid, view: &View) -> Result<Vec<Model>, CliError> {
+    let (origin, grid) = (&study.model.origin, &study.grid);
+    let mut models: Vec<Model> = Vec::new();
+    for p in 0..grid.points() {
+        let m = study.model_at(p)?;
+        if view.recovery() && m.trigger().is_none() {
+            return Err(CliError::Input(format!(
+                "{origin}: map's verdict is recovery after a trigger, and {} has none{}: add server.outages, server.capacity_drops, server.slow_windows, a workload spike or [recovery] trigger, or map another --metric",
+                m.name,
+                if p == 0 {
+                    String::new()
+                } else {
+                    format!(" at {}", grid.sets(p).join(" "))
+                }
+            )));
+        }
+        models.push(m);
+    }
+    Ok(models)
+}
+
+/// Runs the `jobs` of the grid (this shard's) in parallel, as sweep records.
+fn run_cells(
+    a: &MapArgs,
+    grid: &Grid,
+    models: &[Model],
+    jobs: &[u64],
+) -> Result<Vec<SweepRecord>, CliError> {
+    let runner = Runner::new(a.model.jobs)?;
+    let bar = progress::bar(jobs.len() as u64, "runs");
+    let records: Vec<SweepRecord> = runner.map(jobs, &bar, |j| {
+        let job = grid.job(*j);
+        let seed = grid.seeds[job.replication];
+        let r = retrystorm_core::run_model(&models[job.point as usize], seed, &mut |_| {});
+        SweepRecord {
+            schema_version: SWEEP_SCHEMA_VERSION,
+            kind: "run".into(),
+            job: *j,
+            point: job.point,
+            params: grid.params(job.point),
+            variant: grid.variants[0].clone(),
+            replication: job.replication,
+            seed,
+            summary: r.summary,
+        }
+    });
+    bar.finish_and_clear();
+    Ok(records)
 }
 
 /// `map MERGED.jsonl`: the map of a finished sweep file of two axes.
@@ -288,6 +321,16 @@ enum Verdict {
     Mean(Estimate),
 }
 
+impl Verdict {
+    /// The number the heat map colours: the share that stays down, or the mean.
+    fn value(&self) -> f64 {
+        match self {
+            Verdict::Recovery(c) => c.share_down(),
+            Verdict::Mean(e) => e.mean,
+        }
+    }
+}
+
 fn verdict(view: &View, runs: &[&Summary]) -> Verdict {
     if view.recovery() {
         let rec: Vec<Option<f64>> = runs.iter().map(|s| s.recovery_ms).collect();
@@ -301,6 +344,7 @@ fn verdict(view: &View, runs: &[&Summary]) -> Verdict {
     }
 }
 
+/// Prints the map's table (unless `--json` goes to stdout) and writes its JSON and heat map.
 fn render(
     a: &MapArgs,
     view: &View,
@@ -308,11 +352,8 @@ fn render(
     variant: &str,
     records: &[SweepRecord],
 ) -> Result<(), CliError> {
-    let grid = &header.grid;
-    let (ax, ay) = (&grid.axes[0], &grid.axes[1]);
-    let cells = cells(grid, records);
+    let cells = cells(&header.grid, records);
     let verdicts: Vec<Verdict> = cells.iter().map(|c| verdict(view, &c.runs)).collect();
-    let seeds = grid.seeds.len();
     let within = view
         .within_ms
         .map_or("before the horizon".to_string(), |t| {
@@ -331,10 +372,37 @@ fn render(
         } else {
             format!(" ({variant})")
         },
-        plural(seeds as u64, "seed")
+        plural(header.grid.seeds.len() as u64, "seed")
     );
+    let shown = Shown {
+        view,
+        header,
+        variant,
+        cells,
+        verdicts,
+        title,
+        within,
+    };
+    show(&shown, &a.json, &a.svg)
+}
 
-    if !a.json.as_deref().is_some_and(is_stdout) {
+/// A map as shown: its cells with their verdicts, and its title.
+struct Shown<'s> {
+    view: &'s View,
+    header: &'s SweepHeader,
+    variant: &'s str,
+    cells: Vec<CellRuns<'s>>,
+    verdicts: Vec<Verdict>,
+    title: String,
+    /// The recovery limit in words (`within 10 s`, `before the horizon`).
+    within: String,
+}
+
+impl StudyView for Shown<'_> {
+    /// The table of cells, with a closing count of the cells that stay down.
+    fn table(&self) -> String {
+        let (view, grid) = (self.view, &self.header.grid);
+        let (ax, ay) = (&grid.axes[0], &grid.axes[1]);
         let mut headers = vec![ax.key.clone(), ay.key.clone(), "runs".into()];
         if view.recovery() {
             headers.extend(
@@ -350,44 +418,30 @@ fn render(
         } else {
             headers.push(view.metric.clone());
         }
-        let rows: Vec<Vec<String>> = cells
+        let rows: Vec<Vec<String>> = self
+            .cells
             .iter()
-            .zip(&verdicts)
+            .zip(&self.verdicts)
             .map(|(c, v)| {
                 let mut row = vec![
                     ax.values[c.x].clone(),
                     ay.values[c.y].clone(),
                     c.runs.len().to_string(),
                 ];
-                match v {
-                    Verdict::Recovery(cell) => row.extend([
-                        cell.recovered.to_string(),
-                        fmt::pct(cell.share_down()),
-                        {
-                            let down = (cell.runs - cell.recovered) as u32;
-                            let (lo, hi) = stats::wilson(down, cell.runs as u32);
-                            format!("{}-{}", fmt::pct(lo), fmt::pct(hi))
-                        },
-                        cell.median_ms.map_or("never".into(), fmt::duration),
-                        cell.verdict().to_string(),
-                    ]),
-                    Verdict::Mean(e) => row.push(if e.mean.is_nan() {
-                        "absent".into()
-                    } else {
-                        fmt::pm(e.mean, e.half_width.is_finite().then_some(e.half_width))
-                    }),
-                }
+                row.extend(verdict_columns(v));
                 row
             })
             .collect();
-        let mut t = format!("{title}, {}\n\n", plural(grid.points(), "cell"));
+        let mut t = format!("{}, {}\n\n", self.title, plural(grid.points(), "cell"));
         t.push_str(&text_table(&headers, &rows));
         if view.recovery() {
-            let down = verdicts
+            let down = self
+                .verdicts
                 .iter()
                 .filter(|v| matches!(v, Verdict::Recovery(c) if c.recovered == 0))
                 .count();
-            let mixed = verdicts
+            let mixed = self
+                .verdicts
                 .iter()
                 .filter(|v| matches!(v, Verdict::Recovery(c) if c.verdict() == "mixed"))
                 .count();
@@ -396,13 +450,18 @@ fn render(
                 plural(grid.points(), "cell"),
             ));
         }
-        output::print(&t)?;
+        t
     }
-    if let Some(p) = &a.json {
+
+    /// The JSON document (`docs/tune.md`), pretty-printed.
+    fn json(&self) -> String {
+        let (view, grid) = (self.view, &self.header.grid);
+        let (ax, ay) = (&grid.axes[0], &grid.axes[1]);
         let num = |x: f64| if x.is_finite() { json!(x) } else { json!(null) };
-        let cells_json: Vec<serde_json::Value> = cells
+        let cells_json: Vec<serde_json::Value> = self
+            .cells
             .iter()
-            .zip(&verdicts)
+            .zip(&self.verdicts)
             .map(|(c, v)| {
                 let mut o = json!({
                     "x": ax.values[c.x],
@@ -427,8 +486,8 @@ fn render(
         let v = json!({
             "schema_version": 1,
             "kind": "map",
-            "model": header.model,
-            "variant": variant,
+            "model": self.header.model,
+            "variant": self.variant,
             "metric": view.metric,
             "within_ms": view.within_ms,
             "seeds": grid.seeds,
@@ -438,46 +497,26 @@ fn render(
         });
         let mut t = serde_json::to_string_pretty(&v).expect("JSON of plain values");
         t.push('\n');
-        output::write(output::Out::new("--json", p), &t)?;
+        t
     }
-    if let Some(p) = &a.svg {
-        let value = |v: &Verdict| match v {
-            Verdict::Recovery(c) => c.share_down(),
-            Verdict::Mean(e) => e.mean,
-        };
+
+    /// The heat map: the share that stays down (or the metric's mean) per cell.
+    fn svg(&self) -> Result<String, CliError> {
+        let grid = &self.header.grid;
+        let (ax, ay) = (&grid.axes[0], &grid.axes[1]);
         let mut grid_cells =
             vec![vec![(f64::NAN, String::new()); ax.values.len()]; ay.values.len()];
-        for (c, v) in cells.iter().zip(&verdicts) {
+        for (c, v) in self.cells.iter().zip(&self.verdicts) {
             let label = match v {
                 Verdict::Recovery(cell) => fmt::pct(cell.share_down()),
                 Verdict::Mean(e) if e.mean.is_nan() => "absent".into(),
                 Verdict::Mean(e) => fmt::num(e.mean),
             };
-            grid_cells[c.y][c.x] = (value(v), label);
+            grid_cells[c.y][c.x] = (v.value(), label);
         }
-        let (scale, scale_labels, legend) = if view.recovery() {
-            (
-                (0.0, 1.0),
-                ("0%".to_string(), "100%".to_string()),
-                // A duration's space does not break.
-                format!(
-                    "share of runs that stay down (no recovery {})",
-                    within.replace(" s", "\u{a0}s").replace(" ms", "\u{a0}ms")
-                ),
-            )
-        } else {
-            let finite = verdicts.iter().map(value).filter(|x| x.is_finite());
-            let lo = finite.clone().fold(f64::INFINITY, f64::min);
-            let hi = finite.fold(f64::NEG_INFINITY, f64::max);
-            let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
-            (
-                (lo, hi),
-                (fmt::num(lo), fmt::num(hi)),
-                format!("mean {} over the seeds", view.metric),
-            )
-        };
-        let svg = heatmap_chart(&Heatmap {
-            title,
+        let (scale, scale_labels, legend) = self.scale();
+        heatmap_chart(&Heatmap {
+            title: self.title.clone(),
             x_name: axis_name(&ax.key),
             y_name: axis_name(&ay.key),
             x_values: ax.values.clone(),
@@ -487,10 +526,64 @@ fn render(
             scale,
             scale_labels,
         })
-        .map_err(|e| CliError::Output(format!("--svg: {e}")))?;
-        output::write(output::Out::new("--svg", p), &svg)?;
+        .map_err(|e| CliError::Output(format!("--svg: {e}")))
     }
-    Ok(())
+}
+
+impl Shown<'_> {
+    /// The heat map's colour scale, the labels of its ends and its legend: 0-100% of runs for
+    /// a recovery map, the metric's range over the cells otherwise.
+    fn scale(&self) -> ((f64, f64), (String, String), String) {
+        if self.view.recovery() {
+            (
+                (0.0, 1.0),
+                ("0%".to_string(), "100%".to_string()),
+                // A duration's space does not break.
+                format!(
+                    "share of runs that stay down (no recovery {})",
+                    self.within
+                        .replace(" s", "\u{a0}s")
+                        .replace(" ms", "\u{a0}ms")
+                ),
+            )
+        } else {
+            let finite = self
+                .verdicts
+                .iter()
+                .map(Verdict::value)
+                .filter(|x| x.is_finite());
+            let lo = finite.clone().fold(f64::INFINITY, f64::min);
+            let hi = finite.fold(f64::NEG_INFINITY, f64::max);
+            let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+            (
+                (lo, hi),
+                (fmt::num(lo), fmt::num(hi)),
+                format!("mean {} over the seeds", self.view.metric),
+            )
+        }
+    }
+}
+
+/// A cell's verdict as the table's columns after its coordinates and runs.
+fn verdict_columns(v: &Verdict) -> Vec<String> {
+    match v {
+        Verdict::Recovery(cell) => vec![
+            cell.recovered.to_string(),
+            fmt::pct(cell.share_down()),
+            {
+                let down = (cell.runs - cell.recovered) as u32;
+                let (lo, hi) = stats::wilson(down, cell.runs as u32);
+                format!("{}-{}", fmt::pct(lo), fmt::pct(hi))
+            },
+            cell.median_ms.map_or("never".into(), fmt::duration),
+            cell.verdict().to_string(),
+        ],
+        Verdict::Mean(e) => vec![if e.mean.is_nan() {
+            "absent".into()
+        } else {
+            fmt::pm(e.mean, e.half_width.is_finite().then_some(e.half_width))
+        }],
+    }
 }
 
 /// An axis's name on the chart: its key, or for linked keys (`a+b`) the first and how many more.

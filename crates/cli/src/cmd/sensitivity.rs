@@ -5,31 +5,53 @@
 //! carries SALib's bootstrap confidence interval.
 
 use crate::args::SensitivityArgs;
-use crate::emit::{check_outputs, is_stdout};
 use crate::grid::parse_axes;
-use crate::model_args::{Resolved, pick_variant};
+use crate::prepare::{StudyView, VariantGrid, show, study_outputs, variant_grid};
 use crate::run::Runner;
 use crate::text::plural;
 use crate::{CliError, output, progress};
 use retrystorm_core::expect;
-use retrystorm_core::sensitivity::{self, Factor};
+use retrystorm_core::model::Model;
+use retrystorm_core::sensitivity::{self, Factor, Trajectory};
 use retrystorm_core::stats;
-use retrystorm_core::sweep::Grid;
+use retrystorm_core::sweep::{Axis, Grid};
 use retrystorm_report::{Bar, bar_chart, fmt, text_table};
 use serde_json::json;
 use std::collections::BTreeMap;
 
 pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
-    let mut outs = Vec::new();
-    for (flag, p) in [("--json", &a.json), ("--svg", &a.svg)] {
-        if let Some(p) = p {
-            outs.push(output::Out::new(flag, p));
-        }
-    }
-    check_outputs(&outs, &a.model)?;
+    let outs = study_outputs(&[("--json", &a.json), ("--svg", &a.svg)], &a.model)?;
     expect::check_metric(&a.metric)
         .map_err(|e| CliError::Input(format!("--metric {}: {e}", a.metric)))?;
-    let axes = parse_axes(&a.vary)?;
+    let axes = parameters(&a.vary)?;
+    let study = variant_grid(&a.model, a.variant.as_deref(), axes)?;
+    let design = design(&a, &study)?;
+    let points = Points::of(&design);
+    let models = points.models(&study)?;
+    output::refuse_inputs(&outs)?;
+    let per_point = run_points(&a, &study.grid, &models)?;
+    let ranked = rank(&a, &study, &design, &points, &per_point);
+    let scenario = &study.model.scenario;
+    let name = if study.chosen.name == scenario.name {
+        scenario.name.clone()
+    } else {
+        format!("{} ({})", scenario.name, study.chosen.name)
+    };
+    let shown = Shown {
+        a: &a,
+        study: &study,
+        design: &design,
+        ranked: &ranked,
+        runs: models.len() * study.grid.seeds.len(),
+        distinct: models.len(),
+        name,
+    };
+    show(&shown, &a.json, &a.svg)
+}
+
+/// The `--vary` axes, refused unless there is at least one and each has two values or more.
+fn parameters(vary: &[String]) -> Result<Vec<Axis>, CliError> {
+    let axes = parse_axes(vary)?;
     if axes.is_empty() {
         return Err(CliError::Input(
             "sensitivity needs the parameters to rank: --vary KEY=V1,V2,... for each, e.g. --vary retry.max_attempts=1..6:1 --vary retry.base=10ms,100ms,1s".into(),
@@ -41,17 +63,21 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
             x.key
         )));
     }
-    let model = Resolved::read(&a.model)?;
-    let (origin, scenario, base_seed) = (&model.origin, &model.scenario, model.base_seed);
-    let chosen = pick_variant(scenario, a.variant.as_deref(), origin)?;
-    let grid = Grid {
-        axes,
-        variants: vec![chosen.name.clone()],
-        seeds: model.seeds(),
-    };
-    let levels: Vec<usize> = grid.axes.iter().map(|x| x.values.len()).collect();
-    let r = a.trajectories as usize;
-    let design = match a.candidates {
+    Ok(axes)
+}
+
+/// The Morris design: each parameter's number of levels and the trajectories through them,
+/// seeded from the base seed; with `--candidates M`, the most spread out of `M` (Campolongo).
+struct Design {
+    levels: Vec<usize>,
+    trajs: Vec<Trajectory>,
+    chosen: Option<sensitivity::Design>,
+}
+
+fn design(a: &SensitivityArgs, study: &VariantGrid) -> Result<Design, CliError> {
+    let levels: Vec<usize> = study.grid.axes.iter().map(|x| x.values.len()).collect();
+    let (r, base_seed) = (a.trajectories as usize, study.model.base_seed);
+    let chosen = match a.candidates {
         None => None,
         Some(m) if r < 2 => {
             return Err(CliError::Input(format!(
@@ -65,33 +91,67 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
         }
         Some(m) => Some(sensitivity::campolongo(&levels, r, m as usize, base_seed)),
     };
-    let trajs = match &design {
+    let trajs = match &chosen {
         Some(d) => d.trajectories.clone(),
         None => sensitivity::trajectories(&levels, r, base_seed),
     };
-    let point_of = |c: &[usize]| {
-        c.iter()
-            .zip(&levels)
-            .fold(0u64, |p, (i, m)| p * *m as u64 + *i as u64)
-    };
-    // The distinct points, each resolved (and so validated) before the first run.
-    let mut index: BTreeMap<u64, usize> = BTreeMap::new();
-    for t in &trajs {
-        for c in &t.points {
-            let n = index.len();
-            index.entry(point_of(c)).or_insert(n);
+    Ok(Design {
+        levels,
+        trajs,
+        chosen,
+    })
+}
+
+/// The distinct grid points the trajectories visit, each numbered once in the order first
+/// visited: a point two trajectories share runs once.
+struct Points<'d> {
+    levels: &'d [usize],
+    index: BTreeMap<u64, usize>,
+}
+
+impl<'d> Points<'d> {
+    fn of(design: &'d Design) -> Points<'d> {
+        let mut points = Points {
+            levels: &design.levels,
+            index: BTreeMap::new(),
+        };
+        for t in &design.trajs {
+            for c in &t.points {
+                let n = points.index.len();
+                let p = points.point_of(c);
+                points.index.entry(p).or_insert(n);
+            }
         }
+        points
     }
-    let mut models = vec![None; index.len()];
-    for (p, i) in &index {
-        let s = model.at(&grid, *p)?;
-        models[*i] = Some(pick_variant(&s, a.variant.as_deref(), origin)?);
+
+    /// The grid point of a trajectory's level coordinates.
+    fn point_of(&self, c: &[usize]) -> u64 {
+        c.iter()
+            .zip(self.levels)
+            .fold(0u64, |p, (i, m)| p * *m as u64 + *i as u64)
     }
-    let models: Vec<_> = models.into_iter().map(|m| m.expect("resolved")).collect();
+
+    /// The number of a trajectory's point among the distinct ones.
+    fn number(&self, c: &[usize]) -> usize {
+        self.index[&self.point_of(c)]
+    }
+
+    /// Every distinct point's model, resolved (and so validated) before the first run.
+    fn models(&self, study: &VariantGrid) -> Result<Vec<Model>, CliError> {
+        let mut models = vec![None; self.index.len()];
+        for (p, i) in &self.index {
+            models[*i] = Some(study.model_at(*p)?);
+        }
+        Ok(models.into_iter().map(|m| m.expect("resolved")).collect())
+    }
+}
+
+/// Runs every distinct point on every seed; the metric's mean over the seeds, by point.
+fn run_points(a: &SensitivityArgs, grid: &Grid, models: &[Model]) -> Result<Vec<f64>, CliError> {
     let runs: Vec<(usize, u64)> = (0..models.len())
         .flat_map(|i| grid.seeds.iter().map(move |s| (i, *s)))
         .collect();
-    output::refuse_inputs(&outs)?;
     let runner = Runner::new(a.model.jobs)?;
     let bar = progress::bar(runs.len() as u64, "runs");
     let values: Vec<f64> = runner.map(&runs, &bar, |(i, seed)| {
@@ -99,19 +159,38 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
         expect::metric(&s, &a.metric).unwrap_or(f64::NAN)
     });
     bar.finish_and_clear();
-    let per_point: Vec<f64> = values.chunks(grid.seeds.len()).map(stats::mean).collect();
+    Ok(values.chunks(grid.seeds.len()).map(stats::mean).collect())
+}
+
+/// Each parameter's Morris measures, the bootstrap half-width of its `μ*`, and the ranking.
+struct Ranked {
+    factors: Vec<Factor>,
+    conf: Vec<f64>,
+    order: Vec<usize>,
+}
+
+/// The elementary effects of the trajectories' means, measured and ranked; says on stderr how
+/// many effects a run without the metric left out.
+fn rank(
+    a: &SensitivityArgs,
+    study: &VariantGrid,
+    design: &Design,
+    points: &Points,
+    per_point: &[f64],
+) -> Ranked {
+    let trajs = &design.trajs;
     let y: Vec<Vec<f64>> = trajs
         .iter()
         .map(|t| {
             t.points
                 .iter()
-                .map(|c| per_point[index[&point_of(c)]])
+                .map(|c| per_point[points.number(c)])
                 .collect()
         })
         .collect();
-    let ee = sensitivity::elementary_effects(&levels, &trajs, &y);
+    let ee = sensitivity::elementary_effects(&design.levels, trajs, &y);
     let factors = sensitivity::measures(&ee);
-    let conf = sensitivity::mu_star_confs(&ee, base_seed);
+    let conf = sensitivity::mu_star_confs(&ee, study.model.base_seed);
     let order = sensitivity::ranking(&factors);
     let missing = factors
         .iter()
@@ -125,30 +204,51 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
             a.metric
         ));
     }
-    let name = if chosen.name == scenario.name {
-        scenario.name.clone()
+    Ranked {
+        factors,
+        conf,
+        order,
+    }
+}
+
+/// What the table, the JSON and the chart show.
+struct Shown<'s> {
+    a: &'s SensitivityArgs,
+    study: &'s VariantGrid<'s>,
+    design: &'s Design,
+    ranked: &'s Ranked,
+    runs: usize,
+    distinct: usize,
+    /// The model's name, with the variant's when it has one of its own.
+    name: String,
+}
+
+/// A value of the table: `-` for one absent.
+fn num(x: f64) -> String {
+    if x.is_nan() {
+        "-".to_string()
     } else {
-        format!("{} ({})", scenario.name, chosen.name)
-    };
-    let num = |x: f64| {
-        if x.is_nan() {
-            "-".to_string()
-        } else {
-            fmt::num(x)
-        }
-    };
-    if !a.json.as_deref().is_some_and(is_stdout) {
-        let r = trajs.len();
+        fmt::num(x)
+    }
+}
+
+impl StudyView for Shown<'_> {
+    /// The ranked table, with its heading and a key to its columns.
+    fn table(&self) -> String {
+        let (a, grid, factors) = (self.a, &self.study.grid, &self.ranked.factors);
+        let levels = &self.design.levels;
+        let r = self.design.trajs.len();
         let mut t = format!(
-            "{name}: Morris elementary effects on {}: {r} trajector{} of {} points, {} ({} distinct points x {})\n\n",
+            "{}: Morris elementary effects on {}: {r} trajector{} of {} points, {} ({} distinct points x {})\n\n",
+            self.name,
             a.metric,
             if r == 1 { "y" } else { "ies" },
             factors.len() + 1,
-            plural(runs.len() as u64, "run"),
-            models.len(),
+            plural(self.runs as u64, "run"),
+            self.distinct,
             plural(grid.seeds.len() as u64, "seed"),
         );
-        if let (Some(d), Some(m)) = (&design, a.candidates) {
+        if let (Some(d), Some(m)) = (&self.design.chosen, a.candidates) {
             t.push_str(&format!(
                 "the {r} most spread out of {m} candidates (Campolongo et al. 2007, {}): spread {} against {} for the first {r}\n\n",
                 match d.selection {
@@ -171,7 +271,9 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
         ]
         .map(String::from)
         .to_vec();
-        let rows: Vec<Vec<String>> = order
+        let rows: Vec<Vec<String>> = self
+            .ranked
+            .order
             .iter()
             .enumerate()
             .map(|(r, i)| {
@@ -181,7 +283,7 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
                     grid.axes[*i].key.clone(),
                     levels[*i].to_string(),
                     num(f.mu_star),
-                    num(conf[*i]),
+                    num(self.ranked.conf[*i]),
                     num(f.mu),
                     num(f.sigma),
                     f.effects.to_string(),
@@ -195,21 +297,25 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
             sensitivity::CONF_LEVEL * 100.0,
             sensitivity::RESAMPLES,
         ));
-        output::print(&t)?;
+        t
     }
-    if let Some(p) = &a.json {
+
+    /// The JSON document (`docs/tune.md`), pretty-printed.
+    fn json(&self) -> String {
+        let (a, grid, design) = (self.a, &self.study.grid, &self.design.chosen);
+        let (factors, conf) = (&self.ranked.factors, &self.ranked.conf);
         let jnum = |x: f64| if x.is_finite() { json!(x) } else { json!(null) };
         let v = json!({
             "schema_version": 1,
             "kind": "sensitivity",
             "method": "morris-elementary-effects",
-            "model": scenario.name,
-            "variant": chosen.name,
+            "model": self.study.model.scenario.name,
+            "variant": self.study.chosen.name,
             "metric": a.metric,
-            "trajectories": trajs.len(),
+            "trajectories": self.design.trajs.len(),
             "seeds": grid.seeds,
-            "runs": runs.len(),
-            "selection": match &design {
+            "runs": self.runs,
+            "selection": match design {
                 None => "random".to_string(),
                 Some(d) => format!("campolongo-{}", d.selection.name()),
             },
@@ -219,7 +325,7 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
             "spread_first": design.as_ref().map(|d| jnum(d.spread_first)),
             "conf_level": sensitivity::CONF_LEVEL,
             "resamples": sensitivity::RESAMPLES,
-            "parameters": order.iter().enumerate().map(|(r, i)| {
+            "parameters": self.ranked.order.iter().enumerate().map(|(r, i)| {
                 let f = &factors[*i];
                 json!({
                     "rank": r + 1,
@@ -235,21 +341,25 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
         });
         let mut t = serde_json::to_string_pretty(&v).expect("JSON of plain values");
         t.push('\n');
-        output::write(output::Out::new("--json", p), &t)?;
+        t
     }
-    if let Some(p) = &a.svg {
-        let bars: Vec<Bar> = order
+
+    /// The bar chart: `μ*` with its interval, and `σ`, by rank.
+    fn svg(&self) -> Result<String, CliError> {
+        let (metric, ranked) = (&self.a.metric, self.ranked);
+        let bars: Vec<Bar> = ranked
+            .order
             .iter()
             .map(|i| Bar {
-                label: grid.axes[*i].key.clone(),
-                value: factors[*i].mu_star,
-                conf: conf[*i],
-                second: factors[*i].sigma,
+                label: self.study.grid.axes[*i].key.clone(),
+                value: ranked.factors[*i].mu_star,
+                conf: ranked.conf[*i],
+                second: ranked.factors[*i].sigma,
             })
             .collect();
-        let svg = bar_chart(
-            &format!("{name}: which parameters move {}", a.metric),
-            &format!("Morris μ* and σ of {} (per full range)", a.metric),
+        bar_chart(
+            &format!("{}: which parameters move {metric}", self.name),
+            &format!("Morris μ* and σ of {metric} (per full range)"),
             (
                 "μ* (mean |effect|)",
                 "σ",
@@ -257,8 +367,6 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
             ),
             &bars,
         )
-        .map_err(|e| CliError::Output(format!("--svg: {e}")))?;
-        output::write(output::Out::new("--svg", p), &svg)?;
+        .map_err(|e| CliError::Output(format!("--svg: {e}")))
     }
-    Ok(())
 }

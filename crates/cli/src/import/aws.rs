@@ -99,6 +99,78 @@ fn section<'a>(file: &str, text: &'a str, name: &str) -> Result<Option<Vec<Entry
 /// Imports profile `profile` (default `default`) of an AWS config file.
 pub fn import(file: &str, text: &str, profile: Option<&str>) -> Result<Emit, CliError> {
     let profile = profile.unwrap_or("default");
+    let (header, keys) = profile_keys(file, text, profile)?;
+    let keys = Keys::read(file, &header, keys)?;
+    let Some((mode_line, mode)) = keys.mode else {
+        return Err(refuse(
+            file,
+            &format!("[{header}].retry_mode"),
+            "absent: its default differs between SDKs (botocore: legacy, most newer SDKs: standard); set retry_mode = standard or legacy",
+        ));
+    };
+    let src = |line: usize, k: &str, v: &str| format!("{file}:{line} [{header}] {k} = {v}");
+    let mut e = Emit::default();
+    e.note(format!(
+        "Imported by `retrystorm import aws {file}` (profile {profile:?}): AWS SDK retry behavior."
+    ));
+    if !keys.others.is_empty() {
+        e.note(format!(
+            "Not about retries, not imported: {}.",
+            keys.others.join(", ")
+        ));
+    }
+    let default_attempts = match mode {
+        "standard" => 3,
+        "legacy" => 5,
+        "adaptive" => {
+            return Err(refuse(
+                &format!("{file}:{mode_line}"),
+                &format!("[{header}].retry_mode"),
+                "adaptive adds a client-side rate limiter this build does not model; supported: standard, legacy",
+            ));
+        }
+        other => {
+            return Err(refuse(
+                &format!("{file}:{mode_line}"),
+                &format!("[{header}].retry_mode"),
+                format!("{other:?} is not a retry mode; supported: standard, legacy"),
+            ));
+        }
+    };
+    match keys.attempts {
+        Some((line, v)) => {
+            let n: u32 = v.parse().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                refuse(
+                    &format!("{file}:{line}"),
+                    &format!("[{header}].max_attempts"),
+                    format!("must be an integer >= 1 (the first try included), got {v:?}"),
+                )
+            })?;
+            e.set(
+                "retry",
+                "max_attempts",
+                n.to_string(),
+                src(line, "max_attempts", v),
+            );
+        }
+        None => e.set(
+            "retry",
+            "max_attempts",
+            default_attempts.to_string(),
+            format!("{mode} mode's default (botocore)"),
+        ),
+    }
+    backoff(&mut e, &src(mode_line, "retry_mode", mode), mode);
+    Ok(e)
+}
+
+/// The header of `profile`'s section (`[default]` or `[profile NAME]`) and its keys; a profile
+/// the file lacks is refused, listing those it has.
+fn profile_keys<'a>(
+    file: &str,
+    text: &'a str,
+    profile: &str,
+) -> Result<(String, Vec<Entry<'a>>), CliError> {
     let header = if profile == "default" {
         "default".to_string()
     } else {
@@ -137,106 +209,69 @@ pub fn import(file: &str, text: &str, profile: Option<&str>) -> Result<Emit, Cli
             format!("no such profile; the file's profiles: {}", names.join(", ")),
         ));
     };
-    let mut mode: Option<(usize, &str)> = None;
-    let mut attempts: Option<(usize, &str)> = None;
-    let mut others = Vec::new();
-    for (line, k, v) in keys {
-        let at = format!("{file}:{line}");
-        let slot = match k {
-            "retry_mode" => &mut mode,
-            "max_attempts" => &mut attempts,
-            k if NOT_RETRIES.contains(&k) => {
-                others.push(k);
-                continue;
-            }
-            k if UNSUPPORTED.contains(&k) => {
-                return Err(refuse(
-                    &at,
-                    &format!("[{header}].{k}"),
-                    "has no meaning in the model; supported: retry_mode, max_attempts",
-                ));
-            }
-            k => {
-                return Err(refuse(
-                    &at,
-                    &format!("[{header}].{k}"),
-                    format!(
-                        "unknown key; supported: retry_mode, max_attempts (and, listed but not imported: {})",
-                        NOT_RETRIES.join(", ")
-                    ),
-                ));
-            }
+    Ok((header, keys))
+}
+
+/// A profile's keys sorted out: the two it imports, each as `(line, value)`, and those listed
+/// as not about retries.
+struct Keys<'a> {
+    mode: Option<(usize, &'a str)>,
+    attempts: Option<(usize, &'a str)>,
+    others: Vec<&'a str>,
+}
+
+impl<'a> Keys<'a> {
+    /// Refuses a key given twice, one with no meaning in the model and one it does not know.
+    fn read(file: &str, header: &str, keys: Vec<Entry<'a>>) -> Result<Keys<'a>, CliError> {
+        let mut out = Keys {
+            mode: None,
+            attempts: None,
+            others: Vec::new(),
         };
-        if slot.is_some() {
-            return Err(refuse(&at, &format!("[{header}].{k}"), "given twice"));
+        for (line, k, v) in keys {
+            let at = format!("{file}:{line}");
+            let slot = match k {
+                "retry_mode" => &mut out.mode,
+                "max_attempts" => &mut out.attempts,
+                k if NOT_RETRIES.contains(&k) => {
+                    out.others.push(k);
+                    continue;
+                }
+                k if UNSUPPORTED.contains(&k) => {
+                    return Err(refuse(
+                        &at,
+                        &format!("[{header}].{k}"),
+                        "has no meaning in the model; supported: retry_mode, max_attempts",
+                    ));
+                }
+                k => {
+                    return Err(refuse(
+                        &at,
+                        &format!("[{header}].{k}"),
+                        format!(
+                            "unknown key; supported: retry_mode, max_attempts (and, listed but not imported: {})",
+                            NOT_RETRIES.join(", ")
+                        ),
+                    ));
+                }
+            };
+            if slot.is_some() {
+                return Err(refuse(&at, &format!("[{header}].{k}"), "given twice"));
+            }
+            *slot = Some((line, v));
         }
-        *slot = Some((line, v));
+        Ok(out)
     }
-    let Some((mode_line, mode)) = mode else {
-        return Err(refuse(
-            file,
-            &format!("[{header}].retry_mode"),
-            "absent: its default differs between SDKs (botocore: legacy, most newer SDKs: standard); set retry_mode = standard or legacy",
-        ));
-    };
-    let src = |line: usize, k: &str, v: &str| format!("{file}:{line} [{header}] {k} = {v}");
-    let mut e = Emit::default();
-    e.note(format!(
-        "Imported by `retrystorm import aws {file}` (profile {profile:?}): AWS SDK retry behavior."
-    ));
-    if !others.is_empty() {
-        e.note(format!(
-            "Not about retries, not imported: {}.",
-            others.join(", ")
-        ));
-    }
-    let default_attempts = match mode {
-        "standard" => 3,
-        "legacy" => 5,
-        "adaptive" => {
-            return Err(refuse(
-                &format!("{file}:{mode_line}"),
-                &format!("[{header}].retry_mode"),
-                "adaptive adds a client-side rate limiter this build does not model; supported: standard, legacy",
-            ));
-        }
-        other => {
-            return Err(refuse(
-                &format!("{file}:{mode_line}"),
-                &format!("[{header}].retry_mode"),
-                format!("{other:?} is not a retry mode; supported: standard, legacy"),
-            ));
-        }
-    };
-    match attempts {
-        Some((line, v)) => {
-            let n: u32 = v.parse().ok().filter(|n| *n >= 1).ok_or_else(|| {
-                refuse(
-                    &format!("{file}:{line}"),
-                    &format!("[{header}].max_attempts"),
-                    format!("must be an integer >= 1 (the first try included), got {v:?}"),
-                )
-            })?;
-            e.set(
-                "retry",
-                "max_attempts",
-                n.to_string(),
-                src(line, "max_attempts", v),
-            );
-        }
-        None => e.set(
-            "retry",
-            "max_attempts",
-            default_attempts.to_string(),
-            format!("{mode} mode's default (botocore)"),
-        ),
-    }
-    let m = src(mode_line, "retry_mode", mode);
+}
+
+/// botocore's backoff for `mode` (`standard` or `legacy`), and standard mode's retry quota;
+/// `source` names the `retry_mode` line.
+fn backoff(e: &mut Emit, source: &str, mode: &str) {
     e.set(
         "retry",
         "backoff",
         quoted("exponential"),
-        format!("{m}: random() * 2^(n-1) s"),
+        format!("{source}: random() * 2^(n-1) s"),
     );
     e.set(
         "retry",
@@ -269,37 +304,7 @@ pub fn import(file: &str, text: &str, profile: Option<&str>) -> Result<Emit, Cli
             quoted("20s"),
             "botocore standard: max_backoff = 20",
         );
-        e.set(
-            "budget",
-            "kind",
-            quoted("aws"),
-            "standard mode's retry quota (RetryQuotaChecker)",
-        );
-        e.set(
-            "budget",
-            "quota",
-            "500".into(),
-            "botocore: INITIAL_RETRY_TOKENS = 500",
-        );
-        e.set(
-            "budget",
-            "retry_cost",
-            "5".into(),
-            "botocore: RETRY_COST = 5",
-        );
-        e.set(
-            "budget",
-            "timeout_cost",
-            "10".into(),
-            "botocore: TIMEOUT_RETRY_COST = 10",
-        );
-        e.set(
-            "budget",
-            "no_retry_increment",
-            "1".into(),
-            "botocore: NO_RETRY_INCREMENT = 1",
-        );
-        e.set("budget", "scope", quoted("client"), "one quota per client");
+        quota(e);
     } else {
         e.set(
             "retry",
@@ -308,7 +313,41 @@ pub fn import(file: &str, text: &str, profile: Option<&str>) -> Result<Emit, Cli
             "legacy mode has no cap (a window past 1h is cut to it)",
         );
     }
-    Ok(e)
+}
+
+/// Standard mode's retry quota (botocore `RetryQuotaChecker`), as `[budget] kind = "aws"`.
+fn quota(e: &mut Emit) {
+    e.set(
+        "budget",
+        "kind",
+        quoted("aws"),
+        "standard mode's retry quota (RetryQuotaChecker)",
+    );
+    e.set(
+        "budget",
+        "quota",
+        "500".into(),
+        "botocore: INITIAL_RETRY_TOKENS = 500",
+    );
+    e.set(
+        "budget",
+        "retry_cost",
+        "5".into(),
+        "botocore: RETRY_COST = 5",
+    );
+    e.set(
+        "budget",
+        "timeout_cost",
+        "10".into(),
+        "botocore: TIMEOUT_RETRY_COST = 10",
+    );
+    e.set(
+        "budget",
+        "no_retry_increment",
+        "1".into(),
+        "botocore: NO_RETRY_INCREMENT = 1",
+    );
+    e.set("budget", "scope", quoted("client"), "one quota per client");
 }
 
 #[cfg(test)]

@@ -179,6 +179,12 @@ pub fn preset(mode: &str) -> Option<Table> {
             Value::Table(retry),
         )]));
     }
+    aws(mode).map(|text| sections(&text))
+}
+
+/// The sections of an AWS SDK's `mode` as TOML text: botocore's standard mode, then what the
+/// mode changes in it (a section may repeat); `None` for another name.
+fn aws(mode: &str) -> Option<String> {
     let standard = r#"
         [retry]
         max_attempts = 3
@@ -197,7 +203,7 @@ pub fn preset(mode: &str) -> Option<Table> {
         timeout_cost = 10
         no_retry_increment = 1
     "#;
-    let text = match mode {
+    Some(match mode {
         "aws-legacy" => r#"
             [retry]
             max_attempts = 5
@@ -256,8 +262,12 @@ pub fn preset(mode: &str) -> Option<Table> {
             )
         }
         _ => return None,
-    };
-    // Sections repeat in the texts above (standard, then its changes): merge them in order.
+    })
+}
+
+/// The tables of a preset's text, merged in order: a section that repeats (standard, then its
+/// changes) overrides the keys it sets; every `[retry]` starts with the classes the SDKs retry.
+fn sections(text: &str) -> Table {
     let mut out = Table::new();
     let mut section = String::new();
     let mut body = String::new();
@@ -285,7 +295,7 @@ pub fn preset(mode: &str) -> Option<Table> {
         }
     }
     flush(&section, &body, &mut out);
-    Some(out)
+    out
 }
 
 /// Expands `retry.mode` in `scope` (the top level or one `[[tier]]` table): the preset's

@@ -20,8 +20,10 @@ use retrystorm_core::stats::{self, Estimate};
 use retrystorm_core::summary::{self, Summary};
 use serde::Serialize;
 
+mod experiment;
 mod suite;
 
+use experiment::*;
 use suite::*;
 
 /// One case's numbers and verdict, as printed and as JSON.

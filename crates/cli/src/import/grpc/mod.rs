@@ -9,38 +9,16 @@
 //! `timeout` is the whole call's deadline (A6: "the timeout applies to the overall RPC"), so it
 //! is `retry.deadline`; `perAttemptRecvTimeout` (A6 addendum) is `retry.timeout`.
 
+mod codes;
+
 use super::{Emit, decimal_seconds, duration, float, quoted, refuse};
 use crate::CliError;
+use codes::{classes, list};
 use retrystorm_core::time::Duration;
 use serde_json::{Map, Value};
 
 /// gRPC's own cap on `maxAttempts` (retries and hedges alike).
 const GRPC_MAX_ATTEMPTS: u64 = 5;
-
-/// gRPC status code (name, number) to the answer class it stands for here.
-const CODES: [(&str, u64, &str); 6] = [
-    ("UNAVAILABLE", 14, "503"),
-    ("RESOURCE_EXHAUSTED", 8, "429"),
-    ("DEADLINE_EXCEEDED", 4, "timeout"),
-    ("INTERNAL", 13, "5xx"),
-    ("UNKNOWN", 2, "5xx"),
-    ("ABORTED", 10, "409"),
-];
-
-/// Codes a gRPC server sends that have no class in the model (a client error, a success, ...).
-const UNMAPPED: [(&str, u64); 11] = [
-    ("OK", 0),
-    ("CANCELLED", 1),
-    ("INVALID_ARGUMENT", 3),
-    ("NOT_FOUND", 5),
-    ("ALREADY_EXISTS", 6),
-    ("PERMISSION_DENIED", 7),
-    ("FAILED_PRECONDITION", 9),
-    ("OUT_OF_RANGE", 11),
-    ("UNIMPLEMENTED", 12),
-    ("DATA_LOSS", 15),
-    ("UNAUTHENTICATED", 16),
-];
 
 /// Checks that `obj` has only `allowed` keys.
 pub(super) fn only(
@@ -100,54 +78,6 @@ fn positive_duration(file: &str, at: &str, v: &Value) -> Result<Duration, CliErr
     Ok(d)
 }
 
-/// A status code (name in any case, or number) to its class.
-fn class_of(file: &str, at: &str, v: &Value) -> Result<&'static str, CliError> {
-    let name = match v {
-        Value::String(s) => s.to_ascii_uppercase(),
-        Value::Number(n) => n
-            .as_u64()
-            .and_then(|n| {
-                CODES
-                    .iter()
-                    .map(|c| (c.0, c.1))
-                    .chain(UNMAPPED)
-                    .find(|c| c.1 == n)
-            })
-            .map(|c| c.0.to_string())
-            .unwrap_or_else(|| n.to_string()),
-        _ => String::new(),
-    };
-    if let Some(c) = CODES.iter().find(|c| c.0 == name) {
-        return Ok(c.2);
-    }
-    let mapped: Vec<String> = CODES.iter().map(|c| format!("{} ({})", c.0, c.2)).collect();
-    let why = if UNMAPPED.iter().any(|c| c.0 == name) {
-        "has no answer class in the model"
-    } else {
-        "is not a gRPC status code"
-    };
-    Err(refuse(
-        file,
-        at,
-        format!("{v} {why}; supported: {}", mapped.join(", ")),
-    ))
-}
-
-/// The status code list at `at` as classes (duplicates folded, first-seen order).
-fn classes(file: &str, at: &str, v: &Value) -> Result<Vec<&'static str>, CliError> {
-    let list = v
-        .as_array()
-        .ok_or_else(|| refuse(file, at, "expected a list of status codes"))?;
-    let mut out: Vec<&'static str> = Vec::new();
-    for (i, c) in list.iter().enumerate() {
-        let class = class_of(file, &format!("{at}[{i}]"), c)?;
-        if !out.contains(&class) {
-            out.push(class);
-        }
-    }
-    Ok(out)
-}
-
 fn attempts(file: &str, at: &str, v: &Value, e: &mut Emit, section: &str) -> Result<(), CliError> {
     let n = v.as_u64().filter(|n| *n >= 2).ok_or_else(|| {
         refuse(
@@ -169,11 +99,6 @@ fn attempts(file: &str, at: &str, v: &Value, e: &mut Emit, section: &str) -> Res
     };
     e.set(section, "max_attempts", used.to_string(), note);
     Ok(())
-}
-
-fn list(classes: &[&str]) -> String {
-    let q: Vec<String> = classes.iter().map(|c| quoted(c)).collect();
-    format!("[{}]", q.join(", "))
 }
 
 /// `service/method` (or `service/` for a whole service, `/` for the default) of a name entry.
@@ -231,152 +156,11 @@ pub fn import(file: &str, text: &str, method: Option<&str>) -> Result<Emit, CliE
         })
         .collect();
     refuse_duplicate_names(file, &names)?;
-    let chosen = match (configs.len(), method) {
-        (0, None) => None,
-        (0, Some(m)) => {
-            return Err(refuse(
-                file,
-                "methodConfig",
-                format!("--method {m}: the file has no methodConfig"),
-            ));
-        }
-        (1, None) => Some(0),
-        (_, m) => {
-            let all: Vec<String> = names.iter().flat_map(|(_, n)| n.clone()).collect();
-            let Some(m) = m else {
-                return Err(refuse(
-                    file,
-                    "methodConfig",
-                    format!(
-                        "{} entries; pick one with --method SERVICE/METHOD: {}",
-                        configs.len(),
-                        all.join(", ")
-                    ),
-                ));
-            };
-            // gRPC's own lookup order: the exact method, then the service, then the default.
-            let service = m.split_once('/').map_or(m, |(s, _)| s);
-            let wanted = [m.to_string(), format!("{service}/"), "/".to_string()];
-            let hit = wanted
-                .iter()
-                .find_map(|w| names.iter().find(|(_, n)| n.contains(w)).map(|(i, _)| *i));
-            match hit {
-                Some(i) => Some(i),
-                None => {
-                    return Err(refuse(
-                        file,
-                        "methodConfig",
-                        format!(
-                            "--method {m} matches no name; the names are: {}",
-                            all.join(", ")
-                        ),
-                    ));
-                }
-            }
-        }
-    };
-    if let Some(i) = chosen {
-        let at = format!("methodConfig[{i}]");
-        let mc = object(file, &at, &configs[i])?;
-        only(
-            file,
-            &at,
-            mc,
-            &[
-                "name",
-                "timeout",
-                "retryPolicy",
-                "hedgingPolicy",
-                "waitForReady",
-            ],
-        )?;
-        if let Some(n) = names[i].1.first() {
-            e.note(format!("{at} applies to {}.", names[i].1.join(", ")));
-            let _ = n;
-        }
-        if let Some(w) = mc.get("waitForReady") {
-            if w != &Value::Bool(false) {
-                return Err(refuse(
-                    file,
-                    &format!("{at}.waitForReady"),
-                    "only false is supported: the model has no connection state to wait for",
-                ));
-            }
-        }
-        if mc.contains_key("retryPolicy") && mc.contains_key("hedgingPolicy") {
-            return Err(refuse(
-                file,
-                &at,
-                "retryPolicy and hedgingPolicy are mutually exclusive (gRFC A6)",
-            ));
-        }
-        if let Some(t) = mc.get("timeout") {
-            let d = positive_duration(file, &format!("{at}.timeout"), t)?;
-            e.set(
-                "retry",
-                "deadline",
-                duration(d),
-                format!("{at}.timeout = {t} (the whole call, every attempt)"),
-            );
-        }
-        if let Some(rp) = mc.get("retryPolicy") {
-            retry_policy(file, &format!("{at}.retryPolicy"), rp, &mut e)?;
-        }
-        if let Some(hp) = mc.get("hedgingPolicy") {
-            hedging_policy(file, &format!("{at}.hedgingPolicy"), hp, &mut e)?;
-        }
+    if let Some(i) = choose(file, configs.len(), &names, method)? {
+        method_config(file, i, &configs[i], &names[i].1, &mut e)?;
     }
     if let Some(t) = root.get("retryThrottling") {
-        let t = object(file, "retryThrottling", t)?;
-        only(file, "retryThrottling", t, &["maxTokens", "tokenRatio"])?;
-        let (Some(max), Some(ratio)) = (t.get("maxTokens"), t.get("tokenRatio")) else {
-            return Err(refuse(
-                file,
-                "retryThrottling",
-                "needs maxTokens and tokenRatio (gRFC A6)",
-            ));
-        };
-        let max_f = max
-            .as_f64()
-            .filter(|m| *m > 0.0 && *m <= 1000.0 && m.fract() == 0.0)
-            .ok_or_else(|| {
-                refuse(
-                    file,
-                    "retryThrottling.maxTokens",
-                    format!("must be an integer in (0, 1000] (gRFC A6), got {max}"),
-                )
-            })?;
-        let ratio_f = ratio.as_f64().filter(|r| *r > 0.0).ok_or_else(|| {
-            refuse(
-                file,
-                "retryThrottling.tokenRatio",
-                format!("must be > 0 (gRFC A6), got {ratio}"),
-            )
-        })?;
-        e.set(
-            "budget",
-            "kind",
-            quoted("grpc"),
-            "retryThrottling: gRPC retry throttling",
-        );
-        e.set(
-            "budget",
-            "max_tokens",
-            float(max_f),
-            format!("retryThrottling.maxTokens = {max}"),
-        );
-        e.set(
-            "budget",
-            "token_ratio",
-            float(ratio_f),
-            format!("retryThrottling.tokenRatio = {ratio} (gRPC keeps 3 decimals)"),
-        );
-        e.set(
-            "budget",
-            "scope",
-            quoted("client"),
-            "gRPC keeps one token count per client channel (per server name)",
-        );
+        throttling(file, t, &mut e)?;
     }
     if e.sections.is_empty() {
         return Err(refuse(
@@ -386,6 +170,170 @@ pub fn import(file: &str, text: &str, method: Option<&str>) -> Result<Emit, CliE
         ));
     }
     Ok(e)
+}
+
+/// The `methodConfig` entry `--method` picks, in gRPC's own lookup order (the exact method,
+/// then the service, then the default); the only one without `--method`; none in a file
+/// without any.
+fn choose(
+    file: &str,
+    count: usize,
+    names: &[(usize, Vec<String>)],
+    method: Option<&str>,
+) -> Result<Option<usize>, CliError> {
+    match (count, method) {
+        (0, None) => return Ok(None),
+        (0, Some(m)) => {
+            return Err(refuse(
+                file,
+                "methodConfig",
+                format!("--method {m}: the file has no methodConfig"),
+            ));
+        }
+        (1, None) => return Ok(Some(0)),
+        _ => {}
+    }
+    let all: Vec<String> = names.iter().flat_map(|(_, n)| n.clone()).collect();
+    let Some(m) = method else {
+        return Err(refuse(
+            file,
+            "methodConfig",
+            format!(
+                "{count} entries; pick one with --method SERVICE/METHOD: {}",
+                all.join(", ")
+            ),
+        ));
+    };
+    let service = m.split_once('/').map_or(m, |(s, _)| s);
+    let wanted = [m.to_string(), format!("{service}/"), "/".to_string()];
+    let hit = wanted
+        .iter()
+        .find_map(|w| names.iter().find(|(_, n)| n.contains(w)).map(|(i, _)| *i));
+    match hit {
+        Some(i) => Ok(Some(i)),
+        None => Err(refuse(
+            file,
+            "methodConfig",
+            format!(
+                "--method {m} matches no name; the names are: {}",
+                all.join(", ")
+            ),
+        )),
+    }
+}
+
+/// `methodConfig[i]`, named `names`: its deadline and its retry or hedging policy.
+fn method_config(
+    file: &str,
+    i: usize,
+    config: &Value,
+    names: &[String],
+    e: &mut Emit,
+) -> Result<(), CliError> {
+    let at = format!("methodConfig[{i}]");
+    let mc = object(file, &at, config)?;
+    only(
+        file,
+        &at,
+        mc,
+        &[
+            "name",
+            "timeout",
+            "retryPolicy",
+            "hedgingPolicy",
+            "waitForReady",
+        ],
+    )?;
+    if !names.is_empty() {
+        e.note(format!("{at} applies to {}.", names.join(", ")));
+    }
+    if let Some(w) = mc.get("waitForReady") {
+        if w != &Value::Bool(false) {
+            return Err(refuse(
+                file,
+                &format!("{at}.waitForReady"),
+                "only false is supported: the model has no connection state to wait for",
+            ));
+        }
+    }
+    if mc.contains_key("retryPolicy") && mc.contains_key("hedgingPolicy") {
+        return Err(refuse(
+            file,
+            &at,
+            "retryPolicy and hedgingPolicy are mutually exclusive (gRFC A6)",
+        ));
+    }
+    if let Some(t) = mc.get("timeout") {
+        let d = positive_duration(file, &format!("{at}.timeout"), t)?;
+        e.set(
+            "retry",
+            "deadline",
+            duration(d),
+            format!("{at}.timeout = {t} (the whole call, every attempt)"),
+        );
+    }
+    if let Some(rp) = mc.get("retryPolicy") {
+        retry_policy(file, &format!("{at}.retryPolicy"), rp, e)?;
+    }
+    if let Some(hp) = mc.get("hedgingPolicy") {
+        hedging_policy(file, &format!("{at}.hedgingPolicy"), hp, e)?;
+    }
+    Ok(())
+}
+
+/// `retryThrottling` as `[budget] kind = "grpc"`, one token count per client.
+fn throttling(file: &str, t: &Value, e: &mut Emit) -> Result<(), CliError> {
+    let t = object(file, "retryThrottling", t)?;
+    only(file, "retryThrottling", t, &["maxTokens", "tokenRatio"])?;
+    let (Some(max), Some(ratio)) = (t.get("maxTokens"), t.get("tokenRatio")) else {
+        return Err(refuse(
+            file,
+            "retryThrottling",
+            "needs maxTokens and tokenRatio (gRFC A6)",
+        ));
+    };
+    let max_f = max
+        .as_f64()
+        .filter(|m| *m > 0.0 && *m <= 1000.0 && m.fract() == 0.0)
+        .ok_or_else(|| {
+            refuse(
+                file,
+                "retryThrottling.maxTokens",
+                format!("must be an integer in (0, 1000] (gRFC A6), got {max}"),
+            )
+        })?;
+    let ratio_f = ratio.as_f64().filter(|r| *r > 0.0).ok_or_else(|| {
+        refuse(
+            file,
+            "retryThrottling.tokenRatio",
+            format!("must be > 0 (gRFC A6), got {ratio}"),
+        )
+    })?;
+    e.set(
+        "budget",
+        "kind",
+        quoted("grpc"),
+        "retryThrottling: gRPC retry throttling",
+    );
+    e.set(
+        "budget",
+        "max_tokens",
+        float(max_f),
+        format!("retryThrottling.maxTokens = {max}"),
+    );
+    e.set(
+        "budget",
+        "token_ratio",
+        float(ratio_f),
+        format!("retryThrottling.tokenRatio = {ratio} (gRPC keeps 3 decimals)"),
+    );
+    e.set(
+        "budget",
+        "scope",
+        quoted("client"),
+        "gRPC keeps one token count per client channel (per server name)",
+    );
+    Ok(())
 }
 
 fn retry_policy(file: &str, at: &str, rp: &Value, e: &mut Emit) -> Result<(), CliError> {
@@ -414,36 +362,7 @@ fn retry_policy(file: &str, at: &str, rp: &Value, e: &mut Emit) -> Result<(), Cl
         e,
         "retry",
     )?;
-    let base = positive_duration(
-        file,
-        &format!("{at}.initialBackoff"),
-        need("initialBackoff")?,
-    )?;
-    let cap = positive_duration(file, &format!("{at}.maxBackoff"), need("maxBackoff")?)?;
-    let mult_v = need("backoffMultiplier")?;
-    let mult = mult_v.as_f64().filter(|m| *m > 0.0).ok_or_else(|| {
-        refuse(
-            file,
-            &format!("{at}.backoffMultiplier"),
-            format!("must be > 0, got {mult_v}"),
-        )
-    })?;
-    if mult < 1.0 {
-        return Err(refuse(
-            file,
-            &format!("{at}.backoffMultiplier"),
-            format!(
-                "{mult} < 1 (a shrinking backoff) is not supported; retry.multiplier must be >= 1"
-            ),
-        ));
-    }
-    if cap < base {
-        return Err(refuse(
-            file,
-            &format!("{at}.maxBackoff"),
-            "is below initialBackoff; retry.cap must be >= retry.base",
-        ));
-    }
+    let backoff = Backoff::read(file, at, rp)?;
     let codes = classes(
         file,
         &format!("{at}.retryableStatusCodes"),
@@ -456,42 +375,7 @@ fn retry_policy(file: &str, at: &str, rp: &Value, e: &mut Emit) -> Result<(), Cl
             "must not be empty (gRFC A6)",
         ));
     }
-    e.set(
-        "retry",
-        "backoff",
-        quoted("exponential"),
-        "gRFC A6: initialBackoff * backoffMultiplier^(n-1)",
-    );
-    e.set(
-        "retry",
-        "jitter",
-        quoted("full"),
-        "gRFC A6: the delay is random(0, that)",
-    );
-    e.set(
-        "retry",
-        "base",
-        duration(base),
-        format!("{at}.initialBackoff = {}", rp["initialBackoff"]),
-    );
-    e.set(
-        "retry",
-        "cap",
-        duration(cap),
-        format!("{at}.maxBackoff = {}", rp["maxBackoff"]),
-    );
-    e.set(
-        "retry",
-        "multiplier",
-        float(mult),
-        format!("{at}.backoffMultiplier = {mult_v}"),
-    );
-    e.set(
-        "retry",
-        "first_exponent",
-        "0".into(),
-        "the first retry's window is initialBackoff",
-    );
+    backoff.emit(at, rp, e);
     e.set(
         "retry",
         "retry_on",
@@ -514,6 +398,99 @@ fn retry_policy(file: &str, at: &str, rp: &Value, e: &mut Emit) -> Result<(), Cl
         );
     }
     Ok(())
+}
+
+/// A `retryPolicy`'s backoff (gRFC A6): `initialBackoff * backoffMultiplier^(n-1)`, at most
+/// `maxBackoff`, each delay drawn at random below it.
+struct Backoff {
+    base: Duration,
+    cap: Duration,
+    multiplier: f64,
+}
+
+impl Backoff {
+    /// Reads the three keys (each required), refusing a shrinking backoff or a cap below the base.
+    fn read(file: &str, at: &str, rp: &Map<String, Value>) -> Result<Backoff, CliError> {
+        let need = |k: &str| {
+            rp.get(k)
+                .ok_or_else(|| refuse(file, &format!("{at}.{k}"), "required by gRFC A6"))
+        };
+        let base = positive_duration(
+            file,
+            &format!("{at}.initialBackoff"),
+            need("initialBackoff")?,
+        )?;
+        let cap = positive_duration(file, &format!("{at}.maxBackoff"), need("maxBackoff")?)?;
+        let mult_v = need("backoffMultiplier")?;
+        let multiplier = mult_v.as_f64().filter(|m| *m > 0.0).ok_or_else(|| {
+            refuse(
+                file,
+                &format!("{at}.backoffMultiplier"),
+                format!("must be > 0, got {mult_v}"),
+            )
+        })?;
+        if multiplier < 1.0 {
+            return Err(refuse(
+                file,
+                &format!("{at}.backoffMultiplier"),
+                format!(
+                    "{multiplier} < 1 (a shrinking backoff) is not supported; retry.multiplier must be >= 1"
+                ),
+            ));
+        }
+        if cap < base {
+            return Err(refuse(
+                file,
+                &format!("{at}.maxBackoff"),
+                "is below initialBackoff; retry.cap must be >= retry.base",
+            ));
+        }
+        Ok(Backoff {
+            base,
+            cap,
+            multiplier,
+        })
+    }
+
+    /// As `[retry]` keys, each naming the field of `rp` (at `at`) it came from.
+    fn emit(&self, at: &str, rp: &Map<String, Value>, e: &mut Emit) {
+        e.set(
+            "retry",
+            "backoff",
+            quoted("exponential"),
+            "gRFC A6: initialBackoff * backoffMultiplier^(n-1)",
+        );
+        e.set(
+            "retry",
+            "jitter",
+            quoted("full"),
+            "gRFC A6: the delay is random(0, that)",
+        );
+        e.set(
+            "retry",
+            "base",
+            duration(self.base),
+            format!("{at}.initialBackoff = {}", rp["initialBackoff"]),
+        );
+        e.set(
+            "retry",
+            "cap",
+            duration(self.cap),
+            format!("{at}.maxBackoff = {}", rp["maxBackoff"]),
+        );
+        e.set(
+            "retry",
+            "multiplier",
+            float(self.multiplier),
+            format!("{at}.backoffMultiplier = {}", rp["backoffMultiplier"]),
+        );
+        e.set(
+            "retry",
+            "first_exponent",
+            "0".into(),
+            "the first retry's window is initialBackoff",
+        );
+    }
 }
 
 fn hedging_policy(file: &str, at: &str, hp: &Value, e: &mut Emit) -> Result<(), CliError> {

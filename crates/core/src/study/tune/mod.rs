@@ -309,96 +309,121 @@ pub fn try_search<E>(
         .iter()
         .map(|e| metrics.iter().position(|m| *m == e.metric).expect("listed"))
         .collect();
-    let n0 = settings.n0.max(2);
-    let mut values = vec![vec![Vec::new(); metrics.len()]; k];
-    let mut runs = 0u64;
-    let mut run = |stage: Stage, asked: Vec<(usize, usize)>, values: &mut Vec<Vec<Vec<f64>>>| {
-        measure(batch, stage, asked, values)
+    let mut search = Search {
+        values: vec![vec![Vec::new(); metrics.len()]; k],
+        metrics,
+        cidx,
+        feas: vec![Vec::new(); k],
+        alive: vec![true; k],
+        halved: vec![None; k],
+        runs: 0,
+        delta: 0.0,
+        h2: 0.0,
     };
+    let n0 = settings.n0.max(2);
     let primary = &objectives[0];
-    let mut alive = vec![true; k];
-    let mut halved = vec![None; k];
-    let mut have = 0;
-    if let Some(h) = &settings.halving {
+    let have = match &settings.halving {
+        Some(h) => search.halve(h, n0, settings.budget, constraints, primary, batch)?,
+        None => 0,
+    };
+    let n0 = n0.max(have);
+    let first: Vec<(usize, usize)> = (0..k)
+        .filter(|c| search.alive[*c])
+        .flat_map(|c| (have..n0).map(move |r| (c, r)))
+        .collect();
+    search.runs += measure(batch, Stage::First, first, &mut search.values)?;
+    search.screen(n0, settings, constraints, primary, batch)?;
+    Ok(search.conclude(objectives, constraints))
+}
+
+impl Search {
+    /// Successive halving before KN: drops the candidates that rank low on a few seeds, or
+    /// are infeasible or unmeasured. The replications every survivor has.
+    fn halve<E>(
+        &mut self,
+        h: &halving::Halving,
+        n0: usize,
+        budget: u64,
+        constraints: &[Expectation],
+        primary: &Objective,
+        batch: &mut TryBatch<'_, E>,
+    ) -> Result<usize, E> {
+        let cidx = &self.cidx;
         let judge = |c: usize, values: &Vec<Vec<Vec<f64>>>| {
             let unmeasured = values[c][0].iter().any(|x| x.is_nan());
             let infeasible = constraints
                 .iter()
-                .zip(&cidx)
+                .zip(cidx)
                 .any(|(e, m)| feasibility(e, &values[c][*m]) == Feasibility::Infeasible);
             !(unmeasured || infeasible)
         };
         let (spent, seeds) = h.run(
             n0,
-            settings.budget,
-            &mut alive,
-            &mut halved,
-            &mut values,
-            &mut |s, asked, values| run(Stage::Halving(s), asked, values),
+            budget,
+            &mut self.alive,
+            &mut self.halved,
+            &mut self.values,
+            &mut |s, asked, values| measure(batch, Stage::Halving(s), asked, values),
             &judge,
             &|c, values| {
                 let xs = &values[c][0];
                 primary.signed(xs.iter().sum::<f64>() / xs.len() as f64)
             },
         )?;
-        runs += spent;
-        have = seeds;
-    }
-    let n0 = n0.max(have);
-    let first: Vec<(usize, usize)> = (0..k)
-        .filter(|c| alive[*c])
-        .flat_map(|c| (have..n0).map(move |r| (c, r)))
-        .collect();
-    runs += run(Stage::First, first, &mut values)?;
-
-    let mut feas = vec![Vec::new(); k];
-    let mut r = n0;
-    let mut h2 = 0.0;
-    let mut delta = 0.0;
-    let signed = |values: &Vec<Vec<Vec<f64>>>| -> Vec<Vec<f64>> {
-        values
-            .iter()
-            .map(|v| v[0].iter().map(|x| primary.signed(*x)).collect())
-            .collect()
-    };
-    loop {
-        judge(constraints, &cidx, &values, &mut feas, &mut alive);
-        let feasible = all_feasible(&feas);
-        let xs = signed(&values);
-        if r == n0 {
-            let contenders = alive.iter().filter(|a| **a).count();
-            h2 = kn::h2(settings.alpha, contenders, n0);
-            delta = indifference_delta(settings.indifference, &xs, &alive, n0);
-        }
-        alive = kn::screen(&xs, &alive, &feasible, h2, delta, n0, r);
-        let left: Vec<usize> = (0..k).filter(|c| alive[*c]).collect();
-        let decided = left.iter().all(|c| feasible[*c]);
-        if left.is_empty() || (left.len() == 1 && decided) {
-            break;
-        }
-        if runs + left.len() as u64 > settings.budget || r >= MAX_REPLICATIONS {
-            break;
-        }
-        runs += run(
-            Stage::Kn(r),
-            left.iter().map(|c| (*c, r)).collect(),
-            &mut values,
-        )?;
-        r += 1;
+        self.runs += spent;
+        Ok(seeds)
     }
 
-    let search = Search {
-        metrics,
-        cidx,
-        values,
-        feas,
-        alive,
-        halved,
-        runs,
-        delta,
-        h2,
-    };
-    Ok(search.conclude(objectives, constraints))
+    /// KN's fully sequential screening from `n0` replications on: one more replication of
+    /// every survivor at a time until one feasible candidate is left, none is, the budget is
+    /// spent or [`MAX_REPLICATIONS`] is reached.
+    fn screen<E>(
+        &mut self,
+        n0: usize,
+        settings: &Settings,
+        constraints: &[Expectation],
+        primary: &Objective,
+        batch: &mut TryBatch<'_, E>,
+    ) -> Result<(), E> {
+        let k = self.values.len();
+        let mut r = n0;
+        loop {
+            judge(
+                constraints,
+                &self.cidx,
+                &self.values,
+                &mut self.feas,
+                &mut self.alive,
+            );
+            let feasible = all_feasible(&self.feas);
+            let xs: Vec<Vec<f64>> = self
+                .values
+                .iter()
+                .map(|v| v[0].iter().map(|x| primary.signed(*x)).collect())
+                .collect();
+            if r == n0 {
+                let contenders = self.alive.iter().filter(|a| **a).count();
+                self.h2 = kn::h2(settings.alpha, contenders, n0);
+                self.delta = indifference_delta(settings.indifference, &xs, &self.alive, n0);
+            }
+            self.alive = kn::screen(&xs, &self.alive, &feasible, self.h2, self.delta, n0, r);
+            let left: Vec<usize> = (0..k).filter(|c| self.alive[*c]).collect();
+            let decided = left.iter().all(|c| feasible[*c]);
+            if left.is_empty() || (left.len() == 1 && decided) {
+                return Ok(());
+            }
+            if self.runs + left.len() as u64 > settings.budget || r >= MAX_REPLICATIONS {
+                return Ok(());
+            }
+            self.runs += measure(
+                batch,
+                Stage::Kn(r),
+                left.iter().map(|c| (*c, r)).collect(),
+                &mut self.values,
+            )?;
+            r += 1;
+        }
+    }
 }
 
 /// Runs the `asked` (candidate, replication) pairs as one batch and appends each row of

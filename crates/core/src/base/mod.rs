@@ -4,9 +4,7 @@
 //!   them.
 //! - [`rng`]: keyed PCG streams, one per `(seed, entity, purpose, index)`.
 //! - [`dist`]: duration distributions.
-//! - [`calendar`]: the future event list, a calendar queue of adaptive width with a coarse ring,
-//!   FIFO among ties.
-//! - [`radix_sort`]: the calendar's stable sort of a bucket, with no allocation per bucket.
+//! - [`calendar`]: the future event list, a calendar queue of adaptive width, FIFO among ties.
 //! - [`queue`]: `EventQueue` (the calendar queue) and the radix heap it replaced.
 //! - [`invalid`]: a semantic error of a model, naming the dotted field.
 //! - [`diagnostics`]: a refused input located in its file (`file:line:col: field: message`) and
@@ -17,6 +15,5 @@ pub mod diagnostics;
 pub mod dist;
 pub mod invalid;
 pub mod queue;
-pub mod radix_sort;
 pub mod rng;
 pub mod time;

@@ -119,14 +119,8 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     };
     let o = tune::search(k, &objectives, &constraints, &settings, &mut batch);
     bar.finish_and_clear();
-    let ran_here = ran_here.into_inner();
-    if let (Some(f), true) = (&from, ran_here > 0) {
-        progress::note(&format!(
-            "--first-stage-from {}: {} of the search's {} not in it; ran them here (merge every shard of a stage to spare them)",
-            f.name,
-            plural(ran_here, "run"),
-            o.runs
-        ));
+    if let Some(f) = &from {
+        note_ran_here(f, ran_here.into_inner(), o.runs);
     }
 
     let label = |c: usize| label(&cands, &grid, c);
@@ -163,6 +157,17 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
         chart::write_chart(p, &scenario.name, &objectives, &o, &cands, &grid)?;
     }
     verdict(&o, &label)
+}
+
+/// With `--first-stage-from`: how many of the search's runs were not in the file and ran here.
+fn note_ran_here(f: &shard::Runs, ran_here: u64, runs: u64) {
+    if ran_here > 0 {
+        progress::note(&format!(
+            "--first-stage-from {}: {} of the search's {runs} not in it; ran them here (merge every shard of a stage to spare them)",
+            f.name,
+            plural(ran_here, "run"),
+        ));
+    }
 }
 
 /// The files `tune` writes, checked (and `--seeds`, which tune decides itself, refused).

@@ -142,14 +142,7 @@ fn draw_points(
     axes: &Axes,
     placed: &[(f64, &CandidatePoint)],
 ) -> Result<(), ReportError> {
-    let (xr, yr) = ranges(placed);
-    let mut chart = ChartBuilder::on(area)
-        .margin(16)
-        .margin_top(4)
-        .x_label_area_size(48)
-        .y_label_area_size(72)
-        .build_cartesian_2d(xr, yr)
-        .map_err(err)?;
+    let mut chart = crate::svg::plot_area(area, CHART, ranges(placed))?;
     let named = axes.ranked && placed.len() <= MAX_NAMED;
     let tick = |x: &f64| -> String {
         if !named {

@@ -363,14 +363,7 @@ fn draw_lines(
     } else {
         y_name.to_string()
     };
-    let (xr, yr) = ranges(lines);
-    let mut chart = ChartBuilder::on(area)
-        .margin(16)
-        .margin_top(4)
-        .x_label_area_size(48)
-        .y_label_area_size(72)
-        .build_cartesian_2d(xr, yr)
-        .map_err(err)?;
+    let mut chart = crate::svg::plot_area(area, CHART, ranges(lines))?;
     let fmt_x = |v: &f64| x.tick(*v);
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(x.name())

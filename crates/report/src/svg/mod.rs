@@ -200,6 +200,29 @@ pub(crate) fn header_strip<'a>(
     Ok(body)
 }
 
+/// A plot of two linear axes in the area under a [`header_strip`]: the margins and label areas
+/// the sweep and `tune` charts share.
+pub(crate) fn plot_area<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    chart: &'static str,
+    (x, y): (std::ops::Range<f64>, std::ops::Range<f64>),
+) -> Result<
+    ChartContext<
+        'a,
+        SVGBackend<'b>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    ReportError,
+> {
+    ChartBuilder::on(area)
+        .margin(16)
+        .margin_top(4)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
+        .build_cartesian_2d(x, y)
+        .map_err(chart_err(chart))
+}
+
 const LEGEND_ROW: i32 = 22;
 
 /// The room a legend entry takes: swatch, label (about 9 px a character at 15 px) and a gap.

@@ -401,3 +401,43 @@ fn html_report_has_every_section() {
     assert!(h.contains("peak_retries &lt; 30"));
     assert!(h.contains("[[expect]]"), "the model text is shown");
 }
+
+/// The flags the user docs show in code (`--metric drain_ms`) are flags some command takes: a
+/// renamed or invented flag in the docs (`--columns`, issue 30 item 9) fails here.
+#[test]
+fn flags_in_the_docs_exist() {
+    let (_, top, _) = out(rs().arg("--help"));
+    let mut help = top.clone();
+    let commands = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next());
+    for c in commands {
+        help.push_str(&out(rs().args([c, "--help"])).1);
+    }
+    let root = env!("CARGO_MANIFEST_DIR");
+    for doc in ["cli.md", "output.md", "model.md", "tune.md"] {
+        let text = std::fs::read_to_string(format!("{root}/docs/{doc}")).unwrap();
+        // Inline code that starts with a flag or a retrystorm command.
+        let spans = text.split('`').skip(1).step_by(2);
+        for span in spans.filter(|s| s.starts_with("--") || s.starts_with("retrystorm ")) {
+            for word in span.split([' ', '\n', '=', '[', ']', '(', ')', ',']) {
+                let flag = word.trim_end_matches(['.', ':', ';']);
+                let name = flag.strip_prefix("--").unwrap_or("");
+                let is_flag = name.starts_with(|c: char| c.is_ascii_lowercase())
+                    && name.chars().all(|c| c.is_ascii_lowercase() || c == '-');
+                if is_flag {
+                    // Followed by a space, a line's end or (an alias) a bracket.
+                    assert!(
+                        [" ", "\n", "]"]
+                            .iter()
+                            .any(|end| help.contains(&format!("{flag}{end}"))),
+                        "docs/{doc} shows `{span}`: no command takes {flag}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -60,8 +60,14 @@ fn markdown_table_for_compare_and_seeds() {
         stdout.contains("means over 3 seeds"),
         "the table still prints"
     );
+    // The headings name the seeds as the charts' titles do, not "seed 7" alone.
+    assert!(
+        stdout.starts_with("small-herd (3 seeds, 7..9)\n"),
+        "{stdout}"
+    );
     let md = std::fs::read_to_string(&p).unwrap();
     assert!(md.contains(" ± "), "{md}");
+    assert!(md.starts_with("**small-herd** (3 seeds, 7..9)\n\n"), "{md}");
 }
 
 #[test]

@@ -410,7 +410,8 @@ pub struct TuneArgs {
     /// Write the result as JSON here ("-" for stdout, which replaces the table).
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
-    /// Write the Pareto chart of the first two objectives as SVG here.
+    /// Write a chart as SVG here: the Pareto front of the first two objectives, or with one
+    /// objective each candidate's mean of it.
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,
     /// Run only slice I of N of the next stage the search needs (the first stage, without

@@ -180,7 +180,11 @@ fn emit_seeds(
     }
     let tiers_csv_to_stdout = out.tiers_csv.as_deref().is_some_and(is_stdout);
     if !json_to_stdout && !csv_to_stdout && !md_to_stdout && !tiers_csv_to_stdout {
-        output::print(&format!("{} (seed {})\n{table}", rep.model, rep.seed))?;
+        output::print(&format!(
+            "{} ({})\n{table}",
+            rep.model,
+            report::fmt::seeds_label(rep.seed, seeds)
+        ))?;
     }
     for (o, text) in files {
         output::write(o, &text)?;

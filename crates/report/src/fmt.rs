@@ -3,6 +3,17 @@
 //! the number grows ([`num`]); a mean with a confidence interval is given to the precision of its
 //! interval ([`pm`]).
 
+/// How a table's header names the runs: `seed 1`, or for `seeds` replications from `seed`
+/// (`--seeds 5`) `5 seeds, 1..5`, as the charts' titles say.
+pub fn seeds_label(seed: u64, seeds: u32) -> String {
+    if seeds > 1 {
+        let last = seed.saturating_add(u64::from(seeds) - 1);
+        format!("{seeds} seeds, {seed}..{last}")
+    } else {
+        format!("seed {seed}")
+    }
+}
+
 /// `1234567` -> `"1,234,567"`.
 pub fn int(n: u64) -> String {
     group(&n.to_string())

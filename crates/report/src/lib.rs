@@ -24,6 +24,7 @@ mod json;
 mod lines;
 pub mod markdown;
 mod marks;
+mod objective;
 mod pareto;
 mod style;
 mod svg;
@@ -81,4 +82,5 @@ pub enum ReportError {
 }
 pub use crate::bars::{Bar, bar_chart};
 pub use crate::heatmap::{Heatmap, heatmap_chart};
+pub use crate::objective::{CandidatePoint, objective_chart};
 pub use crate::pareto::{ParetoPoint, pareto_chart};

@@ -24,7 +24,12 @@ pub fn ci_table(report: &ReplicatedReport) -> String {
 pub fn ci_table_with(report: &ReplicatedReport, extra: &[String]) -> String {
     let (h, rows) = crate::ci::ci_rows_with(report, extra);
     let right: Vec<bool> = (0..h.len()).map(|i| i > 0).collect();
-    let mut out = format!("**{}** (seed {})\n\n", escape(&report.model), report.seed);
+    let seeds = u32::try_from(report.seeds.len()).unwrap_or(u32::MAX);
+    let mut out = format!(
+        "**{}** ({})\n\n",
+        escape(&report.model),
+        crate::fmt::seeds_label(report.seed, seeds)
+    );
     out.push_str(&table(&h, &right, &rows));
     out.push_str(&format!(
         "\nmeans over {} seeds ({}..={}), ± the 95% confidence half-width (Student t)\n",

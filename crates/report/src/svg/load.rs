@@ -83,11 +83,8 @@ pub fn load_chart(report: &RunReport) -> Result<String, ReportError> {
 /// than [`MAX_COLUMNS`], and the y axis says per how much time. Windows of trouble are shaded and
 /// labelled, and a dashed line marks when goodput recovered after the trigger.
 pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, ReportError> {
-    const CHART: &str = "load";
     let n = report.variants.len();
-
-    // The time range: from the data, the windows and the recovery marks.
-    let raw: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)> = report.variants.iter().map(arrivals).collect();
+    let raw: Vec<Series> = report.variants.iter().map(arrivals).collect();
     let windows: Vec<Vec<Shade>> = report
         .variants
         .iter()
@@ -97,6 +94,71 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
             None => summary_window(&v.summary).into_iter().collect(),
         })
         .collect();
+    let end_ms = near_ceil(time_end(report, &raw, &windows));
+    // Columns: the buckets before the end, merged when too many.
+    let max_buckets = report
+        .variants
+        .iter()
+        .map(|v| (end_ms / bucket_ms(v)).ceil() as usize)
+        .max()
+        .unwrap_or(1);
+    let factor = max_buckets.div_ceil(MAX_COLUMNS).max(1);
+    let panels = load_panels(report, opt, &raw, &windows, end_ms, factor);
+    let burst = first_burst(&panels, factor, end_ms);
+    let log_y = opt.log_y || (!opt.linear_y && burst.is_some());
+    let axes = LoadAxes::of(&panels, factor, end_ms, log_y);
+    let notes = load_notes(&panels, opt, end_ms, burst, log_y);
+    let entries = load_legend(&panels, opt);
+    let extra_rows = (legend_rows(18, &entries) - 1) * LEGEND_ROW;
+    let header_h = LOAD_HEADER + extra_rows as u32 + 22 * notes.len() as u32;
+    let panel_h = if opt.overlay {
+        LOAD_PANEL * 2
+    } else {
+        LOAD_PANEL
+    };
+    let rows = if opt.overlay { 1 } else { n.max(1) };
+    let height = header_h + panel_h * rows as u32;
+
+    render(LOAD, (WIDTH, height), |root| {
+        let (header, body) = root.split_vertically(header_h);
+        let what = if opt.overlay {
+            "arrivals at the server, every variant on one axis"
+        } else {
+            "arrivals at the server"
+        };
+        header
+            .draw(&Text::new(
+                heading(report, what, opt.seeds),
+                (16, 10),
+                bold(20),
+            ))
+            .map_err(chart_err(LOAD))?;
+        if n == 0 {
+            return empty(&body, LOAD);
+        }
+        legend(&header, LOAD, (18, 46), &entries)?;
+        for (k, note) in notes.iter().enumerate() {
+            header
+                .draw(&Text::new(
+                    note.clone(),
+                    (18, 66 + extra_rows + 22 * k as i32),
+                    font(14),
+                ))
+                .map_err(chart_err(LOAD))?;
+        }
+        let areas = body.split_evenly((rows, 1));
+        draw_load_panels(&areas, &panels, opt, &axes)
+    })
+}
+
+const LOAD: &str = "load";
+
+/// A variant's first attempts, all arrivals and goodput per bucket.
+type Series = (Vec<u64>, Vec<u64>, Vec<u64>);
+
+/// Where the time axis ends (before rounding): when [`TIME_QUANTILE`] of every variant's
+/// arrivals are in, or after every window and recovery mark; the data's end when that is near.
+fn time_end(report: &RunReport, raw: &[Series], windows: &[Vec<Shade>]) -> f64 {
     // Every variant's arrivals pooled on one time grid (the finest bucket), for the quantile.
     let fine = report
         .variants
@@ -132,19 +194,19 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
     if end >= 0.9 * full_end {
         end = end.max(full_end);
     }
-    let end_ms = near_ceil(end);
-    let seconds = end_ms >= 2000.0;
-    let unit = if seconds { 1000.0 } else { 1.0 };
+    end
+}
 
-    // Columns: the buckets before the end, merged when too many.
-    let max_buckets = report
-        .variants
-        .iter()
-        .map(|v| (end_ms / bucket_ms(v)).ceil() as usize)
-        .max()
-        .unwrap_or(1);
-    let factor = max_buckets.div_ceil(MAX_COLUMNS).max(1);
-    let panels: Vec<LoadPanel> = report
+/// Each variant's series cut at `end_ms` and merged `factor` buckets to a column.
+fn load_panels<'a>(
+    report: &'a RunReport,
+    opt: &LoadOptions,
+    raw: &[Series],
+    windows: &[Vec<Shade>],
+    end_ms: f64,
+    factor: usize,
+) -> Vec<LoadPanel<'a>> {
+    report
         .variants
         .iter()
         .enumerate()
@@ -172,46 +234,78 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
                 cut,
             }
         })
-        .collect();
-    let any_goodput = !opt.overlay && panels.iter().any(|p| p.goodput.iter().any(|&g| g > 0));
-    let any_window = panels.iter().any(|p| !p.windows.is_empty());
-    let any_recovery = panels.iter().any(|p| p.recovered_at.is_some());
-    let any_cut = panels.iter().any(|p| p.cut > 0);
-    let burst = first_burst(&panels, factor, end_ms);
-    let log_y = opt.log_y || (!opt.linear_y && burst.is_some());
+        .collect()
+}
 
-    // Shared scales.
-    let y_max = panels
-        .iter()
-        .flat_map(|p| p.total.iter().chain(&p.goodput))
-        .copied()
-        .max()
-        .unwrap_or(0)
-        .max(1) as f64;
-    let same_bucket = panels.iter().all(|p| p.bucket == panels[0].bucket);
-    let column_ms = panels.first().map_or(1.0, |p| p.bucket) * factor as f64;
-    let y_desc = if !same_bucket {
-        "arrivals per bucket (see titles)".to_string()
-    } else if log_y {
-        format!("arrivals per {} (log scale)", fmt::duration(column_ms))
-    } else {
-        format!("arrivals per {}", fmt::duration(column_ms))
-    };
-    let mut x_desc = if seconds { "time (s)" } else { "time (ms)" }.to_string();
-    if factor > 1 {
-        // Too many buckets to draw one column each: say how they were merged.
-        if same_bucket {
-            x_desc.push_str(&format!(
-                "; each column sums {factor} buckets of {}",
-                fmt::duration(panels[0].bucket),
-            ));
+/// The axes every panel shares: the scale, the y maximum and log choice, the descriptions.
+struct LoadAxes {
+    scale: Scale,
+    log_y: bool,
+    y_max: f64,
+    x_desc: String,
+    y_desc: String,
+    column_ms: f64,
+}
+
+impl LoadAxes {
+    fn of(panels: &[LoadPanel], factor: usize, end_ms: f64, log_y: bool) -> LoadAxes {
+        let seconds = end_ms >= 2000.0;
+        let unit = if seconds { 1000.0 } else { 1.0 };
+        let y_max = panels
+            .iter()
+            .flat_map(|p| p.total.iter().chain(&p.goodput))
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .max(1) as f64;
+        let same_bucket = panels.iter().all(|p| p.bucket == panels[0].bucket);
+        let column_ms = panels.first().map_or(1.0, |p| p.bucket) * factor as f64;
+        let y_desc = if !same_bucket {
+            "arrivals per bucket (see titles)".to_string()
+        } else if log_y {
+            format!("arrivals per {} (log scale)", fmt::duration(column_ms))
         } else {
-            x_desc.push_str(&format!("; each column sums {factor} buckets"));
+            format!("arrivals per {}", fmt::duration(column_ms))
+        };
+        let mut x_desc = if seconds { "time (s)" } else { "time (ms)" }.to_string();
+        if factor > 1 {
+            // Too many buckets to draw one column each: say how they were merged.
+            if same_bucket {
+                x_desc.push_str(&format!(
+                    "; each column sums {factor} buckets of {}",
+                    fmt::duration(panels[0].bucket),
+                ));
+            } else {
+                x_desc.push_str(&format!("; each column sums {factor} buckets"));
+            }
+        }
+        let scale = Scale {
+            x0: -end_ms / unit * 0.006,
+            x1: end_ms / unit,
+            unit,
+            factor,
+        };
+        LoadAxes {
+            scale,
+            log_y,
+            y_max,
+            x_desc,
+            y_desc,
+            column_ms,
         }
     }
+}
 
+/// The header's notes: where the time axis was cut, and a first burst that dwarfs the rest.
+fn load_notes(
+    panels: &[LoadPanel],
+    opt: &LoadOptions,
+    end_ms: f64,
+    burst: Option<(f64, f64)>,
+    log_y: bool,
+) -> Vec<String> {
     let mut notes: Vec<String> = Vec::new();
-    if any_cut {
+    if panels.iter().any(|p| p.cut > 0) {
         notes.push(format!(
             "The time axis ends at {}, by when {}% of all arrivals are in; the later ones are counted in the titles.",
             fmt::duration(end_ms),
@@ -234,9 +328,20 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
             )
         });
     }
+    notes
+}
+
+/// Whether the panels draw goodput (not in the overlay).
+fn any_goodput(panels: &[LoadPanel], opt: &LoadOptions) -> bool {
+    !opt.overlay && panels.iter().any(|p| p.goodput.iter().any(|&g| g > 0))
+}
+
+/// The legend: the overlay's lines, or first attempts and retries (by attempt when split),
+/// goodput, then the windows and the recovery mark when any panel has them.
+fn load_legend(panels: &[LoadPanel], opt: &LoadOptions) -> Vec<(Swatch, String)> {
     let mut entries: Vec<(Swatch, String)> = Vec::new();
     if opt.overlay {
-        for p in &panels {
+        for p in panels {
             entries.push((Swatch::Line(variant(p.index)), p.v.name.clone()));
         }
     } else if let Some(k) = panels
@@ -270,135 +375,106 @@ pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, 
             Swatch::Stripes(panels.iter().map(|p| variant(p.index)).collect()),
             "retries (in the variant's colour)".into(),
         ));
-        if any_goodput {
+        if any_goodput(panels, opt) {
             entries.push((Swatch::Line(GOODPUT), "goodput (intents succeeded)".into()));
         }
     }
-    if any_window {
+    if panels.iter().any(|p| !p.windows.is_empty()) {
         entries.push((
             Swatch::Box(WINDOW),
             "outage / capacity drop / load spike".into(),
         ));
     }
-    if any_recovery {
+    if panels.iter().any(|p| p.recovered_at.is_some()) {
         entries.push((Swatch::Dashed(MARK), "goodput recovered".into()));
     }
-    let extra_rows = (legend_rows(18, &entries) - 1) * LEGEND_ROW;
-    let header_h = LOAD_HEADER + extra_rows as u32 + 22 * notes.len() as u32;
-    let panel_h = if opt.overlay {
-        LOAD_PANEL * 2
-    } else {
-        LOAD_PANEL
-    };
-    let rows = if opt.overlay { 1 } else { n.max(1) };
-    let height = header_h + panel_h * rows as u32;
+    entries
+}
 
-    render(CHART, (WIDTH, height), |root| {
-        let (header, body) = root.split_vertically(header_h);
-        let what = if opt.overlay {
-            "arrivals at the server, every variant on one axis"
-        } else {
-            "arrivals at the server"
-        };
-        header
-            .draw(&Text::new(
-                heading(report, what, opt.seeds),
-                (16, 10),
-                bold(20),
-            ))
-            .map_err(chart_err(CHART))?;
-        if n == 0 {
-            return empty(&body, CHART);
-        }
+/// The panels: one overlaid, or one per variant, the x axis described under the last.
+fn draw_load_panels(
+    areas: &[DrawingArea<SVGBackend<'_>, Shift>],
+    panels: &[LoadPanel],
+    opt: &LoadOptions,
+    axes: &LoadAxes,
+) -> Result<(), ReportError> {
+    let (scale, x_desc, y_desc) = (&axes.scale, axes.x_desc.as_str(), axes.y_desc.as_str());
+    if opt.overlay {
+        let title = format!(
+            "first attempts + retries per {}, one line per variant",
+            fmt::duration(axes.column_ms)
+        );
+        return draw_y(axes.log_y, axes.y_max, |y| {
+            load_panel(
+                &areas[0], scale, y, &title, panels, true, false, x_desc, y_desc,
+            )
+        });
+    }
+    let goodput = any_goodput(panels, opt);
+    for (i, (p, area)) in panels.iter().zip(areas).enumerate() {
+        let title = panel_title(p);
+        let last = i + 1 == panels.len();
+        draw_y(axes.log_y, axes.y_max, |y| {
+            load_panel(
+                area,
+                scale,
+                y,
+                &title,
+                std::slice::from_ref(p),
+                false,
+                goodput,
+                if last { x_desc } else { "" },
+                y_desc,
+            )
+        })?;
+    }
+    Ok(())
+}
 
-        legend(&header, CHART, (18, 46), &entries)?;
-        for (k, note) in notes.iter().enumerate() {
-            header
-                .draw(&Text::new(
-                    note.clone(),
-                    (18, 66 + extra_rows + 22 * k as i32),
-                    font(14),
-                ))
-                .map_err(chart_err(CHART))?;
+/// A variant's panel title: its peak, the retry waves' peaks (by attempt), its recovery and the
+/// arrivals after the axis.
+fn panel_title(p: &LoadPanel) -> String {
+    let s = &p.v.summary;
+    let mut title = format!(
+        "{}: peak {} arrivals per {} ({} retries)",
+        p.v.name,
+        fmt::int(s.peak_arrivals),
+        fmt::duration(p.bucket),
+        fmt::int(s.peak_retries),
+    );
+    // By attempt: the worst window each retry wave reaches.
+    if !p.layers.is_empty() {
+        let waves: Vec<String> = s
+            .attempt_peaks
+            .iter()
+            .skip(1)
+            .take(ATTEMPT_SERIES - 1)
+            .map(|a| fmt::int(a.peak_window))
+            .collect();
+        if !waves.is_empty() {
+            title.push_str(&format!(
+                "; retry waves peak {} per {} window",
+                waves.join(", "),
+                fmt::duration(s.peak_window_ms)
+            ));
         }
-
-        let scale = Scale {
-            x0: -end_ms / unit * 0.006,
-            x1: end_ms / unit,
-            unit,
-            factor,
-        };
-        let areas = body.split_evenly((rows, 1));
-        if opt.overlay {
-            let title = format!(
-                "first attempts + retries per {}, one line per variant",
-                fmt::duration(column_ms)
-            );
-            draw_y(log_y, y_max, |y| {
-                load_panel(
-                    &areas[0], &scale, y, &title, &panels, true, false, &x_desc, &y_desc,
-                )
-            })?;
-        } else {
-            for (i, (p, area)) in panels.iter().zip(&areas).enumerate() {
-                let mut title = format!(
-                    "{}: peak {} arrivals per {} ({} retries)",
-                    p.v.name,
-                    fmt::int(p.v.summary.peak_arrivals),
-                    fmt::duration(p.bucket),
-                    fmt::int(p.v.summary.peak_retries),
-                );
-                let s = &p.v.summary;
-                // By attempt: the worst window each retry wave reaches.
-                if !p.layers.is_empty() {
-                    let waves: Vec<String> = s
-                        .attempt_peaks
-                        .iter()
-                        .skip(1)
-                        .take(ATTEMPT_SERIES - 1)
-                        .map(|a| fmt::int(a.peak_window))
-                        .collect();
-                    if !waves.is_empty() {
-                        title.push_str(&format!(
-                            "; retry waves peak {} per {} window",
-                            waves.join(", "),
-                            fmt::duration(s.peak_window_ms)
-                        ));
-                    }
-                }
-                match (s.recovered, s.recovery_ms) {
-                    (Some(true), Some(ms)) => title.push_str(&format!(
-                        "; recovered {} after the trigger",
-                        fmt::duration(ms)
-                    )),
-                    (Some(false), _) => title.push_str("; never recovered"),
-                    _ => {}
-                }
-                if p.cut > 0 {
-                    title.push_str(&format!(
-                        "; {} later arrivals, the last at {}",
-                        fmt::int(p.cut),
-                        fmt::duration(s.last_arrival_ms)
-                    ));
-                }
-                let last = i + 1 == n;
-                draw_y(log_y, y_max, |y| {
-                    load_panel(
-                        area,
-                        &scale,
-                        y,
-                        &title,
-                        std::slice::from_ref(p),
-                        false,
-                        any_goodput,
-                        if last { &x_desc } else { "" },
-                        &y_desc,
-                    )
-                })?;
-            }
-        }
-        Ok(())
-    })
+    }
+    match (s.recovered, s.recovery_ms) {
+        (Some(true), Some(ms)) => title.push_str(&format!(
+            "; recovered {} after the trigger",
+            fmt::duration(ms)
+        )),
+        (Some(false), _) => title.push_str("; never recovered"),
+        _ => {}
+    }
+    if p.cut > 0 {
+        title.push_str(&format!(
+            "; {} later arrivals, the last at {}",
+            fmt::int(p.cut),
+            fmt::duration(s.last_arrival_ms)
+        ));
+    }
+    title
 }
 
 /// When the first burst dwarfs the rest (see [`BURST_RATIO`]): the tallest column and the

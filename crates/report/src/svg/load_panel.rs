@@ -104,7 +104,6 @@ where
     Y: AsRangedCoord<Value = f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
-    const CHART: &str = "load";
     let last = !x_desc.is_empty();
     let mut chart = ChartBuilder::on(area)
         .caption(title, bold(16))
@@ -140,7 +139,41 @@ where
     }
     mesh.draw().map_err(chart_err(CHART))?;
 
-    // Windows first, behind the data; one label per distinct window.
+    // Windows first, behind the data.
+    draw_windows(&mut chart, panels, scale, y_lo, y_hi)?;
+    let n = panels.len();
+    for (k, p) in panels.iter().enumerate() {
+        let width = scale.factor as f64 * p.bucket / scale.unit;
+        if overlay {
+            let outline = step_polygon(&p.total, width, y_lo);
+            let line = variant(p.index).stroke_width(thin_stroke(k, n));
+            chart
+                .draw_series(LineSeries::new(outline, line))
+                .map_err(chart_err(CHART))?;
+        } else {
+            draw_stacks(&mut chart, p, width, y_lo, goodput)?;
+        }
+        if let Some(r) = p.recovered_at {
+            let row = if overlay { Some(k) } else { None };
+            draw_recovery(&mut chart, p, r / scale.unit, row, scale.x1, (y_lo, y_hi))?;
+        }
+    }
+    Ok(())
+}
+
+const CHART: &str = "load";
+
+/// The panel's plotting context, whatever its y coordinate.
+type Panel<'a, 'b, C> = ChartContext<'a, SVGBackend<'b>, C>;
+
+/// Every distinct window of the panels shaded from `y_lo` to `y_hi` and labelled at its start.
+fn draw_windows<C: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut Panel<'_, '_, C>,
+    panels: &[LoadPanel],
+    scale: &Scale,
+    y_lo: f64,
+    y_hi: f64,
+) -> Result<(), ReportError> {
     let mut seen: Vec<(f64, f64, &str)> = Vec::new();
     for w in panels.iter().flat_map(|p| &p.windows) {
         let key = (w.from_ms, w.to_ms, w.label.as_str());
@@ -166,90 +199,102 @@ where
             )))
             .map_err(chart_err(CHART))?;
     }
+    Ok(())
+}
 
-    let n = panels.len();
-    for (k, p) in panels.iter().enumerate() {
-        let width = scale.factor as f64 * p.bucket / scale.unit;
-        let color = variant(p.index);
-        if overlay {
-            let outline = step_polygon(&p.total, width, y_lo);
-            chart
-                .draw_series(LineSeries::new(
-                    outline,
-                    color.stroke_width(thin_stroke(k, n)),
-                ))
-                .map_err(chart_err(CHART))?;
-        } else {
-            // Each area with its outline, so that a spike one bucket wide (narrower than a
-            // pixel on a long axis) still shows. By attempt: the stacks from the top down, each
-            // attempt's shade above the ones before it.
-            let mut areas: Vec<(&Vec<u64>, RGBColor)> = p
-                .layers
-                .iter()
-                .enumerate()
-                .rev()
-                .map(|(j, l)| (l, shade(color, j, ATTEMPT_SERIES - 1)))
-                .collect();
-            if areas.is_empty() {
-                areas.push((&p.total, color));
-            }
-            areas.push((&p.first, FIRST));
-            for (values, c) in areas {
-                let outline = step_polygon(values, width, y_lo);
-                chart
-                    .draw_series(std::iter::once(Polygon::new(outline.clone(), c.filled())))
-                    .map_err(chart_err(CHART))?;
-                chart
-                    .draw_series(
-                        step_runs(values, width, y_lo)
-                            .into_iter()
-                            .map(|run| PathElement::new(run, c.stroke_width(1))),
-                    )
-                    .map_err(chart_err(CHART))?;
-            }
-            if goodput {
-                let pts = p
-                    .goodput
-                    .iter()
-                    .enumerate()
-                    .map(|(j, &g)| ((j as f64 + 0.5) * width, (g as f64).max(y_lo)));
-                chart
-                    .draw_series(LineSeries::new(pts, GOODPUT.stroke_width(2)))
-                    .map_err(chart_err(CHART))?;
-            }
-        }
-        if let Some(r) = p.recovered_at {
-            let x = r / scale.unit;
-            if x <= scale.x1 {
-                let mark = if overlay { color } else { MARK };
-                chart
-                    .draw_series(DashedLineSeries::new(
-                        [(x, y_lo), (x, y_hi)],
-                        6,
-                        4,
-                        mark.stroke_width(2),
-                    ))
-                    .map_err(chart_err(CHART))?;
-                let label = if overlay {
-                    format!("{} recovered", p.v.name)
-                } else {
-                    "recovered".to_string()
-                };
-                let row = if overlay { k as f64 } else { 0.0 };
-                let ypos = if y_lo == 0.0 {
-                    y_hi * (0.9 - 0.07 * row)
-                } else {
-                    y_hi / 2f64.powf(1.0 + row)
-                };
-                chart
-                    .draw_series(std::iter::once(Text::new(
-                        label,
-                        (x, ypos),
-                        font(12).pos(Pos::new(HPos::Left, VPos::Center)),
-                    )))
-                    .map_err(chart_err(CHART))?;
-            }
-        }
+/// A panel's stacked areas (retries, by attempt when split, over first attempts) and its
+/// goodput line.
+fn draw_stacks<C: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut Panel<'_, '_, C>,
+    p: &LoadPanel,
+    width: f64,
+    y_lo: f64,
+    goodput: bool,
+) -> Result<(), ReportError> {
+    let color = variant(p.index);
+    // Each area with its outline, so that a spike one bucket wide (narrower than a pixel on a
+    // long axis) still shows. By attempt: the stacks from the top down, each attempt's shade
+    // above the ones before it.
+    let mut areas: Vec<(&Vec<u64>, RGBColor)> = p
+        .layers
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(j, l)| (l, shade(color, j, ATTEMPT_SERIES - 1)))
+        .collect();
+    if areas.is_empty() {
+        areas.push((&p.total, color));
     }
+    areas.push((&p.first, FIRST));
+    for (values, c) in areas {
+        let outline = step_polygon(values, width, y_lo);
+        chart
+            .draw_series(std::iter::once(Polygon::new(outline.clone(), c.filled())))
+            .map_err(chart_err(CHART))?;
+        chart
+            .draw_series(
+                step_runs(values, width, y_lo)
+                    .into_iter()
+                    .map(|run| PathElement::new(run, c.stroke_width(1))),
+            )
+            .map_err(chart_err(CHART))?;
+    }
+    if goodput {
+        let pts = p
+            .goodput
+            .iter()
+            .enumerate()
+            .map(|(j, &g)| ((j as f64 + 0.5) * width, (g as f64).max(y_lo)));
+        chart
+            .draw_series(LineSeries::new(pts, GOODPUT.stroke_width(2)))
+            .map_err(chart_err(CHART))?;
+    }
+    Ok(())
+}
+
+/// The dashed mark where goodput recovered, at `x` on the axis (nothing past `x1`), and its
+/// label; in the overlay (`row`: the line's index) in the variant's colour, labels stacked.
+fn draw_recovery<C: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut Panel<'_, '_, C>,
+    p: &LoadPanel,
+    x: f64,
+    row: Option<usize>,
+    x1: f64,
+    (y_lo, y_hi): (f64, f64),
+) -> Result<(), ReportError> {
+    if x > x1 {
+        return Ok(());
+    }
+    let mark = if row.is_some() {
+        variant(p.index)
+    } else {
+        MARK
+    };
+    chart
+        .draw_series(DashedLineSeries::new(
+            [(x, y_lo), (x, y_hi)],
+            6,
+            4,
+            mark.stroke_width(2),
+        ))
+        .map_err(chart_err(CHART))?;
+    let label = if row.is_some() {
+        format!("{} recovered", p.v.name)
+    } else {
+        "recovered".to_string()
+    };
+    let row = row.map_or(0.0, |k| k as f64);
+    let ypos = if y_lo == 0.0 {
+        y_hi * (0.9 - 0.07 * row)
+    } else {
+        y_hi / 2f64.powf(1.0 + row)
+    };
+    chart
+        .draw_series(std::iter::once(Text::new(
+            label,
+            (x, ypos),
+            font(12).pos(Pos::new(HPos::Left, VPos::Center)),
+        )))
+        .map_err(chart_err(CHART))?;
     Ok(())
 }

@@ -36,7 +36,7 @@ pub use self::tiers::{tiers_chart, tiers_chart_opts};
 const WIDTH: u32 = 1200;
 
 /// Turns any plotters error into a [`ReportError`] naming the chart.
-fn chart_err<E: std::fmt::Display>(chart: &'static str) -> impl Fn(E) -> ReportError {
+pub(crate) fn chart_err<E: std::fmt::Display>(chart: &'static str) -> impl Fn(E) -> ReportError {
     move |e| ReportError::Chart {
         chart,
         message: e.to_string(),
@@ -44,7 +44,7 @@ fn chart_err<E: std::fmt::Display>(chart: &'static str) -> impl Fn(E) -> ReportE
 }
 
 /// Draws `f` on a fresh white SVG canvas and returns the document.
-fn render(
+pub(crate) fn render(
     chart: &'static str,
     size: (u32, u32),
     f: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), ReportError>,
@@ -71,6 +71,12 @@ pub(crate) enum Swatch {
     Dot(RGBAColor),
     /// A ring (a marked point).
     Ring(RGBColor),
+    /// A sweep line: solid or dashed, with its point marker ([`crate::style::marker_shape`]).
+    Marked {
+        color: RGBColor,
+        dashed: bool,
+        marker: usize,
+    },
 }
 
 /// A legend drawn by hand in a header strip: a swatch and a label per entry, left to right.
@@ -134,12 +140,87 @@ pub(crate) fn legend_to(
             Swatch::Ring(c) => area
                 .draw(&Circle::new((x + 11, y), 6, c.stroke_width(2)))
                 .map_err(&e)?,
+            Swatch::Marked {
+                color,
+                dashed,
+                marker,
+            } => marked_swatch(area, (x, y), *color, *dashed, *marker).map_err(&e)?,
         }
         area.draw(&Text::new(label.clone(), (x + 28, y), style.clone()))
             .map_err(&e)?;
         x += legend_width(label);
     }
     Ok(())
+}
+
+/// A sweep line's swatch at `(x, y)`: the line (three dashes when `dashed`) and its marker.
+fn marked_swatch(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    (x, y): (i32, i32),
+    color: RGBColor,
+    dashed: bool,
+    marker: usize,
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    let dashes: &[(i32, i32)] = if dashed {
+        &[(0, 5), (9, 14), (18, 22)]
+    } else {
+        &[(0, 22)]
+    };
+    for (a, b) in dashes {
+        area.draw(&PathElement::new(
+            vec![(x + a, y), (x + b, y)],
+            color.stroke_width(3),
+        ))?;
+    }
+    let shape = crate::style::marker_shape(marker)
+        .into_iter()
+        .map(|(a, b)| (x + 11 + a, y + b))
+        .collect::<Vec<_>>();
+    area.draw(&Polygon::new(shape, color.filled()))
+}
+
+/// The height of a header strip ([`header_strip`]) whose legend wraps before `right`.
+pub(crate) fn header_height(entries: &[(Swatch, String)], right: i32) -> i32 {
+    40 + legend_rows_to(18, entries, right) * LEGEND_ROW
+}
+
+/// Draws `title` and the legend of `entries` in a strip of [`header_height`] at the top of
+/// `root` and returns the area below it: the legend then covers no data.
+pub(crate) fn header_strip<'a>(
+    root: &DrawingArea<SVGBackend<'a>, Shift>,
+    chart: &'static str,
+    title: &str,
+    entries: &[(Swatch, String)],
+    right: i32,
+) -> Result<DrawingArea<SVGBackend<'a>, Shift>, ReportError> {
+    let (top, body) = root.split_vertically(header_height(entries, right));
+    top.draw(&Text::new(title, (16, 10), crate::style::bold(20)))
+        .map_err(chart_err(chart))?;
+    legend_to(&top, chart, (18, 46), entries, right)?;
+    Ok(body)
+}
+
+/// A plot of two linear axes in the area under a [`header_strip`]: the margins and label areas
+/// the sweep and `tune` charts share.
+pub(crate) fn plot_area<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    chart: &'static str,
+    (x, y): (std::ops::Range<f64>, std::ops::Range<f64>),
+) -> Result<
+    ChartContext<
+        'a,
+        SVGBackend<'b>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    ReportError,
+> {
+    ChartBuilder::on(area)
+        .margin(16)
+        .margin_top(4)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
+        .build_cartesian_2d(x, y)
+        .map_err(chart_err(chart))
 }
 
 const LEGEND_ROW: i32 = 22;

@@ -2,10 +2,14 @@
 //! titles that name the seeds, windows shaded on every time axis, a log y axis for a first
 //! burst that dwarfs the rest, axes ending near the last data. Structural checks on the SVG.
 
+use retrystorm_core::stats::Estimate;
 use retrystorm_core::summary::RunReport;
+use retrystorm_core::sweep::{Axis, Grid, SweepHeader};
+use retrystorm_report::sweep::{PointRow, sweep_chart};
 use retrystorm_report::{
-    ChartOptions, LoadOptions, ParetoPoint, Shade, XScale, cdf_chart, cdf_chart_opts,
-    load_chart_with, outcome_chart_opts, pareto_chart, tiers_chart, tiers_chart_opts,
+    Bar, ChartOptions, LoadOptions, ParetoPoint, Shade, XScale, bar_chart, cdf_chart,
+    cdf_chart_opts, load_chart_with, outcome_chart_opts, pareto_chart, tiers_chart,
+    tiers_chart_opts,
 };
 
 use crate::fixture;
@@ -165,6 +169,77 @@ fn pareto_legend_is_outside_the_points() {
     // Variant 0 faded (the feasible points), 1 (the front), 6 (the ring).
     let colours = ["#4E79A7", "#F28E2B", "#2F4B7C"];
     assert_outside(&svg, &labels, &colours);
+}
+
+#[test]
+fn sweep_legend_is_outside_the_lines() {
+    // Three variants rising from the bottom left to the top right: the data spans the plot,
+    // where the legend used to sit.
+    let variants: Vec<String> = ["no-jitter", "full", "equal"].map(String::from).to_vec();
+    let grid = Grid {
+        axes: vec![Axis {
+            key: "retry.base".into(),
+            values: (1..=5).map(|i| format!("{}ms", i * 50)).collect(),
+        }],
+        variants: variants.clone(),
+        seeds: vec![1],
+    };
+    let header = SweepHeader::new("herd", "", &[], &grid, 15);
+    let mut rows = Vec::new();
+    for (vi, v) in variants.iter().enumerate() {
+        for (p, x) in grid.axes[0].values.iter().enumerate() {
+            let mean = p as f64 * 250.0 + vi as f64;
+            let e = Estimate {
+                mean,
+                half_width: f64::NAN,
+                n: 1,
+            };
+            rows.push(PointRow {
+                point: p as u64,
+                params: vec![("retry.base".into(), x.clone())],
+                variant: v.clone(),
+                n: 1,
+                estimates: [("amplification".to_string(), e)].into_iter().collect(),
+            });
+        }
+    }
+    let svg = sweep_chart(&header, &rows, "amplification").unwrap();
+    assert_outside(&svg, &variants, &VARIANTS);
+}
+
+#[test]
+fn sensitivity_legend_is_outside_the_bars() {
+    // Every bar runs to the right edge, where the legend used to sit (lower right).
+    let bars: Vec<Bar> = (0..4)
+        .map(|i| Bar {
+            label: format!("p{i}"),
+            value: 10.0,
+            conf: 0.5,
+            second: 9.0,
+        })
+        .collect();
+    let names = ("μ* (mean |effect|)", "σ", "μ* 95% interval");
+    let svg = bar_chart("m: which parameters", "μ*", names, &bars).unwrap();
+    // The bars: rects in the two bar colours wider than a legend swatch (22 px).
+    let data: Vec<BBox> = tags(&svg, "rect")
+        .into_iter()
+        .filter(|t| attr(t, "fill").is_some_and(|c| VARIANTS[..2].contains(&c)))
+        .filter(|t| num(t, "width") > 22.0)
+        .map(|t| {
+            let (x, y) = (num(t, "x"), num(t, "y"));
+            (x, y, x + num(t, "width"), y + num(t, "height"))
+        })
+        .collect();
+    assert_eq!(data.len(), 8, "two bars a row");
+    for l in [names.0, names.1, names.2] {
+        let b = text_box(&svg, l);
+        for d in &data {
+            assert!(
+                !intersects(b, *d),
+                "the legend entry {l:?} at {b:?} covers a bar at {d:?}"
+            );
+        }
+    }
 }
 
 fn title(svg: &str) -> String {

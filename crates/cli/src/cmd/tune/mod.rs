@@ -2,6 +2,7 @@
 //! on common seeds and narrowed by Kim & Nelson's KN procedure (`retrystorm_core::tune`), as a
 //! table, a TOML snippet of the recommendation, the Pareto chart and JSON.
 
+mod chart;
 mod shard;
 mod view;
 
@@ -18,9 +19,7 @@ use retrystorm_core::model::Model;
 use retrystorm_core::summary::Summary;
 use retrystorm_core::sweep::Grid;
 use retrystorm_core::tune::{self, Objective, Outcome, Settings, sample};
-use retrystorm_report::{ParetoPoint, pareto_chart};
 use shard::{read_runs, search_header, shard_stage};
-use std::path::Path;
 use view::{json_view, text_view};
 
 /// One candidate: a grid point and a variant of the file.
@@ -68,11 +67,6 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     // Everything that can be refused is refused before the first run.
     let outs = outputs(&a)?;
     let objectives = objectives(&a)?;
-    if a.svg.is_some() && objectives.len() < 2 {
-        return Err(CliError::Input(
-            "--svg draws the Pareto front of two objectives; give a second --minimize or --maximize".into(),
-        ));
-    }
     let constraints = constraints(&a)?;
     let indifference = tune::parse_indifference(&a.indifference, &objectives[0].metric)
         .map_err(|e| CliError::Input(format!("--indifference {}: {e}", a.indifference)))?;
@@ -125,14 +119,8 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     };
     let o = tune::search(k, &objectives, &constraints, &settings, &mut batch);
     bar.finish_and_clear();
-    let ran_here = ran_here.into_inner();
-    if let (Some(f), true) = (&from, ran_here > 0) {
-        progress::note(&format!(
-            "--first-stage-from {}: {} of the search's {} not in it; ran them here (merge every shard of a stage to spare them)",
-            f.name,
-            plural(ran_here, "run"),
-            o.runs
-        ));
+    if let Some(f) = &from {
+        note_ran_here(f, ran_here.into_inner(), o.runs);
     }
 
     let label = |c: usize| label(&cands, &grid, c);
@@ -166,9 +154,20 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
         output::write(output::Out::new("--json", p), &t)?;
     }
     if let Some(p) = &a.svg {
-        write_chart(p, &scenario.name, &objectives, &o)?;
+        chart::write_chart(p, &scenario.name, &objectives, &o, &cands, &grid)?;
     }
     verdict(&o, &label)
+}
+
+/// With `--first-stage-from`: how many of the search's runs were not in the file and ran here.
+fn note_ran_here(f: &shard::Runs, ran_here: u64, runs: u64) {
+    if ran_here > 0 {
+        progress::note(&format!(
+            "--first-stage-from {}: {} of the search's {runs} not in it; ran them here (merge every shard of a stage to spare them)",
+            f.name,
+            plural(ran_here, "run"),
+        ));
+    }
 }
 
 /// The files `tune` writes, checked (and `--seeds`, which tune decides itself, refused).
@@ -249,48 +248,6 @@ fn settings(
         halving,
     };
     Ok(settings)
-}
-
-/// `--svg`: the Pareto front of the first two objectives over the feasible candidates.
-fn write_chart(
-    p: &Path,
-    model: &str,
-    objectives: &[Objective],
-    o: &Outcome,
-) -> Result<(), CliError> {
-    let k = o.status.len();
-    let (ox, oy) = (&objectives[0], &objectives[1]);
-    let pts: Vec<ParetoPoint> = (0..k)
-        .filter(|c| {
-            o.feasibility[*c]
-                .iter()
-                .all(|f| *f == tune::Feasibility::Feasible)
-        })
-        .filter(|c| o.status[*c] != tune::Status::Infeasible)
-        .map(|c| ParetoPoint {
-            label: format!("#{}", c + 1),
-            x: o.estimate(c, &ox.metric).map_or(f64::NAN, |e| e.mean),
-            y: o.estimate(c, &oy.metric).map_or(f64::NAN, |e| e.mean),
-            front: o.pareto.contains(&c),
-            best: o.best == Some(c),
-        })
-        .collect();
-    let dir = |o: &Objective| {
-        format!(
-            "{} ({})",
-            o.metric,
-            if o.maximize { "maximise" } else { "minimise" }
-        )
-    };
-    let svg = pareto_chart(
-        &format!("{}: Pareto front of the feasible candidates", model),
-        &dir(ox),
-        &dir(oy),
-        &pts,
-    )
-    .map_err(|e| CliError::Output(format!("--svg: {e}")))?;
-    output::write(output::Out::new("--svg", p), &svg)?;
-    Ok(())
 }
 
 /// The candidates: the `--vary` grid's points (all, or `--candidates` of them by Latin

@@ -86,6 +86,19 @@ pub(super) fn text_view(
     }
     out.push_str(&text_table(&headers, &rows));
     out.push('\n');
+    out.push_str(&closing(cands, grid, o, label));
+    out
+}
+
+/// After the table: the recommendation (or its absence), the undecided pairs, and the snippet
+/// to paste or the closest candidate.
+fn closing(
+    cands: &[Candidate],
+    grid: &Grid,
+    o: &Outcome,
+    label: &dyn Fn(usize) -> String,
+) -> String {
+    let mut out = String::new();
     match o.best {
         Some(b) => {
             out.push_str(&format!("recommended: {}\n", label(b)));

@@ -94,22 +94,27 @@ impl Records {
     /// order: they change no count, peak or area). The sliding-window peaks are counted here by
     /// two pointers over the sorted records ([`SortedWindow`]), not by the buckets' own window.
     pub(super) fn feed_all(mut self, ts: &mut TierState) {
-        let mut busy = 0u64;
         let mut window = SortedWindow::new(ts.buckets.window_width().0);
         ts.buckets.count_windows_elsewhere();
+        let mut sink = Sink {
+            ts,
+            window: &mut window,
+            bulk: None,
+            busy: self.busy_ops.then_some(0),
+        };
         // Every record of a burst is at or after its start: its first tries go first.
-        let bulk = self.bulk_at.filter(|_| self.bulk > 0).map(|at| {
-            ts.buckets.arrivals(at, false, 0, self.bulk);
-            window.enter(false, 0, self.bulk);
-            (at.0, self.bulk)
-        });
+        if let Some(at) = self.bulk_at.filter(|_| self.bulk > 0) {
+            sink.ts.buckets.arrivals(at, false, 0, self.bulk);
+            sink.window.enter(false, 0, self.bulk);
+            sink.bulk = Some((at.0, self.bulk));
+        }
         if let Some(mut flat) = self.flat.take() {
             let bits = u64::BITS - self.max_op_time.leading_zeros();
             sort_by_time(&mut flat, &mut Vec::new(), |e| e >> KIND_BITS, bits);
             let sorted = flat
                 .iter()
                 .map(|&e| (e >> KIND_BITS, (e & KIND_MASK) as u32));
-            feed(ts, sorted, &mut window, bulk, &mut busy);
+            sink.feed(sorted);
         } else {
             let mut scratch = Vec::new();
             for chunk in &mut self.chunks {
@@ -127,9 +132,151 @@ impl Records {
                     .iter()
                     .map(move |&e| (base | u64::from(e >> KIND_BITS), e & KIND_MASK as u32))
             });
-            feed(ts, sorted, &mut window, bulk, &mut busy);
+            sink.feed(sorted);
         }
         ts.buckets.set_window_peaks(&window);
+    }
+}
+
+/// Where the sorted records go: the server's buckets and levels, and the sliding window.
+struct Sink<'a> {
+    ts: &'a mut TierState,
+    window: &'a mut SortedWindow,
+    /// The burst's first tries `(instant, count)`, in the window until they leave it.
+    bulk: Option<(u64, u64)>,
+    /// The busy level, when some attempt was served (else no level is ever set).
+    busy: Option<u64>,
+}
+
+impl Sink<'_> {
+    /// Feeds sorted records `(time ns, kind)`: record by record when the busy level moves (its
+    /// areas are added in time order), else with the arrivals counted per bucket of the model's
+    /// width and attempt number and handed over once each ([`Sink::feed_counted`]).
+    fn feed<I: Iterator<Item = (u64, u32)> + Clone>(&mut self, records: I) {
+        match self.busy {
+            Some(_) => self.feed_levels(records),
+            None => self.feed_counted(records),
+        }
+    }
+
+    /// The earlier arrivals that leave the window `(t - width, t]` before arrivals at `t`
+    /// enter it: the burst's, and those at `s` with `t - s >= width` (`trail`, a second cursor
+    /// over the same sorted records).
+    #[inline]
+    fn leave_before<I: Iterator<Item = (u64, u32)>>(
+        &mut self,
+        trail: &mut std::iter::Peekable<I>,
+        t: u64,
+    ) {
+        let width = self.window.width();
+        if let Some((s, k)) = self.bulk
+            && t - s >= width
+        {
+            self.window.leave(false, 0, k);
+            self.bulk = None;
+        }
+        while let Some((_, kind)) = trail.next_if(|&(s, _)| t - s >= width) {
+            if kind >= OP_ARRIVAL {
+                let attempt = (kind - OP_ARRIVAL) as u16;
+                self.window.leave(attempt > 0, attempt, 1);
+            }
+        }
+    }
+
+    /// With no busy level: counts per bucket and attempt need no time order within a bucket
+    /// (a bucket's peak is its final count), so each bucket's arrivals of one attempt number go
+    /// to [`crate::metrics::Buckets::arrivals`] in one call when the records leave the bucket.
+    /// The successes only add to their bucket's count. Only the window goes record by record.
+    fn feed_counted<I: Iterator<Item = (u64, u32)> + Clone>(&mut self, records: I) {
+        let base = self.ts.buckets.base_width().0;
+        let mut trail = records.clone().peekable();
+        let mut lead = records.peekable();
+        // Arrivals per attempt number in base bucket `bucket`, not yet handed over.
+        let mut counts: Vec<u64> = Vec::new();
+        let mut bucket = 0u64;
+        let mut bucket_end = 0u64;
+        while let Some((t, kind)) = lead.next() {
+            if kind == OP_SUCCESS {
+                self.ts.buckets.success(Time(t));
+                continue;
+            }
+            debug_assert!(kind >= OP_ARRIVAL, "no begin or done without busy levels");
+            // A run of equal records (a herd with no jitter): one step.
+            let mut n = 1;
+            while lead.next_if(|&e| e == (t, kind)).is_some() {
+                n += 1;
+            }
+            self.leave_before(&mut trail, t);
+            let a = (kind - OP_ARRIVAL) as usize;
+            self.window.enter(a > 0, a as u16, n);
+            if t >= bucket_end {
+                self.hand_over(bucket * base, &mut counts);
+                bucket = t / base;
+                bucket_end = (bucket + 1).saturating_mul(base);
+            }
+            if counts.len() <= a {
+                counts.resize(a + 1, 0);
+            }
+            counts[a] += n;
+        }
+        self.hand_over(bucket * base, &mut counts);
+    }
+
+    /// The arrivals counted per attempt number in the bucket starting at `at`, handed to the
+    /// buckets, and the counts cleared.
+    fn hand_over(&mut self, at: u64, counts: &mut [u64]) {
+        for (a, n) in counts.iter_mut().enumerate() {
+            if *n > 0 {
+                self.ts.buckets.arrivals(Time(at), a > 0, a as u16, *n);
+                *n = 0;
+            }
+        }
+    }
+
+    /// Record by record, one `Levels::set` per instant with a begin or a done (as the event
+    /// loop sets them at each).
+    fn feed_levels<I: Iterator<Item = (u64, u32)> + Clone>(&mut self, records: I) {
+        let mut busy = self.busy.unwrap_or(0);
+        let mut trail = records.clone().peekable();
+        let mut lead = records.peekable();
+        while let Some(&(at, _)) = lead.peek() {
+            let now = Time(at);
+            let mut levels = false;
+            while let Some(&(t, kind)) = lead.peek() {
+                if t != at {
+                    break;
+                }
+                lead.next();
+                match kind {
+                    OP_DONE => {
+                        // A done may sort before the begin it ends at the same time.
+                        busy = busy.wrapping_sub(1);
+                        levels = true;
+                    }
+                    OP_BEGIN => {
+                        busy = busy.wrapping_add(1);
+                        levels = true;
+                    }
+                    OP_SUCCESS => self.ts.buckets.success(now),
+                    a => {
+                        // A run of equal records (a herd with no jitter): one call.
+                        let mut n = 1;
+                        while lead.next_if(|&e| e == (t, kind)).is_some() {
+                            n += 1;
+                        }
+                        self.leave_before(&mut trail, t);
+                        let attempt = (a - OP_ARRIVAL) as u16;
+                        self.ts.buckets.arrivals(now, attempt > 0, attempt, n);
+                        self.window.enter(attempt > 0, attempt, n);
+                    }
+                }
+            }
+            if levels {
+                let ts = &mut *self.ts;
+                ts.levels.set(&mut ts.buckets, now, 0, busy);
+            }
+        }
+        self.busy = Some(busy);
     }
 }
 
@@ -165,69 +312,5 @@ fn sort_by_time<T: Copy + Default + Ord>(
         }
         std::mem::swap(v, scratch);
         shift += RADIX_BITS;
-    }
-}
-
-/// Feeds sorted records `(time ns, kind)` to the server's buckets and levels: one
-/// `Levels::set` per instant with a begin or a done (as the event loop sets them at each). The
-/// arrivals also enter `window`, and leave it (a second cursor over the same records, and the
-/// burst's `bulk` first tries at their instant) once they are `width` or more behind.
-fn feed<I: Iterator<Item = (u64, u32)> + Clone>(
-    ts: &mut TierState,
-    records: I,
-    window: &mut SortedWindow,
-    mut bulk: Option<(u64, u64)>,
-    busy: &mut u64,
-) {
-    let width = window.width();
-    let mut trail = records.clone().peekable();
-    let mut lead = records.peekable();
-    while let Some(&(at, _)) = lead.peek() {
-        let now = Time(at);
-        let mut levels = false;
-        while let Some(&(t, kind)) = lead.peek() {
-            if t != at {
-                break;
-            }
-            lead.next();
-            match kind {
-                OP_DONE => {
-                    // A done may sort before the begin it ends at the same time.
-                    *busy = busy.wrapping_sub(1);
-                    levels = true;
-                }
-                OP_BEGIN => {
-                    *busy = busy.wrapping_add(1);
-                    levels = true;
-                }
-                OP_SUCCESS => ts.buckets.success(now),
-                a => {
-                    // A run of equal records (a herd with no jitter): one call.
-                    let mut n = 1;
-                    while lead.next_if(|&e| e == (t, kind)).is_some() {
-                        n += 1;
-                    }
-                    // Out of the window `(t - width, t]`: arrivals at `s` with `t - s >= width`.
-                    if let Some((s, k)) = bulk
-                        && t - s >= width
-                    {
-                        window.leave(false, 0, k);
-                        bulk = None;
-                    }
-                    while let Some((_, kind)) = trail.next_if(|&(s, _)| t - s >= width) {
-                        if kind >= OP_ARRIVAL {
-                            let attempt = (kind - OP_ARRIVAL) as u16;
-                            window.leave(attempt > 0, attempt, 1);
-                        }
-                    }
-                    let attempt = (a - OP_ARRIVAL) as u16;
-                    ts.buckets.arrivals(now, attempt > 0, attempt, n);
-                    window.enter(attempt > 0, attempt, n);
-                }
-            }
-        }
-        if levels {
-            ts.levels.set(&mut ts.buckets, now, 0, *busy);
-        }
     }
 }

@@ -8,7 +8,7 @@ use crate::model::{
 };
 use crate::policy::Class;
 use crate::policy::backoff::{Backoff, Jitter};
-use crate::rng::Purpose;
+use crate::rng::{EntityKey, Purpose, Stream};
 use crate::sim::path::{from_retry_after_ms, to_retry_after_ms};
 use crate::time::{Duration, Time};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,6 +46,8 @@ pub(super) enum Settled {
 /// One intent's retry loop (the event loop's `Top` and `Loop`, less what no eligible model uses).
 pub(super) struct Intent {
     pub(super) id: u64,
+    /// The `(seed, id)` part of its streams' keys.
+    pub(super) key: EntityKey,
     pub(super) start: Time,
     pub(super) attempts: u16,
     awaiting: bool,
@@ -59,9 +61,10 @@ pub(super) struct Intent {
 
 impl Intent {
     /// Intent `id`, starting at `start`, before its first attempt.
-    pub(super) fn new(id: u64, start: Time) -> Self {
+    pub(super) fn new(seed: u64, id: u64, start: Time) -> Self {
         Intent {
             id,
+            key: EntityKey::new(seed, id),
             start,
             attempts: 0,
             awaiting: false,
@@ -185,9 +188,9 @@ impl Direct<'_> {
     /// Runs one intent from its start to its finalisation or the horizon.
     fn intent(&mut self, id: u64, start: Time) {
         if self.rejected_at_once {
-            return self.intent_rejected(Intent::new(id, start));
+            return self.intent_rejected(Intent::new(self.seed, id, start));
         }
-        let mut it = Intent::new(id, start);
+        let mut it = Intent::new(self.seed, id, start);
         self.pending.clear();
         self.seq = 0;
         // The Start or Arrival event.
@@ -464,7 +467,7 @@ impl Direct<'_> {
         let index = u64::from(retries_made as u16);
         let throttled = class == Class::Throttled && retry.throttling_base.is_some();
         let (mut delay, carry) =
-            self.backoff_delay(&backoff, it.id, retries_made, it.prev_backoff, throttled);
+            self.backoff_delay(&backoff, it.key, retries_made, it.prev_backoff, throttled);
         let policy = retry.retry_after;
         let mut honour = ra.filter(|_| policy != RetryAfterPolicy::Ignore);
         if policy == RetryAfterPolicy::Envoy {
@@ -493,14 +496,14 @@ impl Direct<'_> {
         self.push(now + delay, Ev::Send);
     }
 
-    /// The backoff before retry `retries_made + 1` of intent `id` (and the state the next draw
+    /// The backoff before retry `retries_made + 1` of the intent keyed `key` (and the state the next draw
     /// carries, if any): `Backoff::next_delay`, with the window looked up in
     /// [`Direct::windows`] when the backoff is tabled and not `throttled`.
     #[inline]
     pub(super) fn backoff_delay(
         &self,
         backoff: &Backoff,
-        id: u64,
+        key: EntityKey,
         retries_made: u32,
         prev: u64,
         throttled: bool,
@@ -509,7 +512,7 @@ impl Direct<'_> {
         match self.windows.get(retries_made as usize) {
             // `Backoff::delay` for these jitters, with the window looked up.
             Some(&w) if !throttled => {
-                let draw = || stream(self.seed, id, Purpose::Backoff, index);
+                let draw = || Stream::of_entity(key, Purpose::Backoff, index);
                 let d = match backoff.jitter {
                     Jitter::Full => draw().range_u64(0, w),
                     Jitter::Equal => {
@@ -523,7 +526,7 @@ impl Direct<'_> {
             _ => backoff.next_delay(
                 retries_made,
                 prev,
-                &mut stream(self.seed, id, Purpose::Backoff, index),
+                &mut Stream::of_entity(key, Purpose::Backoff, index),
             ),
         }
     }

@@ -21,10 +21,10 @@ const KIND_MASK: u64 = (1 << KIND_BITS) - 1;
 /// Records kept in one vector before they move to chunks.
 const FLAT_MAX: usize = 1 << 16;
 
-/// Fewer records than this are sorted by comparison; more by counting passes of [`RADIX_BITS`]
-/// bits over their time (two for a chunk's 22 bits).
-const RADIX_MIN: usize = 1 << 10;
-const RADIX_BITS: u32 = 11;
+/// Fewer records than this are sorted by comparison; more are first spread over buckets by the
+/// top bits of their time ([`sort_by_time`]), at most 2^[`SPREAD_MAX_BITS`] buckets.
+const SPREAD_MIN: usize = 1 << 10;
+const SPREAD_MAX_BITS: u32 = 14;
 
 /// The records of one run, and what the merge needs to know about them.
 pub(super) struct Records {
@@ -280,37 +280,74 @@ impl Sink<'_> {
     }
 }
 
-/// Sorts records by `key` (a time; the kinds of one instant in any order), which fits in
-/// `bits` bits: stable counting passes of [`RADIX_BITS`] bits for many records, a comparison sort
-/// for few.
+/// Sorts records by `key` (a time that fits in `bits` bits; a record's value orders by its
+/// time first, the kinds of one instant in any order). Many records: one counting pass by the
+/// key's top bits spreads them over about a quarter as many buckets, each then sorted by
+/// comparison (a few records each where times are spread; the records of one instant share a
+/// bucket, and a sort of equal values is one pass). Few records: one comparison sort.
 fn sort_by_time<T: Copy + Default + Ord>(
     v: &mut Vec<T>,
     scratch: &mut Vec<T>,
     key: impl Fn(T) -> u64,
     bits: u32,
 ) {
-    if v.len() < RADIX_MIN {
+    if v.len() < SPREAD_MIN {
         return v.sort_unstable();
     }
-    const R: usize = 1 << RADIX_BITS;
-    const M: u64 = (1 << RADIX_BITS) - 1;
+    let top = (usize::BITS - 1 - v.len().leading_zeros())
+        .saturating_sub(2)
+        .min(bits)
+        .min(SPREAD_MAX_BITS);
+    let shift = bits - top;
+    // `ends[k]`: where bucket `k` starts, then (after the scatter) where it ends.
+    let mut ends = vec![0u32; (1 << top) + 1];
+    for &e in v.iter() {
+        ends[(key(e) >> shift) as usize + 1] += 1;
+    }
+    for k in 1..ends.len() {
+        ends[k] += ends[k - 1];
+    }
     scratch.clear();
     scratch.resize(v.len(), T::default());
-    let mut shift = 0;
-    while shift < bits {
-        let mut count = [0u32; R + 1];
-        for &e in v.iter() {
-            count[((key(e) >> shift) & M) as usize + 1] += 1;
+    for &e in v.iter() {
+        let k = (key(e) >> shift) as usize;
+        scratch[ends[k] as usize] = e;
+        ends[k] += 1;
+    }
+    let mut lo = 0;
+    for &hi in &ends[..1 << top] {
+        let hi = hi as usize;
+        if hi - lo > 1 {
+            scratch[lo..hi].sort_unstable();
         }
-        for k in 0..R {
-            count[k + 1] += count[k];
+        lo = hi;
+    }
+    std::mem::swap(v, scratch);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spread, clustered and tied times, few and many: sorted by time as a comparison sort
+    /// sorts them (a record's value orders by its time first).
+    #[test]
+    fn sort_by_time_orders_as_a_comparison_sort() {
+        let mut x = 5u64;
+        for (n, range) in [(10, 1000), (5000, 1 << 33), (5000, 3), (40_000, 1 << 22), (3000, 1)] {
+            let mut v: Vec<u64> = (0..n)
+                .map(|i| {
+                    x = crate::rng::mix64(x);
+                    // A third of the records at one instant, the rest spread.
+                    let t = if i % 3 == 0 { range / 2 } else { x % range };
+                    t << KIND_BITS | (x >> 60)
+                })
+                .collect();
+            let mut want = v.clone();
+            want.sort_unstable();
+            let bits = u64::BITS - (range - 1).leading_zeros();
+            sort_by_time(&mut v, &mut Vec::new(), |e| e >> KIND_BITS, bits.max(1));
+            assert_eq!(v, want, "{n} records in {range} ns");
         }
-        for &e in v.iter() {
-            let k = ((key(e) >> shift) & M) as usize;
-            scratch[count[k] as usize] = e;
-            count[k] += 1;
-        }
-        std::mem::swap(v, scratch);
-        shift += RADIX_BITS;
     }
 }

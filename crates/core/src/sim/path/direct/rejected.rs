@@ -53,7 +53,7 @@ impl Direct<'_> {
             }
             let retries_made = u32::from(attempt);
             let (delay, carry) =
-                self.backoff_delay(&backoff, it.id, retries_made, it.prev_backoff, false);
+                self.backoff_delay(&backoff, it.key, retries_made, it.prev_backoff, false);
             if let Some(deadline) = retry.deadline
                 && now + delay >= it.start + deadline
             {

@@ -49,9 +49,18 @@ impl Records {
             && m.workload.spread.0 == 0
             && m.network.request_latency().is_zero())
         .then(|| Time::ZERO + m.workload.start);
+        // A burst's records, up to what the flat vector holds, reserved at once (a sweep's small
+        // runs would otherwise grow it by doubling, each run).
+        let expected = match m.workload.kind {
+            WorkloadKind::Burst => m
+                .workload
+                .clients
+                .saturating_mul(u64::from(m.retry.max_attempts)),
+            _ => 0,
+        };
         Records {
             chunks: Vec::new(),
-            flat: Some(Vec::new()),
+            flat: Some(Vec::with_capacity(expected.min(FLAT_MAX as u64) as usize)),
             bulk_at,
             bulk: 0,
             busy_ops: false,

@@ -339,7 +339,12 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     output::refuse_inputs(&p.outs)?;
     let mut out = open_stream(&a, &p)?;
     let done = &out.done;
-    let pending: Vec<u64> = p.jobs.iter().copied().filter(|j| !done.contains(j)).collect();
+    let pending: Vec<u64> = p
+        .jobs
+        .iter()
+        .copied()
+        .filter(|j| !done.contains(j))
+        .collect();
     if !done.is_empty() {
         progress::note(&format!(
             "resuming: {} of {} runs already done, {} to go",

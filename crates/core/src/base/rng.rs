@@ -143,8 +143,12 @@ mod tests {
             let mut a = Stream::new(seed, entity, Purpose::Backoff, index);
             let mut b = Stream::of_entity(key, Purpose::Backoff, index);
             assert_eq!(a.next_u64(), b.next_u64());
-            let mut c = Stream::of_entity(EntityKey::new(seed, entity + 1), Purpose::Backoff, index);
-            assert_ne!(Stream::new(seed, entity, Purpose::Backoff, index).next_u64(), c.next_u64());
+            let mut c =
+                Stream::of_entity(EntityKey::new(seed, entity + 1), Purpose::Backoff, index);
+            assert_ne!(
+                Stream::new(seed, entity, Purpose::Backoff, index).next_u64(),
+                c.next_u64()
+            );
         }
     }
 

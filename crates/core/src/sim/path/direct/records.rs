@@ -343,7 +343,13 @@ mod tests {
     #[test]
     fn sort_by_time_orders_as_a_comparison_sort() {
         let mut x = 5u64;
-        for (n, range) in [(10, 1000), (5000, 1 << 33), (5000, 3), (40_000, 1 << 22), (3000, 1)] {
+        for (n, range) in [
+            (10, 1000),
+            (5000, 1 << 33),
+            (5000, 3),
+            (40_000, 1 << 22),
+            (3000, 1),
+        ] {
             let mut v: Vec<u64> = (0..n)
                 .map(|i| {
                     x = crate::rng::mix64(x);

@@ -16,7 +16,7 @@ use crate::sweep_file::{
 use crate::text::plural;
 use crate::{CliError, output, progress};
 use retrystorm_core::model::Model;
-use retrystorm_core::sweep::{SWEEP_SCHEMA_VERSION, SweepRecord, parse_shard};
+use retrystorm_core::sweep::{Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard};
 use retrystorm_report::sweep::{header_line, record_line};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -63,9 +63,23 @@ fn not_resumable(name: &str, m: &Mismatch) -> String {
     }
 }
 
-pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
-    // Everything that can be refused is refused before the first run: the outputs, the metric,
-    // the model, the axes, the grid's size and the shard.
+/// What a sweep will run, every refusable input checked: the outputs, the metric, the model,
+/// the grid and this process's shard of it.
+struct Plan<'a> {
+    outs: Vec<output::Out<'a>>,
+    metric: String,
+    model: Resolved<'a>,
+    grid: Grid,
+    header: SweepHeader,
+    shard_i: u64,
+    shard_n: u64,
+    /// This shard's runs, in grid order.
+    jobs: Vec<u64>,
+}
+
+/// Checks everything that can be refused before the first run: the outputs, the metric, the
+/// model, the axes, the grid's size and the shard.
+fn plan(a: &SweepArgs) -> Result<Plan<'_>, CliError> {
     let mut outs = Vec::new();
     if let Some(p) = &a.out {
         outs.push(output::Out::new("--out", p));
@@ -99,104 +113,134 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         )));
     }
     let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
+    Ok(Plan {
+        outs,
+        metric,
+        model,
+        grid,
+        header,
+        shard_i,
+        shard_n,
+        jobs,
+    })
+}
 
-    // Resolve (and so validate) every point this shard needs before running anything. The
-    // models are kept for small grids; a large one resolves each point again when it runs it,
-    // so that memory does not grow with the grid.
+/// Resolves (and so validates) every point the shard needs before running anything. The
+/// models are kept for small grids; a large one resolves each point again when it runs it, so
+/// that memory does not grow with the grid.
+fn resolve_points(p: &Plan<'_>) -> Result<BTreeMap<u64, Vec<Model>>, CliError> {
     let mut models: BTreeMap<u64, Vec<Model>> = BTreeMap::new();
-    let keep = grid.points() <= MODEL_CACHE_POINTS;
+    let keep = p.grid.points() <= MODEL_CACHE_POINTS;
     let mut last = None;
-    for j in &jobs {
-        let p = grid.job(*j).point;
-        if last == Some(p) || models.contains_key(&p) {
+    for j in &p.jobs {
+        let point = p.grid.job(*j).point;
+        if last == Some(point) || models.contains_key(&point) {
             continue;
         }
-        last = Some(p);
-        let m = model.at(&grid, p)?.variants;
+        last = Some(point);
+        let m = p.model.at(&p.grid, point)?.variants;
         if keep {
-            models.insert(p, m);
+            models.insert(point, m);
         }
     }
+    Ok(models)
+}
 
-    output::refuse_inputs(&outs)?;
+/// The `--out` file, fresh or resumed, locked while this sweep writes it.
+struct OutFile {
+    file: Option<std::fs::File>,
+    /// The runs a resumed file already holds.
+    done: BTreeSet<u64>,
+    kept: Vec<SweepRecord>,
+}
 
-    // The output file: fresh, or resumed; locked while this sweep writes it.
-    let mut done: BTreeSet<u64> = BTreeSet::new();
-    let mut kept: Vec<SweepRecord> = Vec::new();
-    let mut file = None;
-    if let Some(path) = &a.out {
-        let name = path.display().to_string();
-        let io = |e: std::io::Error| CliError::Output(format!("--out {name}: {e}"));
-        let mut opts = std::fs::OpenOptions::new();
-        opts.read(true).write(true);
-        if a.resume {
-            opts.create(true);
-        } else {
-            opts.create_new(true);
-        }
-        let mut f = opts.open(path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::AlreadyExists {
-                CliError::Input(format!(
-                    "--out {name}: the file exists; pass --resume to continue that sweep, or remove it"
-                ))
-            } else {
-                io(e)
-            }
-        })?;
-        lock(&f, &name)?;
-        let mut bytes = Vec::new();
-        f.read_to_end(&mut bytes).map_err(io)?;
-        // A file without one whole line (killed while writing the header) starts afresh.
-        if bytes.contains(&b'\n') {
-            let old = parse_sweep(&name, &bytes)?;
-            if let Some(m) = mismatch(&header, &old.header) {
-                return Err(CliError::Input(not_resumable(&name, &m)));
-            }
-            if old.torn {
-                progress::note(&format!(
-                    "{name}: cut a torn last line (an interrupted write); it will be rerun"
-                ));
-                f.set_len(old.whole_len).map_err(io)?;
-            }
-            let ours: BTreeSet<u64> = jobs.iter().copied().collect();
-            for r in old.records {
-                if !ours.contains(&r.job) {
-                    return Err(CliError::Input(format!(
-                        "--resume: {name} holds run {} which is not in this shard",
-                        r.job
-                    )));
-                }
-                done.insert(r.job);
-                kept.push(r);
-            }
-            f.seek(SeekFrom::End(0)).map_err(io)?;
-        } else {
-            f.set_len(0).map_err(io)?;
-            f.seek(SeekFrom::Start(0)).map_err(io)?;
-            f.write_all(header_line(&header).as_bytes()).map_err(io)?;
-        }
-        f.flush().map_err(io)?;
-        file = Some(f);
-    }
-    let pending: Vec<u64> = jobs.iter().copied().filter(|j| !done.contains(j)).collect();
-    if !done.is_empty() {
-        progress::note(&format!(
-            "resuming: {} of {} runs already done, {} to go",
-            done.len(),
-            jobs.len(),
-            pending.len()
-        ));
-    }
-    // Appending keeps grid order only when every kept run precedes every pending one.
-    let in_order = match (done.last(), pending.first()) {
-        (Some(d), Some(p)) => d < p,
-        _ => true,
+/// Opens `--out` (if given): a fresh file gets the header; a resumed one is checked against
+/// this sweep, its torn last line cut, and its runs kept.
+fn open_stream(a: &SweepArgs, p: &Plan<'_>) -> Result<OutFile, CliError> {
+    let mut s = OutFile {
+        file: None,
+        done: BTreeSet::new(),
+        kept: Vec::new(),
     };
+    let Some(path) = &a.out else {
+        return Ok(s);
+    };
+    let name = path.display().to_string();
+    let io = |e: std::io::Error| CliError::Output(format!("--out {name}: {e}"));
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true).write(true);
+    if a.resume {
+        opts.create(true);
+    } else {
+        opts.create_new(true);
+    }
+    let mut f = opts.open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            CliError::Input(format!(
+                "--out {name}: the file exists; pass --resume to continue that sweep, or remove it"
+            ))
+        } else {
+            io(e)
+        }
+    })?;
+    lock(&f, &name)?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(io)?;
+    // A file without one whole line (killed while writing the header) starts afresh.
+    if bytes.contains(&b'\n') {
+        let old = parse_sweep(&name, &bytes)?;
+        if let Some(m) = mismatch(&p.header, &old.header) {
+            return Err(CliError::Input(not_resumable(&name, &m)));
+        }
+        if old.torn {
+            progress::note(&format!(
+                "{name}: cut a torn last line (an interrupted write); it will be rerun"
+            ));
+            f.set_len(old.whole_len).map_err(io)?;
+        }
+        let ours: BTreeSet<u64> = p.jobs.iter().copied().collect();
+        for r in old.records {
+            if !ours.contains(&r.job) {
+                return Err(CliError::Input(format!(
+                    "--resume: {name} holds run {} which is not in this shard",
+                    r.job
+                )));
+            }
+            s.done.insert(r.job);
+            s.kept.push(r);
+        }
+        f.seek(SeekFrom::End(0)).map_err(io)?;
+    } else {
+        f.set_len(0).map_err(io)?;
+        f.seek(SeekFrom::Start(0)).map_err(io)?;
+        f.write_all(header_line(&p.header).as_bytes()).map_err(io)?;
+    }
+    f.flush().map_err(io)?;
+    s.file = Some(f);
+    Ok(s)
+}
 
-    let runner = Runner::new(a.model.jobs)?;
+/// What running the pending runs gave: the runs finished (in grid order), and why it stopped
+/// early, if it did.
+struct Ran {
+    fresh: Vec<SweepRecord>,
+    write_err: Option<std::io::Error>,
+    resolve_err: Option<CliError>,
+}
+
+/// Runs `pending` on `--jobs` threads; each finished run's line goes to `file` (in grid
+/// order) and its record is kept for the table. Stops after `limit` runs.
+fn run_pending(
+    p: &Plan<'_>,
+    models: &BTreeMap<u64, Vec<Model>>,
+    pending: &[u64],
+    mut file: Option<&mut std::fs::File>,
+    jobs: Option<u32>,
+    limit: u64,
+) -> Result<Ran, CliError> {
+    let runner = Runner::new(jobs)?;
     let bar = progress::bar(pending.len() as u64, "runs");
     let stop = AtomicBool::new(false);
-    let limit = a.limit.unwrap_or(u64::MAX);
     // Each worker writes its record's JSON line, so the writer thread only puts lines in order.
     let (tx, rx) = std::sync::mpsc::channel::<(u64, SweepRecord, Option<String>)>();
     let lines = file.is_some();
@@ -204,50 +248,19 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     let mut write_err = None;
     let resolve_err: std::sync::Mutex<Option<CliError>> = std::sync::Mutex::new(None);
     std::thread::scope(|s| {
-        let grid = &grid;
-        let models = &models;
         let stop = &stop;
-        let pending_ref = &pending;
         let resolve_err = &resolve_err;
         let runner = &runner;
-        let model = &model;
         s.spawn(move || {
-            runner.stream(pending_ref, tx, stop, |j| {
-                let job = grid.job(j);
-                let seed = grid.seeds[job.replication];
-                let r = match models.get(&job.point) {
-                    Some(ms) => retrystorm_core::run_summary(&ms[job.variant], seed),
-                    None => match model.at(grid, job.point) {
-                        Ok(s) => retrystorm_core::run_summary(&s.variants[job.variant], seed),
-                        Err(e) => {
-                            // Validated before the first run, so not expected.
-                            stop.store(true, Ordering::Relaxed);
-                            if let Ok(mut slot) = resolve_err.lock() {
-                                slot.get_or_insert(e);
-                            }
-                            return None;
-                        }
-                    },
-                };
-                let rec = SweepRecord {
-                    schema_version: SWEEP_SCHEMA_VERSION,
-                    kind: "run".into(),
-                    job: j,
-                    point: job.point,
-                    params: grid.params(job.point),
-                    variant: grid.variants[job.variant].clone(),
-                    replication: job.replication,
-                    seed,
-                    summary: r.summary,
-                };
-                let line = lines.then(|| record_line(&rec));
-                Some((j, rec, line))
+            runner.stream(pending, tx, stop, |j| {
+                let r = run_one(p, models, j, stop, resolve_err)?;
+                let line = lines.then(|| record_line(&r));
+                Some((j, r, line))
             });
         });
         // Write in grid order: park early finishers until their turn.
         let mut parked: BTreeMap<u64, (SweepRecord, Option<String>)> = BTreeMap::new();
         let mut next = 0usize;
-        let mut written = 0u64;
         'recv: for (j, rec, line) in rx.iter() {
             parked.insert(j, (rec, line));
             while next < pending.len() {
@@ -263,9 +276,8 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
                 }
                 fresh.push(rec);
                 next += 1;
-                written += 1;
                 bar.inc(1);
-                if written >= limit {
+                if fresh.len() as u64 >= limit {
                     stop.store(true, Ordering::Relaxed);
                     break 'recv;
                 }
@@ -275,10 +287,90 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         drop(rx);
     });
     bar.finish_and_clear();
-    if let Some(e) = resolve_err.into_inner().ok().flatten() {
+    Ok(Ran {
+        fresh,
+        write_err,
+        resolve_err: resolve_err.into_inner().ok().flatten(),
+    })
+}
+
+/// Run `j` of the grid, as its record; `None` (and `stop` set, the error kept in
+/// `resolve_err`) when its point no longer resolves.
+fn run_one(
+    p: &Plan<'_>,
+    models: &BTreeMap<u64, Vec<Model>>,
+    j: u64,
+    stop: &AtomicBool,
+    resolve_err: &std::sync::Mutex<Option<CliError>>,
+) -> Option<SweepRecord> {
+    let grid = &p.grid;
+    let job = grid.job(j);
+    let seed = grid.seeds[job.replication];
+    let r = match models.get(&job.point) {
+        Some(ms) => retrystorm_core::run_summary(&ms[job.variant], seed),
+        None => match p.model.at(grid, job.point) {
+            Ok(s) => retrystorm_core::run_summary(&s.variants[job.variant], seed),
+            Err(e) => {
+                // Validated before the first run, so not expected.
+                stop.store(true, Ordering::Relaxed);
+                if let Ok(mut slot) = resolve_err.lock() {
+                    slot.get_or_insert(e);
+                }
+                return None;
+            }
+        },
+    };
+    Some(SweepRecord {
+        schema_version: SWEEP_SCHEMA_VERSION,
+        kind: "run".into(),
+        job: j,
+        point: job.point,
+        params: grid.params(job.point),
+        variant: grid.variants[job.variant].clone(),
+        replication: job.replication,
+        seed,
+        summary: r.summary,
+    })
+}
+
+pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
+    let p = plan(&a)?;
+    let models = resolve_points(&p)?;
+    output::refuse_inputs(&p.outs)?;
+    let mut out = open_stream(&a, &p)?;
+    let done = &out.done;
+    let pending: Vec<u64> = p
+        .jobs
+        .iter()
+        .copied()
+        .filter(|j| !done.contains(j))
+        .collect();
+    if !done.is_empty() {
+        progress::note(&format!(
+            "resuming: {} of {} runs already done, {} to go",
+            done.len(),
+            p.jobs.len(),
+            pending.len()
+        ));
+    }
+    // Appending keeps grid order only when every kept run precedes every pending one.
+    let in_order = match (done.last(), pending.first()) {
+        (Some(d), Some(first)) => d < first,
+        _ => true,
+    };
+    let limit = a.limit.unwrap_or(u64::MAX);
+    let ran = run_pending(
+        &p,
+        &models,
+        &pending,
+        out.file.as_mut(),
+        a.model.jobs,
+        limit,
+    )?;
+    if let Some(e) = ran.resolve_err {
         return Err(e);
     }
-    if let Some(e) = write_err {
+    if let Some(e) = ran.write_err {
         return Err(CliError::Output(format!(
             "--out {}: cannot write: {e}",
             a.out
@@ -286,13 +378,25 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
                 .map_or(String::new(), |p| p.display().to_string())
         )));
     }
-    let stopped = fresh.len() < pending.len();
-    let mut all = kept;
-    all.extend(fresh);
+    let stopped = ran.fresh.len() < pending.len();
+    let mut all = out.kept;
+    all.extend(ran.fresh);
     all.sort_by_key(|r| r.job);
+    finish(&a, &p, &all, in_order, stopped)
+}
+
+/// The end of a sweep: a resumed file rewritten in grid order when it must be, then the note
+/// of a stop, or the summary line and the table.
+fn finish(
+    a: &SweepArgs,
+    p: &Plan<'_>,
+    all: &[SweepRecord],
+    in_order: bool,
+    stopped: bool,
+) -> Result<(), CliError> {
     if let (Some(path), false) = (&a.out, in_order) {
         // A resumed file whose kept runs were not a prefix: rewrite it whole, in grid order.
-        output::write(output::Out::new("--out", path), &sweep_text(&header, &all))?;
+        output::write(output::Out::new("--out", path), &sweep_text(&p.header, all))?;
     }
     if stopped {
         progress::note(&format!(
@@ -301,18 +405,20 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         ));
         return Ok(());
     }
+    let (shard_i, shard_n) = (p.shard_i, p.shard_n);
     let suffix = if shard_n > 1 {
         format!(" (shard {shard_i}/{shard_n}; join shards with `retrystorm merge`)")
     } else {
         String::new()
     };
+    let grid = &p.grid;
     output::print(&format!(
         "{}: {} ({} x {} x {}){suffix}\n",
-        header.model,
+        p.header.model,
         plural(all.len() as u64, "run"),
         plural(grid.points(), "point"),
         plural(grid.variants.len() as u64, "variant"),
         plural(grid.seeds.len() as u64, "seed"),
     ))?;
-    summarize_with(&header, &all, &a.chart, &metric)
+    summarize_with(&p.header, all, &a.chart, &p.metric)
 }

@@ -176,6 +176,12 @@ fn set_points_match_the_event_loop() {
             "server.service=exp(50ms)",
             "server.slow_windows=[{from=\"100ms\", to=\"600ms\", factor=5.0}]",
         ],
+        // Every attempt rejected at once (the herd's own loop, `direct/rejected.rs`): a
+        // deadline, no retry on the rejection, one attempt, a horizon mid-backoff.
+        &["retry.deadline=700ms", "workload.spread=300ms"],
+        &["retry.retry_on=[\"timeout\"]"],
+        &["retry.max_attempts=1", "workload.spread=50ms"],
+        &["horizon=900ms", "workload.clients=2500"],
         // The horizon cuts the run: unsettled intents and starts never made.
         &["horizon=1s", "workload.spread=2s"],
         &["horizon=1s", "network.response_loss=0.3"],

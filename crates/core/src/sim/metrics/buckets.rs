@@ -264,6 +264,11 @@ impl Buckets {
             .map_or(Duration(self.base), |w| Duration(w.width))
     }
 
+    /// The model's bucket width, at which the peaks are counted.
+    pub fn base_width(&self) -> Duration {
+        Duration(self.base)
+    }
+
     /// `(peak arrivals, peak retries)` in one bucket of the model's width.
     pub fn peaks(&self) -> (u64, u64) {
         (self.peaks.arrivals, self.peaks.most_retries)

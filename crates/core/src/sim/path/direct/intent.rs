@@ -7,8 +7,8 @@ use crate::model::{
     CommitMode, CrashPoint, FailMode, LossNotice, OutageAnswer, RetryAfterPolicy, WorkloadKind,
 };
 use crate::policy::Class;
-use crate::policy::backoff::Jitter;
-use crate::rng::Purpose;
+use crate::policy::backoff::{Backoff, Jitter};
+use crate::rng::{EntityKey, Purpose, Stream};
 use crate::sim::path::{from_retry_after_ms, to_retry_after_ms};
 use crate::time::{Duration, Time};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,24 +37,44 @@ pub(super) enum Ev {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Settled {
+pub(super) enum Settled {
     No,
     Success,
     Failure,
 }
 
 /// One intent's retry loop (the event loop's `Top` and `Loop`, less what no eligible model uses).
-struct Intent {
-    id: u64,
-    start: Time,
-    attempts: u16,
+pub(super) struct Intent {
+    pub(super) id: u64,
+    /// The `(seed, id)` part of its streams' keys.
+    pub(super) key: EntityKey,
+    pub(super) start: Time,
+    pub(super) attempts: u16,
     awaiting: bool,
     settled: Settled,
     in_flight: u32,
-    prev_backoff: u64,
+    pub(super) prev_backoff: u64,
     applied: u32,
     /// When the intent was finalised (counted and freed), if it was.
-    finalised: Option<Time>,
+    pub(super) finalised: Option<Time>,
+}
+
+impl Intent {
+    /// Intent `id`, starting at `start`, before its first attempt.
+    pub(super) fn new(seed: u64, id: u64, start: Time) -> Self {
+        Intent {
+            id,
+            key: EntityKey::new(seed, id),
+            start,
+            attempts: 0,
+            awaiting: false,
+            settled: Settled::No,
+            in_flight: 0,
+            prev_backoff: crate::backoff::NO_STATE,
+            applied: 0,
+            finalised: None,
+        }
+    }
 }
 
 /// Events between two calls of the progress callback (as the event loop's 65,536).
@@ -167,17 +187,10 @@ impl Direct<'_> {
 
     /// Runs one intent from its start to its finalisation or the horizon.
     fn intent(&mut self, id: u64, start: Time) {
-        let mut it = Intent {
-            id,
-            start,
-            attempts: 0,
-            awaiting: false,
-            settled: Settled::No,
-            in_flight: 0,
-            prev_backoff: crate::backoff::NO_STATE,
-            applied: 0,
-            finalised: None,
-        };
+        if self.rejected_at_once {
+            return self.intent_rejected(Intent::new(self.seed, id, start));
+        }
+        let mut it = Intent::new(self.seed, id, start);
         self.pending.clear();
         self.seq = 0;
         // The Start or Arrival event.
@@ -192,6 +205,12 @@ impl Direct<'_> {
             self.live_events += 1;
             self.handle(&mut it, now, ev);
         }
+        self.intent_ended(&it);
+    }
+
+    /// An intent's run is over: finalised (its timeouts still pending are stale), or cut by
+    /// the horizon.
+    pub(super) fn intent_ended(&mut self, it: &Intent) {
         match it.finalised {
             Some(t) => {
                 self.last_final = self.last_final.max(t);
@@ -447,26 +466,8 @@ impl Direct<'_> {
         let retries_made = u32::from(it.attempts) - 1;
         let index = u64::from(retries_made as u16);
         let throttled = class == Class::Throttled && retry.throttling_base.is_some();
-        let (mut delay, carry) = match self.windows.get(retries_made as usize) {
-            // `Backoff::delay` for these jitters, with the window looked up.
-            Some(&w) if !throttled => {
-                let draw = || stream(self.seed, it.id, Purpose::Backoff, index);
-                let d = match backoff.jitter {
-                    Jitter::Full => draw().range_u64(0, w),
-                    Jitter::Equal => {
-                        let half = w / 2;
-                        w - half + draw().range_u64(0, half)
-                    }
-                    _ => w,
-                };
-                (Duration(d), None)
-            }
-            _ => backoff.next_delay(
-                retries_made,
-                it.prev_backoff,
-                &mut stream(self.seed, it.id, Purpose::Backoff, index),
-            ),
-        };
+        let (mut delay, carry) =
+            self.backoff_delay(&backoff, it.key, retries_made, it.prev_backoff, throttled);
         let policy = retry.retry_after;
         let mut honour = ra.filter(|_| policy != RetryAfterPolicy::Ignore);
         if policy == RetryAfterPolicy::Envoy {
@@ -495,7 +496,42 @@ impl Direct<'_> {
         self.push(now + delay, Ev::Send);
     }
 
-    fn settle(&mut self, it: &mut Intent, now: Time, how: Settled) {
+    /// The backoff before retry `retries_made + 1` of the intent keyed `key` (and the state the next draw
+    /// carries, if any): `Backoff::next_delay`, with the window looked up in
+    /// [`Direct::windows`] when the backoff is tabled and not `throttled`.
+    #[inline]
+    pub(super) fn backoff_delay(
+        &self,
+        backoff: &Backoff,
+        key: EntityKey,
+        retries_made: u32,
+        prev: u64,
+        throttled: bool,
+    ) -> (Duration, Option<u64>) {
+        let index = u64::from(retries_made as u16);
+        match self.windows.get(retries_made as usize) {
+            // `Backoff::delay` for these jitters, with the window looked up.
+            Some(&w) if !throttled => {
+                let draw = || Stream::of_entity(key, Purpose::Backoff, index);
+                let d = match backoff.jitter {
+                    Jitter::Full => draw().range_u64(0, w),
+                    Jitter::Equal => {
+                        let half = w / 2;
+                        w - half + draw().range_u64(0, half)
+                    }
+                    _ => w,
+                };
+                (Duration(d), None)
+            }
+            _ => backoff.next_delay(
+                retries_made,
+                prev,
+                &mut Stream::of_entity(key, Purpose::Backoff, index),
+            ),
+        }
+    }
+
+    pub(super) fn settle(&mut self, it: &mut Intent, now: Time, how: Settled) {
         it.settled = how;
         let took = now.since(it.start);
         self.completions.record(took);

@@ -19,12 +19,13 @@
 //! stored buckets (where merging would add their areas in another order).
 //!
 //! The parts: [`rule`] (which models are eligible), [`intent`] (one client's attempts from its
-//! draws), [`records`] (the time-ordered arrivals, successes and busy levels, and their feed to
+//! draws; [`rejected`] when every attempt is rejected at once), [`records`] (the time-ordered arrivals, successes and busy levels, and their feed to
 //! the buckets) and [`merge`] (the run's end, and the counts into the event loop's summary).
 
 mod intent;
 mod merge;
 mod records;
+mod rejected;
 mod rule;
 
 pub use rule::{EnginePath, engine_path};
@@ -144,6 +145,9 @@ struct Direct<'m> {
     /// backoff: the same values as `Backoff::delay`'s, without the floating point per retry.
     /// Empty for every other backoff.
     windows: Vec<u64>,
+    /// Every attempt is rejected the instant it is sent ([`rejected::rejects_at_once`]): the
+    /// intents take the loop of [`Direct::intent_rejected`].
+    rejected_at_once: bool,
 }
 
 #[inline]
@@ -187,6 +191,7 @@ impl<'m> Direct<'m> {
             seq: 0,
             backoff: m.retry.backoff(),
             windows: window_table(m),
+            rejected_at_once: rejected::rejects_at_once(m),
         }
     }
 }

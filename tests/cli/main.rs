@@ -24,6 +24,7 @@ mod slow_windows;
 mod trace;
 mod trace_workload;
 mod tune;
+mod tune_chart;
 mod util;
 mod validate;
 mod warnings;

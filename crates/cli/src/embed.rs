@@ -13,7 +13,7 @@ use clap::Parser;
 use retrystorm_core::load::Scenario;
 use retrystorm_core::stats;
 use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
-use retrystorm_core::sweep::{SWEEP_SCHEMA_VERSION, SweepRecord};
+use retrystorm_core::sweep::SweepRecord;
 use retrystorm_report as report;
 use std::sync::atomic::AtomicBool;
 
@@ -146,17 +146,7 @@ impl Source {
             let job = grid.job(j);
             let seed = grid.seeds[job.replication];
             let r = retrystorm_core::run_summary(&models[job.point as usize][job.variant], seed);
-            let rec = SweepRecord {
-                schema_version: SWEEP_SCHEMA_VERSION,
-                kind: "run".into(),
-                job: j,
-                point: job.point,
-                params: grid.params(job.point),
-                variant: grid.variants[job.variant].clone(),
-                replication: job.replication,
-                seed,
-                summary: r.summary,
-            };
+            let rec = SweepRecord::run(&grid, j, r.summary);
             Some((j, report::sweep::record_line(&rec)))
         });
         let mut rows: Vec<(u64, String)> = rx.into_iter().collect();

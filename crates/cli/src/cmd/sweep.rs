@@ -16,7 +16,7 @@ use crate::sweep_file::{
 use crate::text::plural;
 use crate::{CliError, output, progress};
 use retrystorm_core::model::Model;
-use retrystorm_core::sweep::{Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard};
+use retrystorm_core::sweep::{Grid, SweepHeader, SweepRecord, parse_shard};
 use retrystorm_report::sweep::{header_line, record_line};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -320,17 +320,7 @@ fn run_one(
             }
         },
     };
-    Some(SweepRecord {
-        schema_version: SWEEP_SCHEMA_VERSION,
-        kind: "run".into(),
-        job: j,
-        point: job.point,
-        params: grid.params(job.point),
-        variant: grid.variants[job.variant].clone(),
-        replication: job.replication,
-        seed,
-        summary: r.summary,
-    })
+    Some(SweepRecord::run(grid, j, r.summary))
 }
 
 pub fn sweep(a: SweepArgs) -> Result<(), CliError> {

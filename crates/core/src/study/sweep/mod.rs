@@ -418,6 +418,26 @@ pub struct SweepRecord {
     pub summary: Summary,
 }
 
+impl SweepRecord {
+    /// The line of run `job` of `grid`: its point, variant and replication, and the summary it
+    /// gave. One constructor for the `sweep` command and the Python embed, so the two write the
+    /// same lines.
+    pub fn run(grid: &Grid, job: u64, summary: Summary) -> SweepRecord {
+        let at = grid.job(job);
+        SweepRecord {
+            schema_version: SWEEP_SCHEMA_VERSION,
+            kind: "run".into(),
+            job,
+            point: at.point,
+            params: grid.params(at.point),
+            variant: grid.variants[at.variant].clone(),
+            replication: at.replication,
+            seed: grid.seeds[at.replication],
+            summary,
+        }
+    }
+}
+
 /// FNV-1a 64, as 16 hex digits: a stable fingerprint of a model file.
 pub fn fingerprint(bytes: &[u8]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

@@ -140,7 +140,12 @@ mod tests {
     fn an_entity_key_gives_the_streams_of_its_seed_and_entity() {
         for (seed, entity, index) in [(0, 0, 0), (42, 7, 3), (u64::MAX, 1 << 40, u64::MAX)] {
             let key = EntityKey::new(seed, entity);
-            let mut a = Stream::new(seed, entity, Purpose::Backoff, index);
+            // The key as written out before `EntityKey` existed, so the test holds the streams
+            // to their old values rather than to `Stream::new`, which now calls `of_entity`.
+            let k = mix64(seed ^ mix64(entity));
+            let p = Purpose::Backoff as u64;
+            let k2 = mix64(k ^ mix64(p << 32 | (index & 0xffff_ffff)) ^ (index >> 32));
+            let mut a = Stream(Pcg64Mcg::new(((u128::from(k) << 64) | u128::from(k2)) | 1));
             let mut b = Stream::of_entity(key, Purpose::Backoff, index);
             assert_eq!(a.next_u64(), b.next_u64());
             let mut c =

@@ -185,20 +185,33 @@ fn draw_windows<C: CoordTranslate<From = (f64, f64)>>(
         if a >= scale.x1 {
             continue;
         }
-        chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(a, y_lo), (b, y_hi)],
-                WINDOW.filled(),
-            )))
-            .map_err(chart_err(CHART))?;
-        chart
-            .draw_series(std::iter::once(Text::new(
-                w.label.clone(),
-                (a, y_hi),
-                font(12).pos(Pos::new(HPos::Left, VPos::Top)),
-            )))
-            .map_err(chart_err(CHART))?;
+        shade_window(chart, CHART, (a, b), (y_lo, y_hi), &w.label)?;
     }
+    Ok(())
+}
+
+/// One trigger window shaded from `x.0` to `x.1` over `y.0..y.1`, its label at the top left: the
+/// load panels and the tiers chart mark their windows alike.
+pub(super) fn shade_window<C: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut Panel<'_, '_, C>,
+    name: &'static str,
+    x: (f64, f64),
+    y: (f64, f64),
+    label: &str,
+) -> Result<(), ReportError> {
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            [(x.0, y.0), (x.1, y.1)],
+            WINDOW.filled(),
+        )))
+        .map_err(chart_err(name))?;
+    chart
+        .draw_series(std::iter::once(Text::new(
+            label.to_string(),
+            (x.0, y.1),
+            font(12).pos(Pos::new(HPos::Left, VPos::Top)),
+        )))
+        .map_err(chart_err(name))?;
     Ok(())
 }
 

@@ -4,7 +4,6 @@ use crate::marks::{Shade, summary_window};
 use crate::style::{GRID, GRID_BOLD, WINDOW, bold, font, stroke, variant};
 
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 use retrystorm_core::summary::{RunReport, VariantResult};
 
 use super::*;
@@ -163,19 +162,7 @@ pub fn tiers_chart_opts(report: &RunReport, opt: &ChartOptions) -> Result<String
                 if a >= end_s {
                     continue;
                 }
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(a, 0.0), (b, y_hi)],
-                        WINDOW.filled(),
-                    )))
-                    .map_err(chart_err(CHART))?;
-                chart
-                    .draw_series(std::iter::once(Text::new(
-                        w.label.clone(),
-                        (a, y_hi),
-                        font(12).pos(Pos::new(HPos::Left, VPos::Top)),
-                    )))
-                    .map_err(chart_err(CHART))?;
+                shade_window(&mut chart, CHART, (a, b), (0.0, y_hi), &w.label)?;
             }
             for (i, v) in report.variants.iter().enumerate() {
                 let b = bucket_ms(v) / 1000.0;

@@ -300,26 +300,7 @@ impl<E> RadixHeap<E> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn pops_in_time_then_insertion_order() {
-        let mut q = RadixHeap::new();
-        q.push(Time(5), 'a');
-        q.push(Time(1), 'b');
-        q.push(Time(5), 'c');
-        q.push(Time(1), 'd');
-        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
-        assert_eq!(order, vec!['b', 'd', 'a', 'c']);
-    }
-
-    #[test]
-    #[cfg(debug_assertions)]
-    #[should_panic(expected = "event scheduled in the past")]
-    fn scheduling_in_the_past_is_caught() {
-        let mut q = RadixHeap::new();
-        q.push(Time(10), 1);
-        q.pop();
-        q.push(Time(3), 2);
-    }
+    pending_set_tests!(RadixHeap);
 
     /// The same pops, in the same order, as a binary heap keyed by `(time, seq)`: ties from tiny
     /// time ranges, gaps from huge ones, and pushes interleaved with pops.
@@ -429,24 +410,5 @@ mod tests {
         assert_eq!(q.pop(), Some((Time(7), 'a')));
         assert_eq!(q.pop(), Some((Time::MAX, 'z')));
         assert_eq!(q.pop(), None);
-    }
-
-    #[test]
-    fn clock_never_goes_back_under_random_pushes() {
-        let mut q = RadixHeap::new();
-        let mut s = crate::rng::Stream::new(1, 0, crate::rng::Purpose::Start, 0);
-        for i in 0..1000u32 {
-            q.push(Time(s.range_u64(0, 1000)), i);
-        }
-        let mut last = Time::ZERO;
-        let mut n = 0;
-        while let Some((t, _)) = q.pop() {
-            assert!(t >= last);
-            last = t;
-            n += 1;
-            if n < 5000 {
-                q.push(t.after(crate::time::Duration(s.range_u64(0, 100))), n);
-            }
-        }
     }
 }

@@ -223,6 +223,12 @@ impl Backoff {
 }
 
 impl Backoff {
+    /// The delay drawn depends on the state carried from the previous retry (decorrelated
+    /// jitter, Polly's V2): the caller must keep it.
+    pub fn carries_state(&self) -> bool {
+        matches!(self.jitter, Jitter::Decorrelated | Jitter::Polly)
+    }
+
     /// The delay before retry `n` and the state to carry to the next retry. `state` is
     /// [`NO_STATE`] before the first retry, else what the previous call carried. Only Polly's V2
     /// carries its own state (`Some`); otherwise the caller carries the delay it waited (`None`).

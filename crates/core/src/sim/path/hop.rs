@@ -180,6 +180,22 @@ impl HopState {
         self.breakers.get_mut(k)
     }
 
+    /// Some policy keeps an instance per client process: calls must know their client.
+    pub(super) fn per_client(&self) -> bool {
+        self.budgets.len() > 1 || self.breakers.len() > 1 || self.limiters.len() > 1
+    }
+
+    /// The hop's calls need [`super::call::Extra`]: a backoff that carries the last delay,
+    /// hedging, a retry budget (which may charge a cost per retry) or restarts (a new key).
+    pub(super) fn needs_extra(&self) -> bool {
+        let r = &self.retry;
+        r.hedging()
+            || r.restart_probability > 0.0
+            || r.backoff.carries_state()
+            || r.throttled.carries_state()
+            || !self.budgets.is_empty()
+    }
+
     /// The index of the limiter instance client `client` uses.
     #[inline(always)]
     pub(super) fn limiter_index(&self, client: u32) -> usize {

@@ -224,7 +224,7 @@ impl<'m> PathSim<'m> {
             _ => w.clients,
         }
         .max(1) as usize;
-        let hops = (0..spec.hops.len())
+        let hops: Vec<HopState> = (0..spec.hops.len())
             .map(|k| HopState::new(&spec, k, processes, draws))
             .collect();
         let mut tiers = spec
@@ -258,7 +258,12 @@ impl<'m> PathSim<'m> {
                 queue.push(Time::ZERO + d.to, Event::Capacity { tier: t as u8 });
             }
         }
-        let mut calls = Calls::default();
+        let keep = call::Keep {
+            clients: hops[0].per_client() || tiers[0].per_client(),
+            workers: w.kind == WorkloadKind::Closed,
+            extra: hops[0].needs_extra(),
+        };
+        let mut calls = Calls::new(keep);
         let workload = Workload::new(model, draws, &mut queue, |n| calls.reserve_tops(n));
         PathSim {
             model,

@@ -57,8 +57,11 @@ impl PathSim<'_> {
         retry_after: Option<Duration>,
     ) {
         self.note::<C>(now, c, attempt, Step::Result, Some(class));
-        let call = self.calls.get::<C>(c);
-        let (h, client, cost) = (call.hop(), call.client(), call.lp().retry_cost);
+        let h = self.calls.get::<C>(c).hop();
+        let (client, cost) = (
+            self.calls.client::<C>(c),
+            self.calls.extra::<C>(c).retry_cost,
+        );
         let hs = &mut self.hops[h];
         let retryable = hs.retry.retry_on.contains(class);
         if let Some(b) = hs.budget(client) {

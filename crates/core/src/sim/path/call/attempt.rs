@@ -16,9 +16,9 @@ use crate::trace::Step;
 impl PathSim<'_> {
     /// The call's next attempt (its first, a retry after backoff, or a hedged copy).
     pub(in crate::sim::path) fn send<C: Call>(&mut self, now: Time, c: CallRef) {
-        let call = self.calls.get::<C>(c);
-        let (h, client) = (call.hop(), call.client());
-        let (attempts, cost) = (call.lp().attempts, call.lp().retry_cost);
+        let (h, client) = (self.calls.get::<C>(c).hop(), self.calls.client::<C>(c));
+        let attempts = self.calls.lp::<C>(c).attempts;
+        let cost = self.calls.extra::<C>(c).retry_cost;
         if attempts > 0 && self.calls.cancelled::<C>(&self.hops, c) {
             let hs = &mut self.hops[h];
             if let Some(b) = hs.budget(client) {
@@ -56,8 +56,8 @@ impl PathSim<'_> {
     /// the caller (it is never sent); Finagle's budget takes a first try's deposit.
     fn admit<C: Call>(&mut self, now: Time, c: CallRef) -> bool {
         let call = self.calls.get::<C>(c);
-        let (h, client) = (call.hop(), call.client());
-        let (attempt, cost) = (call.lp().attempts, call.lp().retry_cost);
+        let (h, client) = (call.hop(), self.calls.client::<C>(c));
+        let (attempt, cost) = (call.lp().attempts, self.calls.extra::<C>(c).retry_cost);
         let hs = &mut self.hops[h];
         let u = if hs.budget_adaptive {
             self.draws.throttle(call.key(attempt)).uniform()
@@ -88,9 +88,8 @@ impl PathSim<'_> {
     /// An attempt was rejected in the caller: the call fails at once (a local rejection is not
     /// retried), unless hedged copies are still out.
     fn rejected_locally<C: Call>(&mut self, now: Time, c: CallRef) {
-        let l = self.calls.lp_mut::<C>(c);
-        l.awaiting = false;
-        if l.pending.is_empty() {
+        self.calls.lp_mut::<C>(c).awaiting = false;
+        if self.calls.extra::<C>(c).pending.is_empty() {
             self.settle::<C>(now, c, Settled::Failure, Class::Unavailable);
         }
     }
@@ -103,14 +102,13 @@ impl PathSim<'_> {
             self.calls.mark_sent::<C>(c, now);
         }
         let (hedge_delay, max_attempts) = (hs.retry.hedge_delay, hs.retry.max_attempts);
-        let call = self.calls.get_mut::<C>(c);
-        let l = call.lp_mut();
+        let l = self.calls.lp_mut::<C>(c);
         let attempt = l.attempts;
         l.attempts += 1;
         l.awaiting = true;
-        let (epoch, key_gen) = (l.epoch, l.key_gen);
+        let epoch = l.epoch;
         if let Some(delay) = hedge_delay {
-            l.pending.insert(attempt);
+            self.calls.extra_mut::<C>(c).pending.insert(attempt);
             if u32::from(attempt) + 1 < max_attempts {
                 let next = attempt + 1;
                 let ev = Event::Hedge {
@@ -127,7 +125,7 @@ impl PathSim<'_> {
         } else {
             match self.model.idempotency.key {
                 KeyMode::None => NO_KEY,
-                KeyMode::PerIntent => key_gen,
+                KeyMode::PerIntent => self.calls.extra::<C>(c).key_gen,
                 KeyMode::PerAttempt => attempt,
             }
         };

@@ -6,7 +6,7 @@
 //! copy until it has passed (later copies follow at `hedgingDelay` from there); "overloaded;
 //! don't retry" sends no more copies but lets those already out answer.
 
-use super::{Call, HEDGE_STOPPED, NO_BACKOFF, Settled};
+use super::{Call, Extra, HEDGE_STOPPED, NO_BACKOFF, Settled};
 use crate::policy::Class;
 use crate::sim::path::callref::CallRef;
 use crate::sim::path::{Event, PathSim};
@@ -24,20 +24,20 @@ impl PathSim<'_> {
         retry_after: Option<Duration>,
     ) {
         let h = self.calls.get::<C>(c).hop();
-        let client = self.calls.get::<C>(c).client();
+        let client = self.calls.client::<C>(c);
         let hs = &mut self.hops[h];
         let max_attempts = hs.retry.max_attempts;
         let pushback = hs.retry.retry_after.pushback(retry_after, retryable);
-        let l = self.calls.lp_mut::<C>(c);
-        l.pending.remove(attempt);
+        let (l, x) = self.calls.lp_extra_mut::<C>(c);
+        x.pending.remove(attempt);
         if class == Class::Overloaded {
-            l.prev_backoff = HEDGE_STOPPED;
+            x.prev_backoff = HEDGE_STOPPED;
         } else if let Some(wait) = pushback
-            && l.prev_backoff != HEDGE_STOPPED
+            && x.prev_backoff != HEDGE_STOPPED
             && u32::from(l.attempts) < max_attempts
         {
             let until = now + wait;
-            l.prev_backoff = until.0.min(HEDGE_STOPPED - 1);
+            x.prev_backoff = until.0.min(HEDGE_STOPPED - 1);
             let (epoch, next) = (l.epoch, l.attempts);
             hs.n.retry_after_waits += 1;
             let ev = Event::Hedge {
@@ -47,10 +47,10 @@ impl PathSim<'_> {
             };
             return self.queue.push(until, ev);
         }
-        let stopped = l.prev_backoff == HEDGE_STOPPED;
+        let stopped = x.prev_backoff == HEDGE_STOPPED;
         if class == Class::Success || (!retryable && class != Class::Overloaded) {
-            let cancelled = l.pending.0.count_ones();
-            l.pending.clear();
+            let cancelled = x.pending.0.count_ones();
+            x.pending.clear();
             l.awaiting = false;
             if let Some(b) = hs.breaker(client) {
                 for _ in 0..cancelled {
@@ -66,7 +66,7 @@ impl PathSim<'_> {
         }
         if u32::from(l.attempts) < max_attempts && !stopped {
             self.hedge::<C>(now, c);
-        } else if l.pending.is_empty() {
+        } else if x.pending.is_empty() {
             l.awaiting = false;
             self.settle::<C>(now, c, Settled::Failure, class);
         }
@@ -75,13 +75,16 @@ impl PathSim<'_> {
     /// Hedging: send the next copy, if the deadline and the retry budget allow it.
     pub(in crate::sim::path) fn hedge<C: Call>(&mut self, now: Time, c: CallRef) {
         let call = self.calls.get::<C>(c);
-        let hold = call.lp().prev_backoff;
+        let Extra {
+            prev_backoff: hold,
+            pending,
+            ..
+        } = self.calls.extra::<C>(c);
         if hold != NO_BACKOFF && now.0 < hold {
             // Held by pushback: the Hedge event at the hold's end sends it (or, stopped, none).
             return;
         }
-        let (h, client, start) = (call.hop(), call.client(), call.start());
-        let pending = call.lp().pending;
+        let (h, client, start) = (call.hop(), self.calls.client::<C>(c), call.start());
         let hs = &mut self.hops[h];
         let past_deadline = hs.retry.deadline.is_some_and(|d| now >= start + d);
         let denied = !past_deadline

@@ -48,20 +48,13 @@ pub(super) enum Settled {
     Failure,
 }
 
-/// The state every retry loop has.
+/// The state every retry loop reads on every event: eight bytes, so that a top call fits in
+/// half a cache line.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Loop {
-    /// The last backoff delay drawn (decorrelated jitter), [`NO_BACKOFF`] before the first;
-    /// with hedging, the pushback hold ([`HEDGE_STOPPED`]).
-    prev_backoff: u64,
-    /// Hedging: copies awaiting an answer.
-    pending: Pending,
     pub(super) epoch: u32,
-    /// What the AWS quota charged for the retry that sent the latest attempt (0 = first try).
-    retry_cost: u32,
     /// Attempts sent so far; the outstanding one is `attempts - 1`.
     pub(super) attempts: u16,
-    key_gen: u16,
     awaiting: bool,
     pub(super) settled: Settled,
 }
@@ -69,43 +62,72 @@ pub(super) struct Loop {
 impl Loop {
     fn new(epoch: u32) -> Self {
         Loop {
-            prev_backoff: NO_BACKOFF,
-            pending: Pending::default(),
             epoch,
-            retry_cost: 0,
             attempts: 0,
-            key_gen: 0,
             awaiting: false,
             settled: Settled::No,
         }
     }
-
-    /// Is the caller still waiting for this attempt's answer? With hedging several copies may be.
-    #[inline(always)]
-    fn outstanding(&self, attempt: u16, hedging: bool) -> bool {
-        if hedging {
-            self.settled == Settled::No && self.pending.contains(attempt)
-        } else {
-            self.awaiting && self.attempts == attempt + 1
-        }
-    }
 }
 
-/// An intent and its client's retry loop. One cache line: the herd touches a random one per event.
+/// The state only some policies need: decorrelated or Polly jitter (the last delay), hedging
+/// (its copies and the pushback hold), retry budgets that charge a cost, and restarts that take
+/// a new idempotency key. A top call keeps it
+/// in a side slab that exists only when hop 0 has such a policy ([`Keep::extra`]); an inner
+/// call keeps it inline.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Extra {
+    /// The last backoff delay drawn (decorrelated jitter), [`NO_BACKOFF`] before the first;
+    /// with hedging, the pushback hold ([`HEDGE_STOPPED`]).
+    prev_backoff: u64,
+    /// Hedging: copies awaiting an answer.
+    pending: Pending,
+    /// What the AWS quota charged for the retry that sent the latest attempt (0 = first try).
+    retry_cost: u32,
+    /// The idempotency key's generation: a restart (`restart_probability`) takes a new key.
+    key_gen: u16,
+}
+
+impl Extra {
+    /// The state of a call that has not retried: what a call without these policies always reads.
+    const NONE: Extra = Extra {
+        prev_backoff: NO_BACKOFF,
+        pending: Pending(0),
+        retry_cost: 0,
+        key_gen: 0,
+    };
+}
+
+/// Which of a top call's side state a run keeps, chosen once from the model: what the herd does
+/// not need costs it no memory.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Keep {
+    /// Hop 0 or tier 0 has per-client policy instances: each intent's client process.
+    pub(super) clients: bool,
+    /// A closed workload: the worker that starts the next intent.
+    pub(super) workers: bool,
+    /// Hop 0 needs [`Extra`].
+    pub(super) extra: bool,
+}
+
+/// An intent and its client's retry loop: what an event reads, in half a cache line (the
+/// forced herd touches a random one per event, and 10^7 of them are live at once). What only
+/// some events or models need lives beside it in [`Calls`].
 #[derive(Clone, Debug)]
-#[repr(align(64))]
+#[repr(align(32))]
 pub(crate) struct Top {
     pub(super) id: u64,
     start: Time,
-    pub(super) applied: u32,
     /// Everything of the intent in flight anywhere on the path (messages, queued and served
     /// requests, inner calls not yet freed).
     in_flight: u32,
-    worker: u32,
-    /// The client process (index of per-client budgets, breakers and rate limits).
-    pub(super) client: u32,
+    /// The effects the intent has had at the last tier.
+    applied: u32,
     pub(super) lp: Loop,
 }
+
+// Two top calls a cache line: the layout the forced herd's memory and misses are measured with.
+const _: () = assert!(std::mem::size_of::<Top>() == 32);
 
 /// The retry loop of the client inside a tier, for one request that tier serves.
 #[derive(Clone, Debug)]
@@ -129,6 +151,7 @@ pub(crate) struct Inner {
     /// Some attempt above this call was a retry.
     retry_path: bool,
     pub(super) lp: Loop,
+    extra: Extra,
 }
 
 /// What the retry loop needs of a kind of call; implemented by [`Top`] and [`Inner`], each
@@ -148,8 +171,11 @@ pub(super) trait Call: Sized + 'static {
     /// The intent's id.
     fn id(&self) -> u64;
     fn start(&self) -> Time;
-    /// The client process whose per-client policies apply (0 below the top).
-    fn client(&self) -> u32;
+    /// The call's [`Extra`] state: [`Extra::NONE`] for a top call when the run keeps none.
+    fn extra(calls: &Calls, slot: usize) -> Extra;
+    /// The call's [`Extra`] state to change; when the run keeps none for top calls, a scratch
+    /// copy reset to [`Extra::NONE`] that nothing reads back.
+    fn extra_mut(calls: &mut Calls, slot: usize) -> &mut Extra;
     /// The top call's slot, given this call's own.
     fn top_slot(&self, slot: usize) -> usize;
     /// The draw key of attempt `attempt` ([`AttemptKey`]).
@@ -199,12 +225,25 @@ impl Call for Top {
     }
     common_fields!();
     #[inline(always)]
-    fn hop(&self) -> usize {
-        0
+    fn extra(calls: &Calls, slot: usize) -> Extra {
+        if calls.keep.extra {
+            calls.top_extra[slot]
+        } else {
+            Extra::NONE
+        }
     }
     #[inline(always)]
-    fn client(&self) -> u32 {
-        self.client
+    fn extra_mut(calls: &mut Calls, slot: usize) -> &mut Extra {
+        if calls.keep.extra {
+            &mut calls.top_extra[slot]
+        } else {
+            calls.scratch = Extra::NONE;
+            &mut calls.scratch
+        }
+    }
+    #[inline(always)]
+    fn hop(&self) -> usize {
+        0
     }
     #[inline(always)]
     fn top_slot(&self, slot: usize) -> usize {
@@ -244,12 +283,16 @@ impl Call for Inner {
     }
     common_fields!();
     #[inline(always)]
-    fn hop(&self) -> usize {
-        self.hop as usize
+    fn extra(calls: &Calls, slot: usize) -> Extra {
+        calls.inner[slot].extra
     }
     #[inline(always)]
-    fn client(&self) -> u32 {
-        0
+    fn extra_mut(calls: &mut Calls, slot: usize) -> &mut Extra {
+        &mut calls.inner[slot].extra
+    }
+    #[inline(always)]
+    fn hop(&self) -> usize {
+        self.hop as usize
     }
     #[inline(always)]
     fn top_slot(&self, _slot: usize) -> usize {
@@ -290,21 +333,44 @@ pub(super) use by_kind;
 
 /// The calls in progress: a top call per live intent, an inner call per request a tier's
 /// client is retrying below, their free slots, and when their latest attempts went out.
+/// Beside the top slab, indexed by the same slot: what only some events or models read.
 #[derive(Default)]
 pub(super) struct Calls {
     tops: Vec<Top>,
     free_tops: Vec<u32>,
+    /// Each intent's client process, when [`Keep::clients`].
+    clients: Vec<u32>,
+    /// The closed-workload worker of each intent, when [`Keep::workers`].
+    workers: Vec<u32>,
+    /// Each intent's [`Extra`], when [`Keep::extra`].
+    top_extra: Vec<Extra>,
+    keep: Keep,
+    /// What [`Call::extra_mut`] hands out for a top call when the run keeps no [`Extra`].
+    scratch: Extra,
     inner: Vec<Inner>,
     free_inner: Vec<u32>,
     /// When the latest attempt of each top and inner call went out, on hops that are `timed`
-    /// (indexed by slot; kept apart from the slabs so that a top call stays one cache line).
+    /// (indexed by slot; kept apart from the slabs so that a top call stays small).
     sent_top: Vec<Time>,
     sent_inner: Vec<Time>,
     /// Intents started and not yet finalised.
     pub(super) live: u64,
 }
 
+impl Default for Extra {
+    fn default() -> Self {
+        Extra::NONE
+    }
+}
+
 impl Calls {
+    pub(super) fn new(keep: Keep) -> Self {
+        Calls {
+            keep,
+            ..Calls::default()
+        }
+    }
+
     #[inline(always)]
     pub(super) fn get<C: Call>(&self, c: CallRef) -> &C {
         &C::slab(self)[c.slot()]
@@ -322,12 +388,55 @@ impl Calls {
         self.get_mut::<C>(c).lp_mut()
     }
     #[inline(always)]
-    pub(super) fn top(&self, slot: usize) -> &Top {
-        &self.tops[slot]
+    pub(super) fn extra<C: Call>(&self, c: CallRef) -> Extra {
+        C::extra(self, c.slot())
     }
     #[inline(always)]
-    pub(super) fn top_mut(&mut self, slot: usize) -> &mut Top {
-        &mut self.tops[slot]
+    pub(super) fn extra_mut<C: Call>(&mut self, c: CallRef) -> &mut Extra {
+        C::extra_mut(self, c.slot())
+    }
+    /// The loop state and the [`Extra`] of `c`, both to change.
+    #[inline(always)]
+    pub(super) fn lp_extra_mut<C: Call>(&mut self, c: CallRef) -> (&mut Loop, &mut Extra) {
+        let slot = c.slot();
+        if C::INNER {
+            let i = &mut self.inner[slot];
+            (&mut i.lp, &mut i.extra)
+        } else if self.keep.extra {
+            (&mut self.tops[slot].lp, &mut self.top_extra[slot])
+        } else {
+            self.scratch = Extra::NONE;
+            (&mut self.tops[slot].lp, &mut self.scratch)
+        }
+    }
+    /// The client process whose per-client policies apply to `c` (0 below the top, and when
+    /// no policy is per client).
+    #[inline(always)]
+    pub(super) fn client<C: Call>(&self, c: CallRef) -> u32 {
+        if C::INNER {
+            0
+        } else {
+            self.clients.get(c.slot()).copied().unwrap_or(0)
+        }
+    }
+    /// The closed-workload worker of the intent in `slot`, [`NO_WORKER`] if none.
+    #[inline(always)]
+    pub(super) fn worker(&self, slot: usize) -> u32 {
+        self.workers.get(slot).copied().unwrap_or(NO_WORKER)
+    }
+    /// The effects the intent in `slot` has had at the last tier.
+    #[inline(always)]
+    pub(super) fn applied(&self, slot: usize) -> u32 {
+        self.tops[slot].applied
+    }
+    /// The intent in `slot` had its effect once more.
+    #[inline(always)]
+    pub(super) fn count_applied(&mut self, slot: usize) {
+        self.tops[slot].applied += 1;
+    }
+    #[inline(always)]
+    pub(super) fn top(&self, slot: usize) -> &Top {
+        &self.tops[slot]
     }
     /// The top call `c` belongs to.
     #[inline(always)]
@@ -346,14 +455,54 @@ impl Calls {
     }
     pub(super) fn reserve_tops(&mut self, n: usize) {
         self.tops.reserve(n);
+        if self.keep.clients {
+            self.clients.reserve(n);
+        }
+        if self.keep.workers {
+            self.workers.reserve(n);
+        }
+        if self.keep.extra {
+            self.top_extra.reserve(n);
+        }
     }
 
-    /// Is the caller of `c` still waiting for attempt `attempt`?
+    /// A slot for a new intent, its side state reset; the slot's epoch moves on when reused.
+    fn place_top(&mut self, id: u64, start: Time, client: u32, worker: u32) -> u32 {
+        let (slot, epoch) = match self.free_tops.pop() {
+            Some(s) => (s as usize, self.tops[s as usize].lp.epoch.wrapping_add(1)),
+            None => (self.tops.len(), 0),
+        };
+        let top = Top {
+            id,
+            start,
+            in_flight: 0,
+            applied: 0,
+            lp: Loop::new(epoch),
+        };
+        set_or_push(&mut self.tops, slot, top);
+        if self.keep.clients {
+            set_or_push(&mut self.clients, slot, client);
+        }
+        if self.keep.workers {
+            set_or_push(&mut self.workers, slot, worker);
+        }
+        if self.keep.extra {
+            set_or_push(&mut self.top_extra, slot, Extra::NONE);
+        }
+        slot as u32
+    }
+
+    /// Is the caller of `c` still waiting for attempt `attempt`? With hedging several copies
+    /// may be.
     #[inline(always)]
     pub(super) fn outstanding<C: Call>(&self, hops: &[HopState], c: CallRef, attempt: u16) -> bool {
         let call = self.get::<C>(c);
-        call.lp()
-            .outstanding(attempt, hops[call.hop()].retry.hedging())
+        let l = call.lp();
+        if hops[call.hop()].retry.hedging() {
+            l.settled == Settled::No && self.extra::<C>(c).pending.contains(attempt)
+        } else {
+            l.awaiting && l.attempts == attempt + 1
+        }
     }
 
     /// Is attempt `attempt` of `c` still awaited all the way up to the user?
@@ -400,6 +549,16 @@ impl Calls {
     /// an earlier copy's answer is timed from the latest copy).
     fn sent_at<C: Call>(&mut self, c: CallRef) -> Time {
         C::sent(self).get(c.slot()).copied().unwrap_or(Time::ZERO)
+    }
+}
+
+/// Writes `v` at `slot`, one past the end growing the vector.
+#[inline(always)]
+fn set_or_push<T>(v: &mut Vec<T>, slot: usize, x: T) {
+    if slot < v.len() {
+        v[slot] = x;
+    } else {
+        v.push(x);
     }
 }
 

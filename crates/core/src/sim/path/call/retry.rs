@@ -21,8 +21,8 @@ impl PathSim<'_> {
         retry_after: Option<Duration>,
     ) {
         let call = self.calls.get::<C>(c);
-        let (h, client, start) = (call.hop(), call.client(), call.start());
-        let (attempts, prev) = (call.lp().attempts, call.lp().prev_backoff);
+        let (h, client, start) = (call.hop(), self.calls.client::<C>(c), call.start());
+        let (attempts, prev) = (call.lp().attempts, self.calls.extra::<C>(c).prev_backoff);
         let rules = &self.hops[h].retry;
         if u32::from(attempts) >= rules.max_attempts {
             return self.settle::<C>(now, c, Settled::Failure, class);
@@ -53,7 +53,7 @@ impl PathSim<'_> {
         let hs = &mut self.hops[h];
         if let Some(b) = hs.budget(client) {
             match b.try_retry(now, class) {
-                Some(cost) => self.calls.lp_mut::<C>(c).retry_cost = cost,
+                Some(cost) => self.calls.extra_mut::<C>(c).retry_cost = cost,
                 None => {
                     hs.n.budget_denied += 1;
                     return self.settle::<C>(now, c, Settled::Failure, class);
@@ -63,12 +63,12 @@ impl PathSim<'_> {
         hs.n.retry_after_waits += u64::from(honoured.is_some());
         let restarted = restart > 0.0 && self.draws.restart(k).bernoulli(restart);
         let persist = self.model.idempotency.persist_key;
-        let l = self.calls.lp_mut::<C>(c);
-        l.prev_backoff = carry.unwrap_or(delay.0.min(NO_BACKOFF - 1));
+        let x = self.calls.extra_mut::<C>(c);
+        x.prev_backoff = carry.unwrap_or(delay.0.min(NO_BACKOFF - 1));
         if restarted && !persist {
-            l.key_gen = l.key_gen.wrapping_add(1) % NO_KEY;
+            x.key_gen = x.key_gen.wrapping_add(1) % NO_KEY;
         }
-        let epoch = l.epoch;
+        let epoch = self.calls.lp::<C>(c).epoch;
         if self.trace.is_some() {
             self.note_slow::<C>(now, c, attempts, Step::Backoff, None, Some(delay));
         }

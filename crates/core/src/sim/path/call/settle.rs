@@ -3,7 +3,7 @@
 //! freed once nothing refers to it, and an intent is *finalised* (its outcome counted, its slot
 //! freed) once its client has settled and nothing of it is in flight anywhere on the path.
 
-use super::{Call, NO_WORKER, Settled};
+use super::{Call, NO_WORKER, Settled, Top};
 use crate::model::{KeyMode, StoreMode};
 use crate::policy::Class;
 use crate::sim::path::PathSim;
@@ -30,9 +30,8 @@ impl PathSim<'_> {
             Step::Settled,
             Some(class),
         );
-        let l = self.calls.lp_mut::<C>(c);
-        l.settled = how;
-        l.pending.clear();
+        self.calls.lp_mut::<C>(c).settled = how;
+        self.calls.extra_mut::<C>(c).pending.clear();
         if how == Settled::Failure {
             self.hops[h].n.failed += 1;
         }
@@ -48,8 +47,8 @@ impl PathSim<'_> {
             self.job_answers(now, tier, job, outcome);
             return self.maybe_free::<C>(c);
         }
-        let t = self.calls.top(c.slot());
-        let (took, worker) = (now.since(t.start), t.worker);
+        let took = now.since(self.calls.top(c.slot()).start);
+        let worker = self.calls.worker(c.slot());
         self.completions.record(took);
         self.c.last_settled = now;
         if how == Settled::Success {
@@ -88,27 +87,28 @@ impl PathSim<'_> {
         if t.lp.settled == Settled::No || t.in_flight > 0 {
             return;
         }
+        let applied = self.calls.applied(slot);
         let succeeded = t.lp.settled == Settled::Success;
         if let Some(tr) = self.trace.as_deref_mut() {
-            tr.finalise(self.queue.now(), t.id, succeeded, t.applied);
+            tr.finalise(self.queue.now(), t.id, succeeded, applied);
         }
         let idem = &self.model.idempotency;
         let top = match idem.key {
             KeyMode::None => 0,
-            KeyMode::PerIntent => t.lp.key_gen,
+            KeyMode::PerIntent => self.calls.extra::<Top>(CallRef::top(slot as u32)).key_gen,
             KeyMode::PerAttempt => t.lp.attempts,
         };
         let store_live = idem.store != StoreMode::None && !self.store.is_empty();
         // A trace's key: the row is a submission of its key's intent, judged with its last row.
         let (applied, phantom, false_failure) = match self.keyed.as_mut() {
             None => (
-                Some(t.applied),
-                succeeded && t.applied == 0,
-                !succeeded && t.applied > 0,
+                Some(applied),
+                succeeded && applied == 0,
+                !succeeded && applied > 0,
             ),
             Some(k) => {
                 let key = self.model.workload.replay.arrivals[t.id as usize].intent;
-                match k.finalise(key, t.applied, succeeded, top) {
+                match k.finalise(key, applied, succeeded, top) {
                     None => (None, false, false),
                     Some(o) => {
                         if store_live && idem.key == KeyMode::PerIntent {

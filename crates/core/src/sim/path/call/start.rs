@@ -1,7 +1,7 @@
 //! A call begins: an intent's top call at hop 0, or the inner call a tier's client makes to the
 //! tier below for the request its worker is serving.
 
-use super::{Call, Inner, Loop, Top};
+use super::{Call, Extra, Inner, Loop, Top};
 use crate::sim::draws;
 use crate::sim::path::PathSim;
 use crate::sim::path::callref::CallRef;
@@ -22,27 +22,8 @@ impl PathSim<'_> {
         client: u32,
         worker: u32,
     ) {
-        let top = |epoch| Top {
-            id,
-            start: now,
-            applied: 0,
-            in_flight: 0,
-            worker,
-            client,
-            lp: Loop::new(epoch),
-        };
         let calls = &mut self.calls;
-        let slot = match calls.free_tops.pop() {
-            Some(s) => {
-                let epoch = calls.tops[s as usize].lp.epoch.wrapping_add(1);
-                calls.tops[s as usize] = top(epoch);
-                s
-            }
-            None => {
-                calls.tops.push(top(0));
-                (calls.tops.len() - 1) as u32
-            }
-        };
+        let slot = calls.place_top(id, now, client, worker);
         if let Some(k) = self.keyed.as_mut() {
             k.start(self.model.workload.replay.arrivals[id as usize].intent);
         }
@@ -87,6 +68,7 @@ impl PathSim<'_> {
             hop: hop as u8,
             retry_path,
             lp: Loop::new(0),
+            extra: Extra::NONE,
         };
         let slot = match calls.free_inner.pop() {
             Some(s) => {

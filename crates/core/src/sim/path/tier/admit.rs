@@ -56,7 +56,7 @@ impl PathSim<'_> {
             return self.respond::<C>(now, t, req, Outcome::Unavailable, ra);
         }
         if !ts.limiters.is_empty() {
-            let k = ts.limiter_index(self.calls.get::<C>(req.call).client());
+            let k = ts.limiter_index(self.calls.client::<C>(req.call));
             let ts = &mut self.tiers[t];
             if let Err(wait) = ts.limiters[k].try_take(now) {
                 ts.n.rate_limited += 1;

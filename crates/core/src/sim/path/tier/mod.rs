@@ -162,6 +162,11 @@ impl TierState {
             .map_or(base, |d| d.capacity)
     }
 
+    /// The rate limiter keeps a bucket per client process: requests must know their client.
+    pub(super) fn per_client(&self) -> bool {
+        self.limiters.len() > 1
+    }
+
     /// The index of the rate limiter client `client` meets.
     #[inline(always)]
     fn limiter_index(&self, client: u32) -> usize {

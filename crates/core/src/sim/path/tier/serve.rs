@@ -144,7 +144,7 @@ impl PathSim<'_> {
         };
         if effect {
             let top = self.calls.top_of::<C>(req.call);
-            self.calls.top_mut(top).applied += 1;
+            self.calls.count_applied(top);
             self.c.effects += 1;
             self.note::<C>(now, req.call, req.attempt, Step::Applied, None);
         }

@@ -37,6 +37,9 @@ pub(super) struct RetryRules {
     pub(super) breaker_retries_only: bool,
     /// `retry.cancel`: the tier this hop sends to drops work nobody above waits for.
     pub(super) cancel: bool,
+    /// The backoff carries the last delay from one retry to the next (decorrelated jitter,
+    /// Polly's V2).
+    pub(super) carries_state: bool,
 }
 
 impl RetryRules {
@@ -60,6 +63,7 @@ impl RetryRules {
             hedge_delay: h.hedge.delay,
             breaker_retries_only: h.breaker.retries_only,
             cancel: r.cancel,
+            carries_state: backoff.carries_state() || throttled.carries_state(),
         }
     }
 
@@ -189,11 +193,7 @@ impl HopState {
     /// hedging, a retry budget (which may charge a cost per retry) or restarts (a new key).
     pub(super) fn needs_extra(&self) -> bool {
         let r = &self.retry;
-        r.hedging()
-            || r.restart_probability > 0.0
-            || r.backoff.carries_state()
-            || r.throttled.carries_state()
-            || !self.budgets.is_empty()
+        r.hedging() || r.restart_probability > 0.0 || r.carries_state || !self.budgets.is_empty()
     }
 
     /// The index of the limiter instance client `client` uses.

@@ -58,14 +58,11 @@ impl PathSim<'_> {
     ) {
         self.note::<C>(now, c, attempt, Step::Result, Some(class));
         let h = self.calls.get::<C>(c).hop();
-        let (client, cost) = (
-            self.calls.client::<C>(c),
-            self.calls.extra::<C>(c).retry_cost,
-        );
+        let client = self.calls.client::<C>(c);
         let hs = &mut self.hops[h];
         let retryable = hs.retry.retry_on.contains(class);
         if let Some(b) = hs.budget(client) {
-            b.on_outcome(now, class, retryable, cost);
+            b.on_outcome(now, class, retryable, self.calls.extra::<C>(c).retry_cost);
         }
         if !hs.breakers.is_empty() || !hs.limiters.is_empty() {
             let took = now.since(self.calls.sent_at::<C>(c));

@@ -18,11 +18,10 @@ impl PathSim<'_> {
     pub(in crate::sim::path) fn send<C: Call>(&mut self, now: Time, c: CallRef) {
         let (h, client) = (self.calls.get::<C>(c).hop(), self.calls.client::<C>(c));
         let attempts = self.calls.lp::<C>(c).attempts;
-        let cost = self.calls.extra::<C>(c).retry_cost;
         if attempts > 0 && self.calls.cancelled::<C>(&self.hops, c) {
             let hs = &mut self.hops[h];
             if let Some(b) = hs.budget(client) {
-                b.unsent(false, cost > 0);
+                b.unsent(false, self.calls.extra::<C>(c).retry_cost > 0);
             }
             hs.n.cancelled += 1;
             self.calls.lp_mut::<C>(c).awaiting = false;
@@ -38,12 +37,12 @@ impl PathSim<'_> {
                 // Waiting for the client's rate limiter: `transmit` sends it with the token.
                 Gate::Waits => return,
                 Gate::Rejected => {
-                    let (first, retry) = (attempts == 0, attempts > 0 && cost > 0);
                     let hs = &mut self.hops[h];
                     hs.n.limiter_rejected += 1;
-                    hs.n.first_tries_refused += u64::from(first);
+                    hs.n.first_tries_refused += u64::from(attempts == 0);
                     if let Some(b) = hs.budget(client) {
-                        b.unsent(true, retry);
+                        let cost = self.calls.extra::<C>(c).retry_cost;
+                        b.unsent(true, attempts > 0 && cost > 0);
                     }
                     return self.rejected_locally::<C>(now, c);
                 }
@@ -57,7 +56,7 @@ impl PathSim<'_> {
     fn admit<C: Call>(&mut self, now: Time, c: CallRef) -> bool {
         let call = self.calls.get::<C>(c);
         let (h, client) = (call.hop(), self.calls.client::<C>(c));
-        let (attempt, cost) = (call.lp().attempts, self.calls.extra::<C>(c).retry_cost);
+        let attempt = call.lp().attempts;
         let hs = &mut self.hops[h];
         let u = if hs.budget_adaptive {
             self.draws.throttle(call.key(attempt)).uniform()
@@ -78,7 +77,7 @@ impl PathSim<'_> {
             hs.n.breaker_rejected += 1;
             hs.n.first_tries_refused += u64::from(attempt == 0);
             if let Some(b) = hs.budget(client) {
-                b.unsent(true, attempt > 0 && cost > 0);
+                b.unsent(true, attempt > 0 && self.calls.extra::<C>(c).retry_cost > 0);
             }
             return false;
         }

@@ -22,8 +22,14 @@ impl PathSim<'_> {
     ) {
         let call = self.calls.get::<C>(c);
         let (h, client, start) = (call.hop(), self.calls.client::<C>(c), call.start());
-        let (attempts, prev) = (call.lp().attempts, self.calls.extra::<C>(c).prev_backoff);
+        let attempts = call.lp().attempts;
         let rules = &self.hops[h].retry;
+        let stateful = rules.carries_state;
+        let prev = if stateful {
+            self.calls.extra::<C>(c).prev_backoff
+        } else {
+            NO_BACKOFF
+        };
         if u32::from(attempts) >= rules.max_attempts {
             return self.settle::<C>(now, c, Settled::Failure, class);
         }
@@ -63,9 +69,12 @@ impl PathSim<'_> {
         hs.n.retry_after_waits += u64::from(honoured.is_some());
         let restarted = restart > 0.0 && self.draws.restart(k).bernoulli(restart);
         let persist = self.model.idempotency.persist_key;
-        let x = self.calls.extra_mut::<C>(c);
-        x.prev_backoff = carry.unwrap_or(delay.0.min(NO_BACKOFF - 1));
+        if stateful {
+            let x = self.calls.extra_mut::<C>(c);
+            x.prev_backoff = carry.unwrap_or(delay.0.min(NO_BACKOFF - 1));
+        }
         if restarted && !persist {
+            let x = self.calls.extra_mut::<C>(c);
             x.key_gen = x.key_gen.wrapping_add(1) % NO_KEY;
         }
         let epoch = self.calls.lp::<C>(c).epoch;

@@ -31,7 +31,9 @@ impl PathSim<'_> {
             Some(class),
         );
         self.calls.lp_mut::<C>(c).settled = how;
-        self.calls.extra_mut::<C>(c).pending.clear();
+        if self.hops[h].retry.hedging() {
+            self.calls.extra_mut::<C>(c).pending.clear();
+        }
         if how == Settled::Failure {
             self.hops[h].n.failed += 1;
         }

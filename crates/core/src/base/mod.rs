@@ -6,7 +6,8 @@
 //! - [`dist`]: duration distributions.
 //! - [`calendar`]: the future event list, a calendar queue of adaptive width, FIFO among ties.
 //! - [`queue`]: `EventQueue`, chosen once per run: the calendar queue for open and replayed
-//!   workloads, the radix heap (also here) for bursts and closed loops.
+//!   workloads, the radix heap (also here) for bursts and closed loops; `chunks`: the radix
+//!   heap's buckets, first-in-first-out lists in fixed chunks from a shared pool.
 //! - [`invalid`]: a semantic error of a model, naming the dotted field.
 //! - [`diagnostics`]: a refused input located in its file (`file:line:col: field: message`) and
 //!   the "did you mean" of an unknown word.
@@ -60,6 +61,7 @@ macro_rules! pending_set_tests {
 }
 
 pub mod calendar;
+mod chunks;
 pub mod diagnostics;
 pub mod dist;
 pub mod invalid;

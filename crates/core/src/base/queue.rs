@@ -14,9 +14,9 @@
 //! heap's bookkeeping on every push and pop.
 
 use crate::time::Time;
-use std::collections::VecDeque;
 
 use super::calendar::CalendarQueue;
+use super::chunks::{Chunks, Pool};
 
 /// The engine's future event list, chosen once per run from the model (issue 32; the numbers
 /// are in `docs/performance.md`, "The event loop (issue 32, part 2)"): the calendar queue
@@ -126,9 +126,11 @@ const WORDS: usize = BUCKETS / 64;
 /// `(time, seq)` key).
 pub struct RadixHeap<E> {
     /// Events at exactly `now`, in insertion order.
-    current: VecDeque<(u64, E)>,
+    current: Chunks<(u64, E)>,
     /// Bucket `level * WIDTH + digit`.
-    buckets: Vec<Vec<(u64, E)>>,
+    buckets: Vec<Chunks<(u64, E)>>,
+    /// The chunks every list takes its room from.
+    pool: Pool<(u64, E)>,
     /// Bit `b % 64` of word `b / 64` set when bucket `b` is non-empty.
     nonempty: [u64; WORDS],
     len: usize,
@@ -136,7 +138,7 @@ pub struct RadixHeap<E> {
     now: Time,
 }
 
-impl<E> Default for RadixHeap<E> {
+impl<E: Copy> Default for RadixHeap<E> {
     fn default() -> Self {
         Self::new()
     }
@@ -144,11 +146,6 @@ impl<E> Default for RadixHeap<E> {
 
 /// The largest refilled bucket whose events [`RadixHeap::pop_with`] announces.
 const SOON: usize = 256;
-
-/// The most entries of capacity a drained bucket keeps (24 KB of the engine's events; 6 MB for
-/// all 256 buckets at most): a steady state reuses its buffers; a burst's huge buckets are freed
-/// once spread.
-const KEEP: usize = 1024;
 
 /// The bucket of time `t` when the clock is at `now`, or `None` if the two are equal.
 #[inline]
@@ -162,11 +159,12 @@ fn bucket(t: u64, now: u64) -> Option<usize> {
     Some(level as usize * WIDTH + digit)
 }
 
-impl<E> RadixHeap<E> {
+impl<E: Copy> RadixHeap<E> {
     pub fn new() -> Self {
         RadixHeap {
-            current: VecDeque::new(),
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            current: Chunks::default(),
+            buckets: (0..BUCKETS).map(|_| Chunks::default()).collect(),
+            pool: Pool::new(),
             nonempty: [0; WORDS],
             len: 0,
             pushed: 0,
@@ -187,15 +185,12 @@ impl<E> RadixHeap<E> {
         self.pushed += 1;
         self.len += 1;
         match bucket(t, self.now.0) {
-            None => self.current.push_back((t, event)),
-            Some(b) => self.put(b, t, event),
+            None => self.current.push((t, event), &mut self.pool),
+            Some(b) => {
+                self.buckets[b].push((t, event), &mut self.pool);
+                self.nonempty[b / 64] |= 1 << (b % 64);
+            }
         }
-    }
-
-    #[inline]
-    fn put(&mut self, b: usize, t: u64, event: E) {
-        self.buckets[b].push((t, event));
-        self.nonempty[b / 64] |= 1 << (b % 64);
     }
 
     /// Removes and returns the earliest event, advancing the clock to its time.
@@ -212,7 +207,7 @@ impl<E> RadixHeap<E> {
         if self.current.is_empty() {
             self.refill(soon)?;
         }
-        let (t, e) = self.current.pop_front()?;
+        let (t, e) = self.current.pop_front(&mut self.pool)?;
         self.len -= 1;
         Some((Time(t), e))
     }
@@ -222,57 +217,38 @@ impl<E> RadixHeap<E> {
         let w = self.nonempty.iter().position(|&w| w != 0)?;
         let k = w * 64 + self.nonempty[w].trailing_zeros() as usize;
         self.nonempty[w] &= !(1 << (k % 64));
-        let mut drained = std::mem::take(&mut self.buckets[k]);
         // A bucket this small pops soon, while what `soon` prefetched is still in the cache.
-        if drained.len() <= SOON {
-            drained.iter().for_each(|(_, e)| soon(e));
+        if self.buckets[k].len() <= SOON {
+            self.buckets[k].iter().for_each(|(_, e)| soon(e));
         }
         if k < WIDTH {
             // Level 0: one time, already in insertion order. It becomes `current` whole, and the
-            // empty `current` (a `VecDeque` turns into a `Vec` and back without copying) takes
-            // its place to be reused, unless it is large.
-            let t = drained.first()?.0;
+            // empty `current` takes its place.
+            let t = self.buckets[k].iter().next()?.0;
             debug_assert!(t >= self.now.0, "the clock went back");
             self.now = Time(t);
-            let spent = std::mem::replace(&mut self.current, VecDeque::from(drained));
-            if spent.capacity() <= KEEP {
-                self.buckets[k] = Vec::from(spent);
-            }
+            std::mem::swap(&mut self.current, &mut self.buckets[k]);
             return Some(());
         }
-        let min = drained.iter().map(|&(t, _)| t).min()?;
+        let mut spread = std::mem::take(&mut self.buckets[k]);
+        let min = spread
+            .slices()
+            .filter_map(|c| c.iter().map(|&(t, _)| t).min())
+            .min()?;
         debug_assert!(min >= self.now.0, "the clock went back");
         self.now = Time(min);
-        // A large bucket is counted out first, so that each lower bucket grows once, to size,
-        // instead of doubling its way there (copies, and up to twice the room). Its events all
-        // land below its own level.
-        let below = k / WIDTH * WIDTH;
-        if drained.len() > KEEP {
-            let mut counts = vec![0usize; below];
-            let mut equal = 0;
-            for &(t, _) in &drained {
-                match bucket(t, min) {
-                    None => equal += 1,
-                    Some(b) => counts[b] += 1,
-                }
+        // Every event lands below this bucket's level; each chunk read goes back to the pool,
+        // where the lower buckets take theirs, so a spread needs no room beyond a few chunks.
+        let (buckets, current, nonempty) =
+            (&mut self.buckets, &mut self.current, &mut self.nonempty);
+        spread.drain(&mut self.pool, |(t, e), pool| match bucket(t, min) {
+            None => current.push((t, e), pool),
+            Some(b) => {
+                buckets[b].push((t, e), pool);
+                nonempty[b / 64] |= 1 << (b % 64);
             }
-            self.current.reserve(equal);
-            for (b, &n) in self.buckets.iter_mut().zip(&counts) {
-                b.reserve(n);
-            }
-        }
-        for (t, e) in drained.drain(..) {
-            match bucket(t, min) {
-                None => self.current.push_back((t, e)),
-                Some(b) => self.put(b, t, e),
-            }
-        }
-        // Keep the drained bucket's capacity for its next use, unless it is large: its events
-        // now sit in the lower buckets, and a burst's top bucket would otherwise keep room for
-        // every client forever (the buckets together held 2 to 3 times the pending events).
-        if drained.capacity() <= KEEP {
-            self.buckets[k] = drained;
-        }
+        });
+        std::mem::swap(&mut self.buckets[k], &mut spread);
         Some(())
     }
 
@@ -337,21 +313,36 @@ mod tests {
         }
     }
 
-    /// Buckets larger than [`KEEP`] are counted out and freed when spread: the same pops as a
-    /// reference heap, and no more room kept than the pending events need.
+    /// A burst spread over the buckets holds its events and a few chunks of room, not the up
+    /// to twice its size of vectors grown by doubling, and pops as a reference heap does.
     #[test]
-    fn large_buckets_spread_in_order_and_free_their_room() {
+    fn large_buckets_spread_in_order_with_little_room() {
+        use super::super::chunks::CHUNK;
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
         let mut q = RadixHeap::new();
         let mut r = BinaryHeap::new();
         let mut s = crate::rng::Stream::new(9, 0, crate::rng::Purpose::Start, 0);
-        let n = 100 * KEEP as u64;
+        let n = 150 * CHUNK as u64;
         for seq in 0..n {
             let t = s.range_u64(0, 1 << 30);
             q.push(Time(t), seq);
             r.push(Reverse((t, seq)));
         }
+        let room = |q: &RadixHeap<u64>| {
+            q.buckets.iter().map(Chunks::room).sum::<usize>() + q.current.room() + q.pool.room()
+        };
+        // Pending events, two partly used chunks a list that has any (the front one partly
+        // read, the back one partly filled), and the pool.
+        let bound = |q: &RadixHeap<u64>| {
+            let lists = q.buckets.iter().chain([&q.current]);
+            let partly = lists.filter(|l| l.room() > 0).count();
+            q.len() + 2 * partly * CHUNK + q.pool.room()
+        };
+        // Vectors grown by doubling would hold 1.7 times the burst here (four top buckets of
+        // about 38,000 events in room for 65,536 each).
+        assert!(room(&q) <= bound(&q), "room {}", room(&q));
+        assert!(room(&q) < n as usize * 14 / 10, "room {}", room(&q));
         let mut seq = n;
         for step in 0..2 * n {
             let got = q.pop();
@@ -366,15 +357,8 @@ mod tests {
                 r.push(Reverse((t, seq)));
                 seq += 1;
             }
-            if step == n {
-                let room: usize =
-                    q.buckets.iter().map(Vec::capacity).sum::<usize>() + q.current.capacity();
-                // Keeping every drained bucket's room would hold more than the first burst (n).
-                assert!(
-                    room < n as usize,
-                    "room for {room} events, {} pending",
-                    q.len()
-                );
+            if step % 1000 == 0 {
+                assert!(room(&q) <= bound(&q), "step {step}: room {}", room(&q));
             }
         }
         assert!(q.is_empty() && r.is_empty());

@@ -120,14 +120,10 @@ impl Records {
         if let Some(mut flat) = self.flat.take() {
             let bits = u64::BITS - self.max_op_time.leading_zeros();
             sort_by_time(&mut flat, &mut Vec::new(), |e| e >> KIND_BITS, bits);
-            if sink.busy.is_none() {
-                sink.feed_counted_flat(&flat);
-            } else {
-                let sorted = flat
-                    .iter()
-                    .map(|&e| (e >> KIND_BITS, (e & KIND_MASK) as u32));
-                sink.feed(sorted);
-            }
+            let sorted = flat
+                .iter()
+                .map(|&e| (e >> KIND_BITS, (e & KIND_MASK) as u32));
+            sink.feed(sorted);
         } else {
             let mut scratch = Vec::new();
             for chunk in &mut self.chunks {
@@ -235,64 +231,6 @@ impl Sink<'_> {
         self.hand_over(bucket * base, &mut counts);
     }
 
-    /// [`Sink::feed_counted`] over the flat vector's sorted records (`time << KIND_BITS |
-    /// kind`, a sweep's small runs): the same steps, by index instead of two cloned iterators.
-    fn feed_counted_flat(&mut self, records: &[u64]) {
-        let base = self.ts.buckets.base_width().0;
-        let width = self.window.width();
-        let mut counts: Vec<u64> = Vec::new();
-        let mut bucket = 0u64;
-        let mut bucket_end = 0u64;
-        let mut trail = 0usize;
-        let mut i = 0usize;
-        while let Some(&e) = records.get(i) {
-            i += 1;
-            let t = e >> KIND_BITS;
-            let kind = (e & KIND_MASK) as u32;
-            if kind == OP_SUCCESS {
-                self.ts.buckets.success(Time(t));
-                continue;
-            }
-            debug_assert!(kind >= OP_ARRIVAL, "no begin or done without busy levels");
-            // A run of equal records (a herd with no jitter): one step.
-            let mut n = 1;
-            while records.get(i) == Some(&e) {
-                n += 1;
-                i += 1;
-            }
-            // `leave_before`: the burst's first tries, then the records `width` or more behind.
-            if let Some((s, k)) = self.bulk
-                && t - s >= width
-            {
-                self.window.leave(false, 0, k);
-                self.bulk = None;
-            }
-            while let Some(&f) = records.get(trail) {
-                if t - (f >> KIND_BITS) < width {
-                    break;
-                }
-                trail += 1;
-                let kind = (f & KIND_MASK) as u32;
-                if kind >= OP_ARRIVAL {
-                    let attempt = (kind - OP_ARRIVAL) as u16;
-                    self.window.leave(attempt > 0, attempt, 1);
-                }
-            }
-            let a = (kind - OP_ARRIVAL) as usize;
-            self.window.enter(a > 0, a as u16, n);
-            if t >= bucket_end {
-                self.hand_over(bucket * base, &mut counts);
-                bucket = t / base;
-                bucket_end = (bucket + 1).saturating_mul(base);
-            }
-            if counts.len() <= a {
-                counts.resize(a + 1, 0);
-            }
-            counts[a] += n;
-        }
-        self.hand_over(bucket * base, &mut counts);
-    }
-
     /// The arrivals counted per attempt number in the bucket starting at `at`, handed to the
     /// buckets, and the counts cleared.
     fn hand_over(&mut self, at: u64, counts: &mut [u64]) {
@@ -353,9 +291,8 @@ impl Sink<'_> {
 
 /// Sorts records by `key` (a time that fits in `bits` bits; a record's value orders by its
 /// time first, the kinds of one instant in any order). Many records: one counting pass by the
-/// key's top bits spreads them over about a quarter as many buckets ([`spread`]); a bucket that
-/// is still large (a dense stretch of time: a herd's first retries) is spread again by the next
-/// bits, and the small ones are sorted by comparison (the records of one instant share a
+/// key's top bits spreads them over about a quarter as many buckets, each then sorted by
+/// comparison (a few records each where times are spread; the records of one instant share a
 /// bucket, and a sort of equal values is one pass). Few records: one comparison sort.
 fn sort_by_time<T: Copy + Default + Ord>(
     v: &mut Vec<T>,
@@ -366,52 +303,35 @@ fn sort_by_time<T: Copy + Default + Ord>(
     if v.len() < SPREAD_MIN {
         return v.sort_unstable();
     }
-    scratch.clear();
-    scratch.resize(v.len(), T::default());
-    spread(v, scratch, &key, bits);
-    std::mem::swap(v, scratch);
-}
-
-/// Buckets of at least this many records after a spread are spread again (when their keys
-/// have bits left), smaller ones sorted by comparison.
-const RESPREAD_MIN: usize = 64;
-
-/// `src` sorted into `dst` (of the same length) by `key`'s low `bits` bits: one counting pass
-/// by their top bits, then each bucket sorted in `dst`, a large one spread again (through the
-/// same stretch of `src`, which this clobbers).
-fn spread<T: Copy + Ord>(src: &mut [T], dst: &mut [T], key: &impl Fn(T) -> u64, bits: u32) {
-    let n = src.len();
-    let top = (usize::BITS - 1 - n.leading_zeros())
+    let top = (usize::BITS - 1 - v.len().leading_zeros())
         .saturating_sub(2)
         .min(bits)
         .min(SPREAD_MAX_BITS);
     let shift = bits - top;
-    let mask = u64::MAX.checked_shr(u64::BITS - bits).unwrap_or(0);
-    let bucket = |e: T| ((key(e) & mask) >> shift) as usize;
     // `ends[k]`: where bucket `k` starts, then (after the scatter) where it ends.
     let mut ends = vec![0u32; (1 << top) + 1];
-    for &e in src.iter() {
-        ends[bucket(e) + 1] += 1;
+    for &e in v.iter() {
+        ends[(key(e) >> shift) as usize + 1] += 1;
     }
     for k in 1..ends.len() {
         ends[k] += ends[k - 1];
     }
-    for &e in src.iter() {
-        let k = bucket(e);
-        dst[ends[k] as usize] = e;
+    scratch.clear();
+    scratch.resize(v.len(), T::default());
+    for &e in v.iter() {
+        let k = (key(e) >> shift) as usize;
+        scratch[ends[k] as usize] = e;
         ends[k] += 1;
     }
     let mut lo = 0;
     for &hi in &ends[..1 << top] {
         let hi = hi as usize;
-        if hi - lo >= RESPREAD_MIN && shift > 0 && top > 0 {
-            spread(&mut dst[lo..hi], &mut src[lo..hi], key, shift);
-            dst[lo..hi].copy_from_slice(&src[lo..hi]);
-        } else if hi - lo > 1 {
-            dst[lo..hi].sort_unstable();
+        if hi - lo > 1 {
+            scratch[lo..hi].sort_unstable();
         }
         lo = hi;
     }
+    std::mem::swap(v, scratch);
 }
 
 #[cfg(test)]
@@ -429,18 +349,12 @@ mod tests {
             (5000, 3),
             (40_000, 1 << 22),
             (3000, 1),
-            (20_000, 1 << 34),
         ] {
             let mut v: Vec<u64> = (0..n)
                 .map(|i| {
                     x = crate::rng::mix64(x);
-                    // A third of the records at one instant, a third in a dense stretch
-                    // (spread again), the rest spread.
-                    let t = match i % 3 {
-                        0 => range / 2,
-                        1 => x % (range / 256).max(1),
-                        _ => x % range,
-                    };
+                    // A third of the records at one instant, the rest spread.
+                    let t = if i % 3 == 0 { range / 2 } else { x % range };
                     t << KIND_BITS | (x >> 60)
                 })
                 .collect();

@@ -249,7 +249,7 @@ pub fn summarize_with(
     chart: &SweepChartArgs,
     metric: &str,
 ) -> Result<(), CliError> {
-    let rows = aggregate(header, records);
+    let rows = aggregate(header, records, metric);
     output::print(&sweep_table(header, &rows, metric))?;
     if let Some(p) = &chart.svg {
         let svg = sweep_chart(header, &rows, metric)

@@ -70,8 +70,9 @@ pub struct PointRow {
     pub estimates: BTreeMap<String, Estimate>,
 }
 
-/// Groups records by (point, variant) in grid order and aggregates each group.
-pub fn aggregate(header: &SweepHeader, records: &[SweepRecord]) -> Vec<PointRow> {
+/// Groups records by (point, variant) in grid order and aggregates each group: the estimates
+/// of what the table and the chart of `metric` read ([`table_metrics`]), not of every metric.
+pub fn aggregate(header: &SweepHeader, records: &[SweepRecord], metric: &str) -> Vec<PointRow> {
     type Group<'a> = (Vec<(String, String)>, Vec<&'a Summary>);
     let mut groups: BTreeMap<(u64, usize), Group> = BTreeMap::new();
     for r in records {
@@ -86,6 +87,7 @@ pub fn aggregate(header: &SweepHeader, records: &[SweepRecord]) -> Vec<PointRow>
             .or_insert_with(|| (r.params.clone(), Vec::new()));
         g.1.push(&r.summary);
     }
+    let names = table_metrics(metric);
     groups
         .into_iter()
         .map(|((point, vi), (params, sums))| PointRow {
@@ -93,7 +95,7 @@ pub fn aggregate(header: &SweepHeader, records: &[SweepRecord]) -> Vec<PointRow>
             params,
             variant: header.grid.variants.get(vi).cloned().unwrap_or_default(),
             n: sums.len(),
-            estimates: stats::aggregate(&sums).estimates,
+            estimates: stats::estimates(&sums, &names),
         })
         .collect()
 }
@@ -103,6 +105,19 @@ const TABLE_METRICS: &[(&str, &str)] = &[
     ("peak retries", "peak_retries"),
     ("p99 ms", "completion_ms.p99"),
 ];
+
+/// The metrics [`aggregate`] estimates for the table and the chart of `metric`: the table's
+/// columns, `bucket_ms` (the chart's label) and `intents` (its seed count stands for a
+/// per-attempt metric no run reached, [`stats::estimate`]).
+pub fn table_metrics(metric: &str) -> Vec<&str> {
+    let mut names: Vec<&str> = TABLE_METRICS.iter().map(|(_, m)| *m).collect();
+    for m in [metric, "bucket_ms", "intents"] {
+        if !names.contains(&m) {
+            names.push(m);
+        }
+    }
+    names
+}
 
 /// The metric the table adds and the chart draws when none is asked for.
 pub const DEFAULT_METRIC: &str = "amplification";

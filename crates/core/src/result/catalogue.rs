@@ -312,3 +312,178 @@ fn flatten(v: &toml::Value, name: &mut String, out: &mut Vec<(String, f64)>) {
         _ => {}
     }
 }
+
+/// One metric read straight from a summary's field, for a caller that reads a few metrics of
+/// many summaries (a sweep's table: three metrics of every run) and would otherwise build
+/// [`metrics`]' map of every metric for each. [`MetricReader::read`] gives exactly what
+/// `metrics(s).get(name)` gives (`tests::readers_read_what_metrics_holds`); names it does not
+/// cover ([`MetricReader::of`] is `None`) are read from [`metrics`].
+#[derive(Clone, Copy, Debug)]
+pub struct MetricReader(Reader);
+
+#[derive(Clone, Copy, Debug)]
+enum Reader {
+    Count(fn(&Summary) -> u64),
+    Float(fn(&Summary) -> f64),
+    Optional(fn(&Summary) -> Option<f64>),
+    /// Entry `.0` (attempt number - 1) of `attempt_peaks`, absent past the last.
+    Attempt(usize, fn(&AttemptPeak) -> u64),
+    /// A name [`metrics`] never holds (attempt 0, an unknown field of an attempt).
+    Absent,
+}
+
+impl MetricReader {
+    /// The reader of `name`, when it is a top-level count or time, a completion percentile,
+    /// `drain_ms` or a per-attempt metric.
+    pub fn of(name: &str) -> Option<MetricReader> {
+        use Reader::{Count, Float};
+        if let Some((n, field)) = attempt_metric(name) {
+            // Only the name `metrics` writes (`attempt_peaks.2.peak`, not `.02.`) is held.
+            if name != format!("{ATTEMPT_PEAKS}.{n}.{field}") {
+                return Some(MetricReader(Reader::Absent));
+            }
+            let get: fn(&AttemptPeak) -> u64 = match field {
+                "attempt" => |a| a.attempt,
+                "arrivals" => |a| a.arrivals,
+                "peak" => |a| a.peak,
+                "peak_window" => |a| a.peak_window,
+                _ => return Some(MetricReader(Reader::Absent)),
+            };
+            return Some(MetricReader(match usize::try_from(n) {
+                Ok(n) if n > 0 => Reader::Attempt(n - 1, get),
+                _ => Reader::Absent,
+            }));
+        }
+        let r = match name {
+            "intents" => Count(|s| s.intents),
+            "attempts" => Count(|s| s.attempts),
+            "retries" => Count(|s| s.retries),
+            "amplification" => Float(|s| s.amplification),
+            "succeeded" => Count(|s| s.succeeded),
+            "failed" => Count(|s| s.failed),
+            "unsettled" => Count(|s| s.unsettled),
+            "peak_arrivals" => Count(|s| s.peak_arrivals),
+            "peak_retries" => Count(|s| s.peak_retries),
+            "bucket_ms" => Float(|s| s.bucket_ms),
+            "peak_arrivals_window" => Count(|s| s.peak_arrivals_window),
+            "peak_retries_window" => Count(|s| s.peak_retries_window),
+            "peak_window_ms" => Float(|s| s.peak_window_ms),
+            "completion_ms.p50" => Float(|s| s.completion_ms.p50),
+            "completion_ms.p90" => Float(|s| s.completion_ms.p90),
+            "completion_ms.p99" => Float(|s| s.completion_ms.p99),
+            "completion_ms.p999" => Float(|s| s.completion_ms.p999),
+            "completion_ms.max" => Float(|s| s.completion_ms.max),
+            "completion_ms.mean" => Float(|s| s.completion_ms.mean),
+            "success_ms.p50" => Float(|s| s.success_ms.p50),
+            "success_ms.p90" => Float(|s| s.success_ms.p90),
+            "success_ms.p99" => Float(|s| s.success_ms.p99),
+            "success_ms.p999" => Float(|s| s.success_ms.p999),
+            "success_ms.max" => Float(|s| s.success_ms.max),
+            "success_ms.mean" => Float(|s| s.success_ms.mean),
+            "last_arrival_ms" => Float(|s| s.last_arrival_ms),
+            "drain_ms" => Reader::Optional(|s| s.drain_ms),
+            "lost" => Count(|s| s.lost),
+            "applied_once" => Count(|s| s.applied_once),
+            "duplicated" => Count(|s| s.duplicated),
+            "phantom" => Count(|s| s.phantom),
+            "false_failures" => Count(|s| s.false_failures),
+            "outcome_pending" => Count(|s| s.outcome_pending),
+            "effects" => Count(|s| s.effects),
+            "arrivals" => Count(|s| s.arrivals),
+            "timeouts" => Count(|s| s.timeouts),
+            "rejected" => Count(|s| s.rejected),
+            "work_ms" => Float(|s| s.work_ms),
+            "wasted_work_ms" => Float(|s| s.wasted_work_ms),
+            "wasted_share" => Float(|s| s.wasted_share),
+            "mean_wait_ms" => Float(|s| s.mean_wait_ms),
+            "mean_busy" => Float(|s| s.mean_busy),
+            "end_ms" => Float(|s| s.end_ms),
+            "events" => Count(|s| s.events),
+            "goodput_per_s" => Float(|s| s.goodput_per_s),
+            "offered_per_s" => Float(|s| s.offered_per_s),
+            _ => return None,
+        };
+        Some(MetricReader(r))
+    }
+
+    /// `metrics(s).get(name)` for the name this reader was made for.
+    #[inline]
+    pub fn read(&self, s: &Summary) -> Option<f64> {
+        // A count past `i64::MAX` is not a TOML integer: `metrics` has none (no run counts
+        // that far).
+        let count = |n: u64| i64::try_from(n).ok().map(|n| n as f64);
+        match self.0 {
+            Reader::Count(f) => count(f(s)),
+            Reader::Float(f) => Some(f(s)),
+            Reader::Optional(f) => f(s),
+            Reader::Attempt(i, f) => s.attempt_peaks.get(i).and_then(|a| count(f(a))),
+            Reader::Absent => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A summary whose every number is different (so a reader of the wrong field is caught),
+    /// with three attempts and `drain_ms` set or not.
+    fn numbered(drain: bool) -> Summary {
+        let mut s = full_summary();
+        s.attempt_peaks = vec![AttemptPeak::default(); 3];
+        s.drain_ms = drain.then_some(0.0);
+        let mut v = Value::try_from(&s).unwrap();
+        fn number(v: &mut Value, next: &mut i64) {
+            match v {
+                Value::Table(t) => t.iter_mut().for_each(|(_, x)| number(x, next)),
+                Value::Array(a) => a.iter_mut().for_each(|x| number(x, next)),
+                Value::Integer(i) => {
+                    *next += 1;
+                    *i = *next;
+                }
+                Value::Float(f) => {
+                    *next += 1;
+                    *f = *next as f64 + 0.25;
+                }
+                _ => {}
+            }
+        }
+        number(&mut v, &mut 1000);
+        v.try_into().unwrap()
+    }
+
+    #[test]
+    fn readers_read_what_metrics_holds() {
+        let mut names: Vec<String> = metrics(&numbered(true)).into_keys().collect();
+        names.extend(
+            [
+                "attempt_peaks.0.peak",
+                "attempt_peaks.4.peak",
+                "attempt_peaks.02.peak",
+                "attempt_peaks.2.nope",
+                "attempt_peaks.99999999999999999999999.peak",
+                "drain_ms",
+            ]
+            .map(String::from),
+        );
+        let mut read = 0;
+        for s in [numbered(true), numbered(false), Summary::default()] {
+            let all = metrics(&s);
+            for name in &names {
+                if let Some(r) = MetricReader::of(name) {
+                    assert_eq!(r.read(&s), all.get(name).copied(), "{name}");
+                    read += 1;
+                }
+            }
+        }
+        assert!(read > 3 * 60, "{read}");
+        for name in [
+            "amplification",
+            "peak_retries",
+            "completion_ms.p99",
+            "bucket_ms",
+        ] {
+            assert!(MetricReader::of(name).is_some(), "{name}");
+        }
+    }
+}

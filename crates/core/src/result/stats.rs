@@ -193,6 +193,42 @@ pub fn aggregate(runs: &[&Summary]) -> Aggregate {
     }
 }
 
+/// The entries of [`aggregate`]`(runs).estimates` for `names` only (those it has), without a
+/// map of every metric per run: the metrics [`crate::catalogue::MetricReader`] covers are read
+/// from the summaries' fields, the others from [`crate::summary::metrics`]. A sweep's table
+/// reads three metrics of every run (`tests::estimates_are_aggregate_s`).
+pub fn estimates(runs: &[&Summary], names: &[&str]) -> BTreeMap<String, Estimate> {
+    use crate::catalogue::MetricReader;
+    assert!(!runs.is_empty(), "estimates need at least one summary");
+    let longest = (0..runs.len())
+        .max_by_key(|&i| (runs[i].attempt_peaks.len(), usize::MAX - i))
+        .unwrap_or(0);
+    let mut flat: Option<Vec<BTreeMap<String, f64>>> = None;
+    let mut out = BTreeMap::new();
+    for &name in names {
+        let values: Vec<Option<f64>> = match MetricReader::of(name) {
+            Some(r) => runs.iter().map(|s| r.read(s)).collect(),
+            None => flat
+                .get_or_insert_with(|| runs.iter().map(|s| crate::summary::metrics(s)).collect())
+                .iter()
+                .map(|m| m.get(name).copied())
+                .collect(),
+        };
+        // `aggregate`'s names: the first run's, and the furthest attempt's per-attempt ones.
+        let named = values[0].is_some()
+            || (crate::summary::attempt_metric(name).is_some() && values[longest].is_some());
+        if !named {
+            continue;
+        }
+        let zero = crate::summary::absent_attempt_value(name);
+        let xs: Vec<f64> = values.iter().filter_map(|v| v.or(zero)).collect();
+        if xs.len() == runs.len() {
+            out.insert(name.to_string(), Estimate::of(&xs));
+        }
+    }
+    out
+}
+
 /// The estimate of `name`, where a per-attempt metric (`attempt_peaks.N.FIELD`, `N` >= 1) of an
 /// attempt no replication reached reads 0 (with no spread).
 pub fn estimate(est: &BTreeMap<String, Estimate>, name: &str) -> Option<Estimate> {
@@ -288,6 +324,75 @@ mod tests {
             assert_eq!((past.mean, past.half_width, past.n), (0.0, 0.0, 2));
             assert!(estimate(&a.estimates, "attempt_peaks.0.peak").is_none());
             assert!(estimate(&a.estimates, "nope").is_none());
+        }
+    }
+
+    /// [`estimates`] holds what [`aggregate`] holds for the names asked: read by a reader or
+    /// from the map, present in every run or not, per-attempt past some runs' last attempt.
+    #[test]
+    fn estimates_are_aggregate_s() {
+        use crate::summary::{AttemptPeak, Summary};
+        let s = |i: u64, attempts: u64, drain: Option<f64>, recovered: Option<bool>| Summary {
+            intents: 10 + i,
+            amplification: 1.5 * i as f64,
+            peak_retries: 7 * i,
+            drain_ms: drain,
+            recovered,
+            recovery_ms: recovered.map(|_| i as f64),
+            completion_ms: crate::summary::Percentiles {
+                p99: 3.0 + i as f64,
+                ..Default::default()
+            },
+            attempt_peaks: (1..=attempts)
+                .map(|a| AttemptPeak {
+                    attempt: a,
+                    arrivals: a * i,
+                    peak: a + i,
+                    peak_window: a * 3,
+                })
+                .collect(),
+            ..Summary::default()
+        };
+        let names = [
+            "amplification",
+            "peak_retries",
+            "completion_ms.p99",
+            "intents",
+            "bucket_ms",
+            "drain_ms",
+            "recovered",
+            "recovery_ms",
+            "attempt_peaks.1.peak",
+            "attempt_peaks.3.peak_window",
+            "attempt_peaks.5.attempt",
+            "attempt_peaks.0.peak",
+            "tiers.0.served",
+            "nope",
+        ];
+        let runs = [
+            s(1, 2, Some(4.0), None),
+            s(2, 3, None, Some(true)),
+            s(3, 1, Some(2.0), Some(false)),
+            s(4, 3, Some(1.0), None),
+        ];
+        for k in 1..=runs.len() {
+            for first in 0..runs.len() {
+                let picked: Vec<&Summary> =
+                    (0..k).map(|j| &runs[(first + j) % runs.len()]).collect();
+                let all = aggregate(&picked).estimates;
+                let some = estimates(&picked, &names);
+                let want: BTreeMap<String, Estimate> = all
+                    .into_iter()
+                    .filter(|(n, _)| names.contains(&n.as_str()))
+                    .collect();
+                // NaN half-widths (one run) compare by their bits.
+                let bits = |m: &BTreeMap<String, Estimate>| -> Vec<(String, u64, u64, usize)> {
+                    m.iter()
+                        .map(|(n, e)| (n.clone(), e.mean.to_bits(), e.half_width.to_bits(), e.n))
+                        .collect()
+                };
+                assert_eq!(bits(&some), bits(&want), "{k} runs from {first}");
+            }
         }
     }
 

@@ -12,6 +12,9 @@ use hdrhistogram::Histogram;
 /// the same quantiles (each read as its histogram bucket's highest equivalent value).
 const EXACT_MAX: usize = 8192;
 
+/// Up to this many quantiles of the exact times are selected one by one, more by one sort.
+const SELECT_MAX: usize = 8;
+
 /// Exact times at or below this are kept exactly; larger ones go to the histogram at once, which
 /// saturates what it cannot track (the exact path has no such limit to mirror).
 const EXACT_LIMIT: u64 = 1 << 62;
@@ -116,6 +119,22 @@ impl Completions {
         let ms = |v: u64| Duration(v.min(self.max)).as_millis_f64();
         let mut out = Vec::with_capacity(qs.len());
         match &self.hist {
+            // A summary's four quantiles: each the k-th smallest time, selected in the part
+            // above the previous one (no full sort).
+            None if qs.len() <= SELECT_MAX => {
+                let mut times = self.exact.clone();
+                let mut from = 0;
+                for &q in qs {
+                    let k = target(q) as usize - 1;
+                    if k >= times.len() {
+                        break;
+                    }
+                    let k = k.max(from);
+                    let (_, &mut v, _) = times[from..].select_nth_unstable(k - from);
+                    out.push(ms(highest_equivalent(v)));
+                    from = k;
+                }
+            }
             None => {
                 let mut sorted = self.exact.clone();
                 sorted.sort_unstable();
@@ -223,6 +242,12 @@ mod tests {
             assert_eq!(c.hist.is_none(), exact, "n = {n}");
             assert_eq!(c.count(), h.len());
             for (q, got) in sorted.iter().zip(c.ms_at(&sorted)) {
+                let want = Duration(h.value_at_quantile(*q).min(c.max)).as_millis_f64();
+                assert_eq!(got, want, "n = {n}, q = {q}");
+            }
+            // A few quantiles (a summary's, selected without a sort), repeated ones too.
+            let few = [0.001, 0.5, 0.5, 0.9, 0.99, 0.999, 1.0];
+            for (q, got) in few.iter().zip(c.ms_at(&few)) {
                 let want = Duration(h.value_at_quantile(*q).min(c.max)).as_millis_f64();
                 assert_eq!(got, want, "n = {n}, q = {q}");
             }

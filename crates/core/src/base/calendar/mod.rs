@@ -53,15 +53,16 @@ const AHEAD: usize = 16;
 /// A ring of `RING` buckets and the bitmask of the non-empty ones.
 struct Ring<E> {
     slots: Vec<Vec<(u64, E)>>,
-    /// Bit `p % 64` of word `p / 64` set when slot `p` is non-empty.
-    nonempty: [u64; WORDS],
+    /// Bit `p % 64` of word `p / 64` set when slot `p` is non-empty (boxed: `EventQueue`'s
+    /// variants stay of a size).
+    nonempty: Box<[u64; WORDS]>,
 }
 
 impl<E> Ring<E> {
     fn new() -> Self {
         Ring {
             slots: (0..RING).map(|_| Vec::new()).collect(),
-            nonempty: [0; WORDS],
+            nonempty: Box::new([0; WORDS]),
         }
     }
 
@@ -105,7 +106,7 @@ impl<E> Ring<E> {
                 all.append(&mut self.slots[p]);
             }
         }
-        self.nonempty = [0; WORDS];
+        *self.nonempty = [0; WORDS];
     }
 }
 

@@ -248,12 +248,16 @@ impl<E: Copy> CalendarQueue<E> {
         self.pop_with(|_| {})
     }
 
-    /// As [`Self::pop`], calling `soon` on the event a few places behind the popped one: it pops
-    /// soon, so an engine can prefetch the state it will touch.
+    /// As [`Self::pop`], calling `soon` on the event a few places behind the popped one, and on
+    /// the first few of each new bucket: they pop soon, so an engine can prefetch the state
+    /// they will touch.
     #[inline]
     pub fn pop_with(&mut self, mut soon: impl FnMut(&E)) -> Option<(Time, E)> {
         if self.head == self.current.len() {
             self.advance()?;
+            // A new bucket's first events pop next, before the announcement below reaches
+            // them: announce them now (without this the forced herd took 1.4x the CPU).
+            self.current.iter().take(AHEAD + 1).for_each(|(_, e)| soon(e));
         }
         let (t, e) = self.current[self.head];
         self.head += 1;

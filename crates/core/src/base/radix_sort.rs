@@ -7,9 +7,10 @@
 //! the caller and keeps its room from bucket to bucket; `std`'s stable sort would allocate its
 //! merge buffer for every bucket of more than a few hundred entries (`tests/alloc_free.rs`).
 
-/// At most this many entries are sorted by insertion: fewer moves than the radix passes' two
-/// reads and a write of every entry plus their counts.
-const SMALL: usize = 32;
+/// At most this many entries are sorted by `sort_by_key` (stable; for so few entries its
+/// scratch is on the stack, no allocation): fewer moves than the radix passes' two reads and a
+/// write of every entry plus their counts.
+const SMALL: usize = 64;
 /// The widest digit of a pass (256 counters).
 const DIGIT_BITS: u32 = 8;
 
@@ -18,7 +19,7 @@ const DIGIT_BITS: u32 = 8;
 pub fn sort_low_bits<E: Copy>(v: &mut Vec<(u64, E)>, scratch: &mut Vec<(u64, E)>, bits: u32) {
     let n = v.len();
     if n <= SMALL {
-        insertion_sort(v);
+        v.sort_by_key(|e| e.0);
         return;
     }
     if v.windows(2).all(|w| w[0].0 <= w[1].0) {
@@ -52,19 +53,6 @@ pub fn sort_low_bits<E: Copy>(v: &mut Vec<(u64, E)>, scratch: &mut Vec<(u64, E)>
             starts[d] += 1;
         }
         std::mem::swap(v, scratch);
-    }
-}
-
-/// Stable: an entry moves only past strictly later ones.
-fn insertion_sort<E: Copy>(v: &mut [(u64, E)]) {
-    for i in 1..v.len() {
-        let x = v[i];
-        let mut j = i;
-        while j > 0 && v[j - 1].0 > x.0 {
-            v[j] = v[j - 1];
-            j -= 1;
-        }
-        v[j] = x;
     }
 }
 

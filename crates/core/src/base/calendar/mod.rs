@@ -16,29 +16,32 @@
 //! - `current`: the bucket being popped (fine index `cur`), sorted by time, popped from `head`.
 //!   A push into its time range is inserted after every event of the same or an earlier time.
 //! - `fine`: the fine buckets after `cur` of the coarse bucket `win` being worked through (the
-//!   window), slot `i & MASK` for fine index `i`.
-//! - `coarse`: the coarse buckets after `win` and before `limit` (`limit <= win + RING`), slot
-//!   `j & MASK` for coarse index `j`. When the window is worked through, the next non-empty
-//!   coarse bucket becomes the window: its events move into the (empty) fine buckets, once,
-//!   before any push can reach them.
+//!   window) and of the one after it, slot `i % (2 * RING)` for fine index `i`: a push less
+//!   than a coarse bucket's width ahead always lands in its fine bucket at once.
+//! - `coarse`: the coarse buckets from `win + 2` up to `limit` (`limit <= win + RING`), slot
+//!   `j % RING` for coarse index `j`. When the clock enters the coarse bucket after the window,
+//!   that one becomes the window and the coarse bucket after it moves into the fine buckets the
+//!   old window left empty, once, before any push can reach them.
 //! - `far`: the events at or past `limit`, in insertion order. When the window has moved half a
 //!   coarse ring past the last extension, `limit` moves to `win + RING` and the far events it now
 //!   covers move into the (empty) coarse buckets it opened.
 //!
 //! Bitmasks find the next non-empty fine and coarse buckets. The width adapts: every so many
-//! pops the queue compares two costs per pop, the events shifted by pushes into the middle of
-//! the current bucket (buckets too wide) and the far events scanned by extensions (rings too
-//! short for the events' spread), and rebuilds with a quarter or a wider width when one
-//! dominates (an `O(n)` pass, at most once per `n/2` pops).
+//! pops the queue compares three costs per pop, the events shifted by pushes into the middle of
+//! the current bucket (buckets too wide), the far events scanned by extensions (rings too short
+//! for the events' spread) and the events moved from the coarse ring to the fine one (the
+//! window too short for the events' spread: each moved event is written twice), and rebuilds
+//! with a quarter or a wider width when one dominates (an `O(n)` pass, at most once per `n/2`
+//! pops).
 
 use super::radix_sort::sort_low_bits;
 use crate::time::Time;
 
-/// Slots of each ring: `2^RING_BITS`.
+/// Slots of the coarse ring, and fine buckets per coarse bucket: `2^RING_BITS`.
 const RING_BITS: u32 = 11;
 const RING: u64 = 1 << RING_BITS;
-const MASK: u64 = RING - 1;
-const WORDS: usize = (RING / 64) as usize;
+/// Slots of the fine ring: the window's fine buckets and the next coarse bucket's.
+const FINE: u64 = 2 * RING;
 /// The width of a fine bucket at the start, `2^START_SHIFT` ns (about 16 us).
 const START_SHIFT: u32 = 14;
 /// The narrowest and widest fine buckets: a coarse index of a time must fit (`shift +
@@ -50,26 +53,29 @@ const KEEP: usize = 256;
 /// How far ahead of the pop [`CalendarQueue::pop_with`] announces an event.
 const AHEAD: usize = 16;
 
-/// A ring of `RING` buckets and the bitmask of the non-empty ones.
+/// A ring of buckets (a power of two of them) and the bitmask of the non-empty ones.
 struct Ring<E> {
     slots: Vec<Vec<(u64, E)>>,
-    /// Bit `p % 64` of word `p / 64` set when slot `p` is non-empty (boxed: `EventQueue`'s
-    /// variants stay of a size).
-    nonempty: Box<[u64; WORDS]>,
+    /// Bit `p % 64` of word `p / 64` set when slot `p` is non-empty.
+    nonempty: Box<[u64]>,
+    /// The slots less one: slot `index & mask` holds `index`.
+    mask: u64,
 }
 
 impl<E> Ring<E> {
-    fn new() -> Self {
+    fn new(size: u64) -> Self {
+        debug_assert!(size.is_power_of_two() && size >= 64);
         Ring {
-            slots: (0..RING).map(|_| Vec::new()).collect(),
-            nonempty: Box::new([0; WORDS]),
+            slots: (0..size).map(|_| Vec::new()).collect(),
+            nonempty: vec![0; (size / 64) as usize].into_boxed_slice(),
+            mask: size - 1,
         }
     }
 
     /// Appends to the slot of `index`; a slot with no room takes a buffer from `spare`.
     #[inline]
     fn push(&mut self, index: u64, t: u64, event: E, spare: &mut Spare<E>) {
-        let p = (index & MASK) as usize;
+        let p = (index & self.mask) as usize;
         let slot = &mut self.slots[p];
         give_room(slot, spare);
         slot.push((t, event));
@@ -78,16 +84,16 @@ impl<E> Ring<E> {
 
     /// Empties the slot of `index`, returning its events (and their buffer).
     fn take(&mut self, index: u64) -> Vec<(u64, E)> {
-        let p = (index & MASK) as usize;
+        let p = (index & self.mask) as usize;
         self.nonempty[p / 64] &= !(1 << (p % 64));
         std::mem::take(&mut self.slots[p])
     }
 
-    /// The first index in `[from, to)` whose slot is non-empty (`to - from <= RING`).
+    /// The first index in `[from, to)` whose slot is non-empty (`to - from` at most the slots).
     fn next_nonempty(&self, from: u64, to: u64) -> Option<u64> {
         let mut i = from;
         while i < to {
-            let p = i & MASK;
+            let p = i & self.mask;
             let w = self.nonempty[(p / 64) as usize] >> (p % 64);
             if w != 0 {
                 let found = i + u64::from(w.trailing_zeros());
@@ -98,15 +104,23 @@ impl<E> Ring<E> {
         None
     }
 
+    /// The last index in `[from, to)` whose slot is non-empty (`to - from` at most the slots).
+    fn last_nonempty(&self, from: u64, to: u64) -> Option<u64> {
+        (from..to).rev().find(|&i| {
+            let p = i & self.mask;
+            self.nonempty[(p / 64) as usize] & (1 << (p % 64)) != 0
+        })
+    }
+
     /// Appends every event of the ring to `all`, slot by slot from the slot of `from`.
     fn drain_into(&mut self, from: u64, all: &mut Vec<(u64, E)>) {
-        for k in 0..RING {
-            let p = ((from + k) & MASK) as usize;
+        for k in 0..=self.mask {
+            let p = ((from + k) & self.mask) as usize;
             if self.nonempty[p / 64] & (1 << (p % 64)) != 0 {
                 all.append(&mut self.slots[p]);
             }
         }
-        *self.nonempty = [0; WORDS];
+        self.nonempty.fill(0);
     }
 }
 
@@ -143,7 +157,8 @@ pub struct CalendarQueue<E> {
     cur: u64,
     shift: u32,
     fine: Ring<E>,
-    /// The coarse index of the window: the fine ring holds its fine buckets after `cur`.
+    /// The coarse index of the window: the fine ring holds its fine buckets after `cur` and
+    /// those of the coarse bucket after it.
     win: u64,
     coarse: Ring<E>,
     /// Coarse indices below this go to the coarse ring, the others to `far`.
@@ -156,10 +171,11 @@ pub struct CalendarQueue<E> {
     pushed: u64,
     now: Time,
     /// Since the last check of the width: pops, events shifted by pushes into the current
-    /// bucket, far events scanned by extensions.
+    /// bucket, far events scanned by extensions, events moved from the coarse ring.
     pops: u64,
     shifted: u64,
     scanned: u64,
+    moved: u64,
 }
 
 impl<E: Copy> Default for CalendarQueue<E> {
@@ -175,9 +191,9 @@ impl<E: Copy> CalendarQueue<E> {
             head: 0,
             cur: 0,
             shift: START_SHIFT,
-            fine: Ring::new(),
+            fine: Ring::new(FINE),
             win: 0,
-            coarse: Ring::new(),
+            coarse: Ring::new(RING),
             limit: RING,
             far: Vec::new(),
             spare: Vec::new(),
@@ -188,6 +204,7 @@ impl<E: Copy> CalendarQueue<E> {
             pops: 0,
             shifted: 0,
             scanned: 0,
+            moved: 0,
         }
     }
 
@@ -212,7 +229,7 @@ impl<E: Copy> CalendarQueue<E> {
         let j = i >> RING_BITS;
         if i <= self.cur {
             self.insert_current(t, event);
-        } else if j == self.win {
+        } else if j <= self.win + 1 {
             self.fine.push(i, t, event, &mut self.spare);
         } else if j < self.limit {
             self.coarse.push(j, t, event, &mut self.spare);
@@ -284,12 +301,21 @@ impl<E: Copy> CalendarQueue<E> {
             }
         }
         let from = loop {
-            let end = (self.win + 1) << RING_BITS;
+            let end = (self.win + 2) << RING_BITS;
             if let Some(i) = self.fine.next_nonempty(self.cur + 1, end) {
                 break i;
             }
             self.next_window()?;
         };
+        if from >> RING_BITS > self.win {
+            // Into the coarse bucket after the window: it becomes the window, and the fine
+            // buckets the old window left (all empty: `from` is the first non-empty one) take
+            // the next coarse bucket.
+            self.win += 1;
+            self.extend_if_due();
+            let bucket = self.coarse.take(self.win + 1);
+            self.fill(bucket);
+        }
         self.cur = from;
         let bucket = self.fine.take(from);
         let spent = std::mem::replace(&mut self.current, bucket);
@@ -298,30 +324,45 @@ impl<E: Copy> CalendarQueue<E> {
         Some(())
     }
 
-    /// The window is worked through: the next non-empty coarse bucket (after extending the
-    /// coarse ring over the far list when due, or jumping to the earliest far event when the
-    /// ring is empty) becomes the window, its events moving into the empty fine ring.
+    /// The fine ring is empty: the next non-empty coarse bucket (after extending the coarse
+    /// ring over the far list when due, or jumping to the earliest far event when the ring is
+    /// empty) becomes the window, and its events and the next coarse bucket's move into the fine
+    /// ring.
     fn next_window(&mut self) -> Option<()> {
         let j = loop {
-            if self.win + RING - self.limit >= RING / 2 {
-                self.extend();
-            }
-            if let Some(j) = self.coarse.next_nonempty(self.win + 1, self.limit) {
+            self.extend_if_due();
+            if let Some(j) = self.coarse.next_nonempty(self.win + 2, self.limit) {
                 break j;
             }
-            // The coarse ring is empty: jump to the earliest far event.
+            // The coarse ring is empty: jump to the earliest far event (whose coarse index is
+            // at least `limit`, itself at least `win + 2`).
             let min = self.far.iter().map(|e| e.0).min()?;
-            self.win = ((min >> self.shift) >> RING_BITS) - 1;
-            self.limit = self.win + 1;
+            self.win = ((min >> self.shift) >> RING_BITS) - 2;
+            self.limit = self.win + 2;
         };
         self.win = j;
         self.cur = (j << RING_BITS) - 1;
         let bucket = self.coarse.take(j);
+        self.fill(bucket);
+        self.extend_if_due();
+        let bucket = self.coarse.take(j + 1);
+        self.fill(bucket);
+        Some(())
+    }
+
+    /// Moves a coarse bucket's events into their fine buckets (empty: no push could reach
+    /// them yet), in order.
+    fn fill(&mut self, bucket: Vec<(u64, E)>) {
+        if bucket.is_empty() {
+            recycle(&mut self.spare, bucket);
+            return;
+        }
+        self.moved += bucket.len() as u64;
         if bucket.len() > 8 * RING as usize {
             // Counted out first, so that each fine bucket grows once, to size.
-            let mut counts = [0u32; RING as usize];
+            let mut counts = [0u32; FINE as usize];
             for &(t, _) in &bucket {
-                counts[((t >> self.shift) & MASK) as usize] += 1;
+                counts[((t >> self.shift) & (FINE - 1)) as usize] += 1;
             }
             for (slot, &n) in self.fine.slots.iter_mut().zip(&counts) {
                 if n > 0 {
@@ -334,7 +375,14 @@ impl<E: Copy> CalendarQueue<E> {
             self.fine.push(t >> self.shift, t, e, &mut self.spare);
         }
         recycle(&mut self.spare, bucket);
-        Some(())
+    }
+
+    /// Extends the coarse ring when the window has moved half a ring past the last extension.
+    #[inline]
+    fn extend_if_due(&mut self) {
+        if self.win + RING - self.limit >= RING / 2 {
+            self.extend();
+        }
     }
 
     /// Moves `limit` to a whole coarse ring past the window and the far events it now covers
@@ -364,16 +412,33 @@ impl<E: Copy> CalendarQueue<E> {
     /// Compares the costs of the width since the last check and rebuilds when one dominates.
     fn adapt(&mut self) {
         let pops = self.pops;
-        let (shifted, scanned) = (self.shifted, self.scanned);
+        let (shifted, scanned, moved) = (self.shifted, self.scanned, self.moved);
         self.pops = 0;
         self.shifted = 0;
         self.scanned = 0;
+        self.moved = 0;
         if shifted > 4 * pops && self.shift >= MIN_SHIFT + 2 {
             self.rebuild(self.shift - 2);
         } else if scanned > 2 * pops && shifted < pops / 4 && self.shift < MAX_SHIFT {
             // Wide enough for the coarse ring to span every pending event.
             let last = self.far.iter().map(|e| e.0).max().unwrap_or(self.now.0);
             let span = (last - self.now.0) >> (2 * RING_BITS);
+            let shift = (64 - span.leading_zeros()).clamp(self.shift + 1, MAX_SHIFT);
+            self.rebuild(shift);
+        } else if moved > pops / 2 && shifted < pops / 4 && self.shift < MAX_SHIFT {
+            // Wide enough for one coarse bucket to span every pending event: pushes then land
+            // in their fine buckets at once.
+            let last = match self.far.iter().map(|e| e.0).max() {
+                Some(t) => t,
+                None => match self.coarse.last_nonempty(self.win + 2, self.limit) {
+                    Some(j) => {
+                        let end = u128::from(j + 1) << (self.shift + RING_BITS);
+                        u64::try_from(end - 1).unwrap_or(u64::MAX)
+                    }
+                    None => return,
+                },
+            };
+            let span = last.saturating_sub(self.now.0) >> RING_BITS;
             let shift = (64 - span.leading_zeros()).clamp(self.shift + 1, MAX_SHIFT);
             self.rebuild(shift);
         }

@@ -27,12 +27,10 @@
 //!   covers move into the (empty) coarse buckets it opened.
 //!
 //! Bitmasks find the next non-empty fine and coarse buckets. The width adapts: every so many
-//! pops the queue compares three costs per pop, the events shifted by pushes into the middle of
-//! the current bucket (buckets too wide), the far events scanned by extensions (rings too short
-//! for the events' spread) and the events moved from the coarse ring to the fine one (the
-//! window too short for the events' spread: each moved event is written twice), and rebuilds
-//! with a quarter or a wider width when one dominates (an `O(n)` pass, at most once per `n/2`
-//! pops).
+//! pops the queue compares two costs per pop, the events shifted by pushes into the middle of
+//! the current bucket (buckets too wide) and the far events scanned by extensions (rings too
+//! short for the events' spread), and rebuilds with a quarter or a wider width when one
+//! dominates (an `O(n)` pass, at most once per `n/2` pops).
 
 use super::radix_sort::sort_low_bits;
 use crate::time::Time;
@@ -104,14 +102,6 @@ impl<E> Ring<E> {
         None
     }
 
-    /// The last index in `[from, to)` whose slot is non-empty (`to - from` at most the slots).
-    fn last_nonempty(&self, from: u64, to: u64) -> Option<u64> {
-        (from..to).rev().find(|&i| {
-            let p = i & self.mask;
-            self.nonempty[(p / 64) as usize] & (1 << (p % 64)) != 0
-        })
-    }
-
     /// Appends every event of the ring to `all`, slot by slot from the slot of `from`.
     fn drain_into(&mut self, from: u64, all: &mut Vec<(u64, E)>) {
         for k in 0..=self.mask {
@@ -171,11 +161,10 @@ pub struct CalendarQueue<E> {
     pushed: u64,
     now: Time,
     /// Since the last check of the width: pops, events shifted by pushes into the current
-    /// bucket, far events scanned by extensions, events moved from the coarse ring.
+    /// bucket, far events scanned by extensions.
     pops: u64,
     shifted: u64,
     scanned: u64,
-    moved: u64,
 }
 
 impl<E: Copy> Default for CalendarQueue<E> {
@@ -204,7 +193,6 @@ impl<E: Copy> CalendarQueue<E> {
             pops: 0,
             shifted: 0,
             scanned: 0,
-            moved: 0,
         }
     }
 
@@ -357,7 +345,6 @@ impl<E: Copy> CalendarQueue<E> {
             recycle(&mut self.spare, bucket);
             return;
         }
-        self.moved += bucket.len() as u64;
         if bucket.len() > 8 * RING as usize {
             // Counted out first, so that each fine bucket grows once, to size.
             let mut counts = [0u32; FINE as usize];
@@ -412,33 +399,16 @@ impl<E: Copy> CalendarQueue<E> {
     /// Compares the costs of the width since the last check and rebuilds when one dominates.
     fn adapt(&mut self) {
         let pops = self.pops;
-        let (shifted, scanned, moved) = (self.shifted, self.scanned, self.moved);
+        let (shifted, scanned) = (self.shifted, self.scanned);
         self.pops = 0;
         self.shifted = 0;
         self.scanned = 0;
-        self.moved = 0;
         if shifted > 4 * pops && self.shift >= MIN_SHIFT + 2 {
             self.rebuild(self.shift - 2);
         } else if scanned > 2 * pops && shifted < pops / 4 && self.shift < MAX_SHIFT {
             // Wide enough for the coarse ring to span every pending event.
             let last = self.far.iter().map(|e| e.0).max().unwrap_or(self.now.0);
             let span = (last - self.now.0) >> (2 * RING_BITS);
-            let shift = (64 - span.leading_zeros()).clamp(self.shift + 1, MAX_SHIFT);
-            self.rebuild(shift);
-        } else if moved > pops / 2 && shifted < pops / 4 && self.shift < MAX_SHIFT {
-            // Wide enough for one coarse bucket to span every pending event: pushes then land
-            // in their fine buckets at once.
-            let last = match self.far.iter().map(|e| e.0).max() {
-                Some(t) => t,
-                None => match self.coarse.last_nonempty(self.win + 2, self.limit) {
-                    Some(j) => {
-                        let end = u128::from(j + 1) << (self.shift + RING_BITS);
-                        u64::try_from(end - 1).unwrap_or(u64::MAX)
-                    }
-                    None => return,
-                },
-            };
-            let span = last.saturating_sub(self.now.0) >> RING_BITS;
             let shift = (64 - span.leading_zeros()).clamp(self.shift + 1, MAX_SHIFT);
             self.rebuild(shift);
         }

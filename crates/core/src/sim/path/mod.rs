@@ -245,8 +245,12 @@ impl<'m> PathSim<'m> {
         let bottom = spec.bottom();
         // The summary's window and per-attempt peaks are the bottom's.
         tiers[bottom].buckets = Buckets::with_windows(model.bucket, model.peak_window());
-        // The calendar queue for every workload (`queue::EventQueue`).
-        let mut queue = EventQueue::calendar();
+        // The calendar queue for dense, near events; the radix heap for bursts and closed
+        // loops (`queue::EventQueue`).
+        let mut queue = match w.kind {
+            WorkloadKind::Open | WorkloadKind::Trace => EventQueue::calendar(),
+            _ => EventQueue::new(),
+        };
         // Capacity changes at the edges of each drop window (pushed first: they pop first).
         for (t, s) in spec.tiers.iter().enumerate() {
             for d in &s.server.capacity_drops {

@@ -261,8 +261,9 @@ impl<E: Copy> CalendarQueue<E> {
         if self.head == self.current.len() {
             self.advance()?;
             // A new bucket's first events pop next, before the announcement below reaches
-            // them: announce them now (without this the forced herd took 1.4x the CPU).
-            self.current.iter().take(AHEAD + 1).for_each(|(_, e)| soon(e));
+            // them: announce them now (without this the forced herd took 1.4x the CPU), but
+            // not the one that pops at once.
+            self.current[1..].iter().take(AHEAD).for_each(|(_, e)| soon(e));
         }
         let (t, e) = self.current[self.head];
         self.head += 1;

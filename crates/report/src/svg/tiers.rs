@@ -137,11 +137,7 @@ fn draw_tier(
     let mut chart = tier_axes(panel, report, t, (end_s, y_hi))?;
     // Windows first, behind the lines, each labelled at its top left.
     for w in windows {
-        let (a, b) = (w.from_ms / 1000.0, (w.to_ms / 1000.0).min(end_s));
-        if a >= end_s {
-            continue;
-        }
-        shade_window(&mut chart, CHART, (a, b), (0.0, y_hi), &w.label)?;
+        shade_clipped(&mut chart, CHART, w, (1000.0, end_s), (0.0, y_hi))?;
     }
     let n = report.variants.len();
     for (i, v) in report.variants.iter().enumerate() {

@@ -32,12 +32,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .map(|m| m.name.clone())
         .collect();
+    let grid = run_grid(&text, names.len(), seeds)?;
+    print_table("Calls (writes)", &names, &grid, seeds, &|c| c.0);
+    print_table(
+        "Time until the last client commits (ms)",
+        &names,
+        &grid,
+        seeds,
+        &|c| c.1,
+    );
+    std::fs::write(&svg_path, line_chart(&chart(&names, &grid, seeds))?)?;
+    println!("wrote {svg_path}");
+    check_findings(&names, &grid);
+    Ok(())
+}
 
-    // grid[strategy][n] = (calls, time)
-    let mut grid: Vec<Vec<(Estimate, Estimate)>> = vec![Vec::new(); names.len()];
+/// One strategy at one N: the mean calls (writes) and the mean time until the last client
+/// has committed, over the seeds.
+type Cell = (Estimate, Estimate);
+
+/// `grid[strategy][n]`: every variant of the model at each of [`CLIENTS`], over `seeds`
+/// replications, each asserted to commit every client.
+fn run_grid(
+    text: &str,
+    strategies: usize,
+    seeds: u32,
+) -> Result<Vec<Vec<Cell>>, Box<dyn std::error::Error>> {
+    let mut grid: Vec<Vec<Cell>> = vec![Vec::new(); strategies];
     for &n in &CLIENTS {
         let set = Override::parse(&format!("workload.clients={n}"))?;
-        let scenario = load("occ-contention.toml", &text, &[set])?;
+        let scenario = load("occ-contention.toml", text, &[set])?;
         for (i, m) in scenario.variants.iter().enumerate() {
             let (mut calls, mut time) = (Vec::new(), Vec::new());
             for seed in replication_seeds(m.seed, seeds) {
@@ -53,35 +77,45 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             grid[i].push((Estimate::of(&calls), Estimate::of(&time)));
         }
     }
+    Ok(grid)
+}
 
-    let table = |what: &str, pick: &dyn Fn(&(Estimate, Estimate)) -> Estimate, digits: usize| {
-        println!("{what}, mean ± 95% CI over {seeds} seeds:\n");
-        print!("| N |");
-        for name in &names {
-            print!(" {name} |");
-        }
-        print!("\n|--:|");
-        for _ in &names {
-            print!("--:|");
+/// A Markdown table of `pick` of every cell: a row per N, a column per strategy, each the mean
+/// ± the 95% half-width in whole units.
+fn print_table(
+    what: &str,
+    names: &[String],
+    grid: &[Vec<Cell>],
+    seeds: u32,
+    pick: &dyn Fn(&Cell) -> Estimate,
+) {
+    println!("{what}, mean ± 95% CI over {seeds} seeds:\n");
+    print!("| N |");
+    for name in names {
+        print!(" {name} |");
+    }
+    print!("\n|--:|");
+    for _ in names {
+        print!("--:|");
+    }
+    println!();
+    for (j, n) in CLIENTS.iter().enumerate() {
+        print!("| {n} |");
+        for row in grid {
+            let e = pick(&row[j]);
+            print!(" {:.0} ± {:.0} |", e.mean, e.half_width);
         }
         println!();
-        for (j, n) in CLIENTS.iter().enumerate() {
-            print!("| {n} |");
-            for row in &grid {
-                let e = pick(&row[j]);
-                print!(" {:.*} ± {:.*} |", digits, e.mean, digits, e.half_width);
-            }
-            println!();
-        }
-        println!();
-    };
-    table("Calls (writes)", &|c| c.0, 0);
-    table("Time until the last client commits (ms)", &|c| c.1, 0);
+    }
+    println!();
+}
 
-    let lines = |pick: &dyn Fn(&(Estimate, Estimate)) -> f64| -> Vec<Line> {
+/// Both means against N, one line per strategy: calls on a linear axis, time on a log one.
+fn chart(names: &[String], grid: &[Vec<Cell>], seeds: u32) -> LineChart {
+    let lines = |pick: &dyn Fn(&Cell) -> f64| -> Vec<Line> {
         names
             .iter()
-            .zip(&grid)
+            .zip(grid)
             .map(|(name, row)| Line {
                 name: name.clone(),
                 points: CLIENTS
@@ -92,7 +126,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             })
             .collect()
     };
-    let chart = LineChart {
+    LineChart {
         title: format!(
             "OCC write contention (AWS blog model): mean of {seeds} seeds per point, models/occ-contention.toml"
         ),
@@ -111,11 +145,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 lines: lines(&|c| c.1.mean),
             },
         ],
-    };
-    std::fs::write(&svg_path, line_chart(&chart)?)?;
-    println!("wrote {svg_path}");
+    }
+}
 
-    // What the run showed, for N >= 50 (at 10 and 25 clients the strategies are close).
+/// What the run showed, for N >= 50 (at 10 and 25 clients the strategies are close): the
+/// blog's findings this model reproduces.
+fn check_findings(names: &[String], grid: &[Vec<Cell>]) {
     let at = |name: &str, j: usize| {
         let i = names.iter().position(|x| x == name).expect("a variant");
         (grid[i][j].0.mean, grid[i][j].1.mean)
@@ -134,5 +169,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         assert!(equal.1 > full.1);
         assert!(decorr.0 > full.0);
     }
-    Ok(())
 }

@@ -3,7 +3,9 @@
 //! run recovers, dark red when none does) and labelled with a short text.
 
 use crate::ReportError;
-use crate::style::{GRID_BOLD, TEXT, bold, ensure_fonts, font};
+use crate::style::{GRID_BOLD, TEXT, bold, font};
+use crate::svg::{chart_err, render};
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -24,13 +26,6 @@ pub struct Heatmap {
     pub scale: (f64, f64),
     /// How the legend's ends are written (e.g. `0%`, `100%`).
     pub scale_labels: (String, String),
-}
-
-fn err<E: std::fmt::Display>(e: E) -> ReportError {
-    ReportError::Chart {
-        chart: "heatmap",
-        message: e.to_string(),
-    }
 }
 
 /// Pale green, pale orange, red: light where all is well.
@@ -59,140 +54,197 @@ fn centred(size: u32) -> TextStyle<'static> {
 
 /// The heat map as SVG text.
 pub fn heatmap_chart(h: &Heatmap) -> Result<String, ReportError> {
-    ensure_fonts()?;
-    let (nx, ny) = (h.x_values.len().max(1), h.y_values.len().max(1));
-    // Cells of 56-110 px, so that a label fits; the chart grows with the grid.
-    let cw = (760 / nx).clamp(56, 110) as i32;
-    let ch = (480 / ny).clamp(30, 64) as i32;
-    let longest = h
-        .y_values
-        .iter()
-        .map(|v| v.chars().count())
-        .max()
-        .unwrap_or(1) as i32;
-    let left = 40 + 8 * longest.min(24);
-    let (top, legend_w) = (84, 170);
-    let legend = wrap(&h.legend, 20);
-    let lh = (ch * ny as i32).clamp(120, 320);
-    let title_w = 10 * h.title.chars().count() as i32 + 40;
-    let w = (left + cw * nx as i32 + legend_w).max(title_w);
-    let hgt = (top + ch * ny as i32 + 70).max(top + lh + 30 + 15 * legend.len() as i32);
-    let mut buf = String::new();
-    {
-        let root = SVGBackend::with_string(&mut buf, (w as u32, hgt as u32)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
+    let g = Grid::of(h);
+    render(CHART, (g.width as u32, g.height as u32), |root| {
         root.draw(&Text::new(
             h.title.clone(),
-            (w / 2, 24),
+            (g.width / 2, 24),
             bold(18).pos(Pos::new(HPos::Center, VPos::Center)),
         ))
-        .map_err(err)?;
-        let range = h.scale.1 - h.scale.0;
-        let norm = |v: f64| {
-            if range > 0.0 {
-                (v - h.scale.0) / range
-            } else if v.is_nan() {
-                f64::NAN
-            } else {
-                0.0
-            }
-        };
-        // Row 0 (the first y value) at the bottom, as on a plot.
-        for (j, row) in h.cells.iter().enumerate() {
-            let y0 = top + ch * (ny as i32 - 1 - j as i32);
-            for (i, (v, label)) in row.iter().enumerate() {
-                let x0 = left + cw * i as i32;
-                let t = norm(*v);
-                root.draw(&Rectangle::new(
-                    [(x0, y0), (x0 + cw, y0 + ch)],
-                    colour(t).filled(),
-                ))
-                .map_err(err)?;
-                root.draw(&Rectangle::new(
-                    [(x0, y0), (x0 + cw, y0 + ch)],
-                    WHITE.stroke_width(2),
-                ))
-                .map_err(err)?;
-                let ink = if t > 0.65 { WHITE } else { TEXT };
-                root.draw(&Text::new(
-                    label.clone(),
-                    (x0 + cw / 2, y0 + ch / 2),
-                    centred(13).color(&ink),
-                ))
-                .map_err(err)?;
-            }
+        .map_err(chart_err(CHART))?;
+        draw_cells(root, h, &g)?;
+        draw_axes(root, h, &g)?;
+        draw_scale(root, h, &g)
+    })
+}
+
+const CHART: &str = "heatmap";
+
+type Canvas<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// Where everything goes, in pixels: the cells (x from `left`, y from `top`), the scale bar
+/// right of them, and the canvas around both.
+struct Grid {
+    nx: i32,
+    ny: i32,
+    /// A cell's width and height.
+    cw: i32,
+    ch: i32,
+    left: i32,
+    top: i32,
+    /// The scale bar's height.
+    lh: i32,
+    /// The legend's text, in lines under the scale bar.
+    legend: Vec<String>,
+    width: i32,
+    height: i32,
+}
+
+impl Grid {
+    fn of(h: &Heatmap) -> Grid {
+        let (nx, ny) = (h.x_values.len().max(1), h.y_values.len().max(1));
+        // Cells of 56-110 px, so that a label fits; the chart grows with the grid.
+        let cw = (760 / nx).clamp(56, 110) as i32;
+        let ch = (480 / ny).clamp(30, 64) as i32;
+        let (nx, ny) = (nx as i32, ny as i32);
+        let longest = h
+            .y_values
+            .iter()
+            .map(|v| v.chars().count())
+            .max()
+            .unwrap_or(1) as i32;
+        let left = 40 + 8 * longest.min(24);
+        let (top, legend_w) = (84, 170);
+        let legend = wrap(&h.legend, 20);
+        let lh = (ch * ny).clamp(120, 320);
+        let title_w = 10 * h.title.chars().count() as i32 + 40;
+        let width = (left + cw * nx + legend_w).max(title_w);
+        let height = (top + ch * ny + 70).max(top + lh + 30 + 15 * legend.len() as i32);
+        Grid {
+            nx,
+            ny,
+            cw,
+            ch,
+            left,
+            top,
+            lh,
+            legend,
+            width,
+            height,
         }
-        let bottom = top + ch * ny as i32;
-        for (i, v) in h.x_values.iter().enumerate() {
-            root.draw(&Text::new(
-                v.clone(),
-                (left + cw * i as i32 + cw / 2, bottom + 14),
-                centred(13),
-            ))
-            .map_err(err)?;
-        }
-        for (j, v) in h.y_values.iter().enumerate() {
-            root.draw(&Text::new(
-                v.clone(),
-                (left - 8, top + ch * (ny as i32 - 1 - j as i32) + ch / 2),
-                font(13).pos(Pos::new(HPos::Right, VPos::Center)),
-            ))
-            .map_err(err)?;
-        }
-        root.draw(&Text::new(
-            h.x_name.clone(),
-            (left + cw * nx as i32 / 2, bottom + 44),
-            bold(14).pos(Pos::new(HPos::Center, VPos::Center)),
-        ))
-        .map_err(err)?;
-        // The y axis is named above its values, so that a long key is never cut.
-        root.draw(&Text::new(
-            h.y_name.clone(),
-            (12, top - 22),
-            bold(14).pos(Pos::new(HPos::Left, VPos::Center)),
-        ))
-        .map_err(err)?;
-        // The scale: a vertical bar, light at the bottom.
-        let lx = left + cw * nx as i32 + 36;
-        let steps = 40;
-        for s in 0..steps {
-            let y1 = top + lh - lh * s / steps;
-            let y0 = top + lh - lh * (s + 1) / steps;
-            root.draw(&Rectangle::new(
-                [(lx, y0), (lx + 22, y1)],
-                colour((f64::from(s) + 0.5) / f64::from(steps)).filled(),
-            ))
-            .map_err(err)?;
-        }
-        root.draw(&Rectangle::new(
-            [(lx, top), (lx + 22, top + lh)],
-            GRID_BOLD.stroke_width(1),
-        ))
-        .map_err(err)?;
-        let side = font(12).pos(Pos::new(HPos::Left, VPos::Center));
-        root.draw(&Text::new(
-            h.scale_labels.1.clone(),
-            (lx + 28, top + 6),
-            side.clone(),
-        ))
-        .map_err(err)?;
-        root.draw(&Text::new(
-            h.scale_labels.0.clone(),
-            (lx + 28, top + lh - 6),
-            side,
-        ))
-        .map_err(err)?;
-        for (k, line) in legend.iter().enumerate() {
-            root.draw(&Text::new(
-                line.clone(),
-                (lx - 8, top + lh + 20 + 15 * k as i32),
-                font(12).pos(Pos::new(HPos::Left, VPos::Center)),
-            ))
-            .map_err(err)?;
-        }
-        root.present().map_err(err)?;
     }
-    Ok(buf)
+
+    /// The top of row `j` (row 0, the first y value, at the bottom, as on a plot).
+    fn row_top(&self, j: usize) -> i32 {
+        self.top + self.ch * (self.ny - 1 - j as i32)
+    }
+}
+
+/// Each cell filled with its value's colour, outlined in white and labelled (in white on the
+/// dark end of the scale).
+fn draw_cells(root: &Canvas<'_>, h: &Heatmap, g: &Grid) -> Result<(), ReportError> {
+    let range = h.scale.1 - h.scale.0;
+    let norm = |v: f64| {
+        if range > 0.0 {
+            (v - h.scale.0) / range
+        } else if v.is_nan() {
+            f64::NAN
+        } else {
+            0.0
+        }
+    };
+    let e = chart_err(CHART);
+    for (j, row) in h.cells.iter().enumerate() {
+        let y0 = g.row_top(j);
+        for (i, (v, label)) in row.iter().enumerate() {
+            let x0 = g.left + g.cw * i as i32;
+            let t = norm(*v);
+            let cell = [(x0, y0), (x0 + g.cw, y0 + g.ch)];
+            root.draw(&Rectangle::new(cell, colour(t).filled()))
+                .map_err(&e)?;
+            root.draw(&Rectangle::new(cell, WHITE.stroke_width(2)))
+                .map_err(&e)?;
+            let ink = if t > 0.65 { WHITE } else { TEXT };
+            root.draw(&Text::new(
+                label.clone(),
+                (x0 + g.cw / 2, y0 + g.ch / 2),
+                centred(13).color(&ink),
+            ))
+            .map_err(&e)?;
+        }
+    }
+    Ok(())
+}
+
+/// The axes' values beside the cells and their names: x below, y above its values, so that a
+/// long key is never cut.
+fn draw_axes(root: &Canvas<'_>, h: &Heatmap, g: &Grid) -> Result<(), ReportError> {
+    let e = chart_err(CHART);
+    let bottom = g.top + g.ch * g.ny;
+    for (i, v) in h.x_values.iter().enumerate() {
+        root.draw(&Text::new(
+            v.clone(),
+            (g.left + g.cw * i as i32 + g.cw / 2, bottom + 14),
+            centred(13),
+        ))
+        .map_err(&e)?;
+    }
+    for (j, v) in h.y_values.iter().enumerate() {
+        root.draw(&Text::new(
+            v.clone(),
+            (g.left - 8, g.row_top(j) + g.ch / 2),
+            font(13).pos(Pos::new(HPos::Right, VPos::Center)),
+        ))
+        .map_err(&e)?;
+    }
+    root.draw(&Text::new(
+        h.x_name.clone(),
+        (g.left + g.cw * g.nx / 2, bottom + 44),
+        bold(14).pos(Pos::new(HPos::Center, VPos::Center)),
+    ))
+    .map_err(&e)?;
+    root.draw(&Text::new(
+        h.y_name.clone(),
+        (12, g.top - 22),
+        bold(14).pos(Pos::new(HPos::Left, VPos::Center)),
+    ))
+    .map_err(&e)?;
+    Ok(())
+}
+
+/// The scale right of the cells: a vertical bar, light at the bottom, its ends' values beside
+/// it and what the colour means under it.
+fn draw_scale(root: &Canvas<'_>, h: &Heatmap, g: &Grid) -> Result<(), ReportError> {
+    let e = chart_err(CHART);
+    let (top, lh) = (g.top, g.lh);
+    let lx = g.left + g.cw * g.nx + 36;
+    let steps = 40;
+    for s in 0..steps {
+        let y1 = top + lh - lh * s / steps;
+        let y0 = top + lh - lh * (s + 1) / steps;
+        root.draw(&Rectangle::new(
+            [(lx, y0), (lx + 22, y1)],
+            colour((f64::from(s) + 0.5) / f64::from(steps)).filled(),
+        ))
+        .map_err(&e)?;
+    }
+    root.draw(&Rectangle::new(
+        [(lx, top), (lx + 22, top + lh)],
+        GRID_BOLD.stroke_width(1),
+    ))
+    .map_err(&e)?;
+    let side = font(12).pos(Pos::new(HPos::Left, VPos::Center));
+    root.draw(&Text::new(
+        h.scale_labels.1.clone(),
+        (lx + 28, top + 6),
+        side.clone(),
+    ))
+    .map_err(&e)?;
+    root.draw(&Text::new(
+        h.scale_labels.0.clone(),
+        (lx + 28, top + lh - 6),
+        side,
+    ))
+    .map_err(&e)?;
+    for (k, line) in g.legend.iter().enumerate() {
+        root.draw(&Text::new(
+            line.clone(),
+            (lx - 8, top + lh + 20 + 15 * k as i32),
+            font(12).pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(&e)?;
+    }
+    Ok(())
 }
 
 /// Words in lines of at most `n` characters (a longer word keeps its own line); only plain

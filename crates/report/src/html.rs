@@ -289,6 +289,34 @@ fn summary_rows(r: &RunReport) -> (Vec<String>, Vec<Vec<String>>) {
 /// completion-CDF and outcome charts.
 pub fn model_report(m: &ModelReport) -> Result<String, ReportError> {
     let r = m.report;
+    let mut b = model_intro(m);
+    b.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
+    let (h, rows) = match m.replicated {
+        Some(rep) => ci_rows(rep),
+        None => summary_rows(r),
+    };
+    b.push_str(&table("summary-table", &h, &rows));
+    b.push_str("</section>\n");
+    b.push_str(&expectations_section(m.expectations));
+    let (charts, css) = model_charts(m)?;
+    b.push_str(&charts);
+    let _ = writeln!(
+        b,
+        "<section id=\"model\">\n<h2>Model</h2>\n<pre>{}</pre>\n</section>",
+        escape(m.text)
+    );
+    Ok(page_with(
+        &format!("retrystorm: {}", r.model),
+        &b,
+        &css,
+        SCRIPT,
+    ))
+}
+
+/// The report's heading: the model, its description, the tool, the seeds and the command that
+/// writes the report again.
+fn model_intro(m: &ModelReport) -> String {
+    let r = m.report;
     let mut b = String::new();
     let _ = writeln!(b, "<h1>retrystorm report: {}</h1>", escape(&r.model));
     if !m.description.is_empty() {
@@ -311,23 +339,20 @@ pub fn model_report(m: &ModelReport) -> Result<String, ReportError> {
         escape(&seeds),
         escape(m.command)
     );
+    b
+}
 
-    b.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
-    let (h, rows) = match m.replicated {
-        Some(rep) => ci_rows(rep),
-        None => summary_rows(r),
-    };
-    b.push_str(&table("summary-table", &h, &rows));
-    b.push_str("</section>\n");
-
-    b.push_str("<section id=\"expectations\">\n<h2>Expectations</h2>\n");
-    if m.expectations.is_empty() {
+/// The expectations section: how many hold, then one row each (a failure with the command that
+/// reproduces it).
+fn expectations_section(expectations: &[ExpectRow]) -> String {
+    let mut b = String::from("<section id=\"expectations\">\n<h2>Expectations</h2>\n");
+    if expectations.is_empty() {
         b.push_str("<p>The model has no <code>[[expect]]</code> tables.</p>\n");
     } else {
-        let passed = m.expectations.iter().filter(|e| e.passed).count();
-        let _ = writeln!(b, "<p>{passed} of {} hold.</p>", m.expectations.len());
+        let passed = expectations.iter().filter(|e| e.passed).count();
+        let _ = writeln!(b, "<p>{passed} of {} hold.</p>", expectations.len());
         b.push_str("<table id=\"expectations-table\">\n<thead><tr><th>result</th><th>expectation</th><th>variant</th><th>seen</th><th>where</th></tr></thead>\n<tbody>\n");
-        for e in m.expectations {
+        for e in expectations {
             let (class, word) = if e.passed {
                 ("pass", "pass")
             } else {
@@ -348,15 +373,20 @@ pub fn model_report(m: &ModelReport) -> Result<String, ReportError> {
         b.push_str("</tbody>\n</table>\n");
     }
     b.push_str("</section>\n");
+    b
+}
 
+/// The variant buttons and the charts (load, CDF, outcomes, and the tiers of a path of
+/// several), each variant's elements tagged so the buttons hide them; and the buttons' CSS.
+fn model_charts(m: &ModelReport) -> Result<(String, String), ReportError> {
+    let r = m.report;
     let charts_note = if m.replicated.is_some() {
         " (first replication)"
     } else {
         ""
     };
     let colours = variant_colours(r.variants.iter().map(|v| &v.name));
-    let (buttons, css) = toggles(&colours);
-    b.push_str(&buttons);
+    let (mut b, css) = toggles(&colours);
     b.push_str(&figure(
         "load-chart",
         &format!("Arrivals at the server{charts_note}"),
@@ -380,18 +410,7 @@ pub fn model_report(m: &ModelReport) -> Result<String, ReportError> {
             &tag_variants(&crate::tiers_chart(r)?, &colours),
         ));
     }
-
-    let _ = writeln!(
-        b,
-        "<section id=\"model\">\n<h2>Model</h2>\n<pre>{}</pre>\n</section>",
-        escape(m.text)
-    );
-    Ok(page_with(
-        &format!("retrystorm: {}", r.model),
-        &b,
-        &css,
-        SCRIPT,
-    ))
+    Ok((b, css))
 }
 
 /// The report of a sweep: the aggregated table and the sweep chart of `metric`.

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use retrystorm_core::summary::{Ended, RunReport, Summary, VariantResult};
+use retrystorm_core::summary::{Ended, Layered, RunReport, Summary, TierSummary, VariantResult};
 
 use crate::fmt;
 
@@ -326,12 +326,24 @@ fn percentiles(c: &retrystorm_core::summary::Percentiles) -> String {
     )
 }
 
+/// A `key: value` row of [`variant_view`].
+type Row = (String, String);
+
 /// One variant as an aligned `key: value` list.
 pub fn variant_view(v: &VariantResult) -> String {
     let s = &v.summary;
-    let c = &s.completion_ms;
-    let mut rows: Vec<(String, String)> = vec![
-        ("variant".into(), v.name.clone()),
+    let mut rows = vec![("variant".into(), v.name.clone())];
+    rows.extend(load_rows(s));
+    rows.extend(attempt_row(s));
+    rows.extend(outcome_rows(s));
+    rows.extend(path_rows(s));
+    rows.extend(extra_rows(s));
+    aligned(&rows)
+}
+
+/// How the run ended, and the load it made: intents, attempts and the peaks of arrivals.
+fn load_rows(s: &Summary) -> Vec<Row> {
+    vec![
         ("ended".into(), ended(s)),
         (
             "intents".into(),
@@ -370,30 +382,40 @@ pub fn variant_view(v: &VariantResult) -> String {
                 fmt::int(s.peak_retries_window)
             ),
         ),
-    ];
-    // Per attempt number: arrivals, the peak per bucket and per window.
-    if !s.attempt_peaks.is_empty() {
-        let parts: Vec<String> = s
-            .attempt_peaks
-            .iter()
-            .map(|a| {
-                format!(
-                    "#{} {} (peak {}, window {})",
-                    a.attempt,
-                    fmt::int(a.arrivals),
-                    fmt::int(a.peak),
-                    fmt::int(a.peak_window)
-                )
-            })
-            .collect();
-        rows.push(("by attempt".into(), parts.join(", ")));
+    ]
+}
+
+/// Per attempt number: arrivals, the peak per bucket and per window (no row when the summary
+/// has no attempt peaks).
+fn attempt_row(s: &Summary) -> Option<Row> {
+    if s.attempt_peaks.is_empty() {
+        return None;
     }
-    rows.extend([
+    let parts: Vec<String> = s
+        .attempt_peaks
+        .iter()
+        .map(|a| {
+            format!(
+                "#{} {} (peak {}, window {})",
+                a.attempt,
+                fmt::int(a.arrivals),
+                fmt::int(a.peak),
+                fmt::int(a.peak_window)
+            )
+        })
+        .collect();
+    Some(("by attempt".into(), parts.join(", ")))
+}
+
+/// What became of the intents and where the time went: latencies, effects, the server's and
+/// the network's counts, work and queueing.
+fn outcome_rows(s: &Summary) -> Vec<Row> {
+    vec![
         (
             "last arrival".into(),
             format!("{} ms", fmt::ms(s.last_arrival_ms)),
         ),
-        ("completion ms".into(), percentiles(c)),
+        ("completion ms".into(), percentiles(&s.completion_ms)),
         ("success ms".into(), percentiles(&s.success_ms)),
         (
             "effects".into(),
@@ -447,11 +469,28 @@ pub fn variant_view(v: &VariantResult) -> String {
                 fmt::ms(s.mean_busy)
             ),
         ),
-    ]);
-    // The request path, one line per hop and per tier (a path of one tier has neither).
+    ]
+}
+
+/// The request path, one line per hop and per tier (a path of one tier has neither).
+fn path_rows(s: &Summary) -> Vec<Row> {
+    let mut rows = Vec::new();
     if let Some(l) = &s.layered {
-        for h in &l.layers {
-            rows.push((
+        rows.extend(hop_rows(l));
+    }
+    if s.tiers.len() > 1 {
+        rows.extend(s.tiers.iter().map(tier_row));
+    }
+    rows
+}
+
+/// A layered path's hops, each with its retries, then the amplification at the bottom.
+fn hop_rows(l: &Layered) -> Vec<Row> {
+    let mut rows: Vec<Row> = l
+        .layers
+        .iter()
+        .map(|h| {
+            (
                 format!("hop {}", h.name),
                 format!(
                     "received {}, sent {} ({} retries, {}x per call), failed {}, timeouts {}, budget denied {}",
@@ -463,53 +502,63 @@ pub fn variant_view(v: &VariantResult) -> String {
                     fmt::num(h.timeouts as f64),
                     fmt::num(h.budget_denied as f64)
                 ),
-            ));
-        }
-        rows.push((
-            "bottom".into(),
-            format!(
-                "amplification {}x (worst case {}x{}), orphaned {} ({})",
-                fmt::fixed(l.amplification_bottom, 2),
-                fmt::fixed(l.worst_case_amplification, 0),
-                l.expected_amplification.map_or(String::new(), |e| format!(
-                    ", closed form {}x",
-                    fmt::fixed(e, 2)
-                )),
-                fmt::num(l.orphaned as f64),
-                fmt::pct(l.orphaned_share)
-            ),
-        ));
-    }
-    if s.tiers.len() > 1 {
-        for t in &s.tiers {
-            rows.push((
-                format!("tier {}", t.name),
-                format!(
-                    "arrivals {} ({} retries), served {}, rejected {}, dropped {}, orphaned {}, mean busy {}, mean wait {} ms",
-                    fmt::num(t.arrivals as f64),
-                    fmt::num(t.retries as f64),
-                    fmt::num(t.served as f64),
-                    fmt::num(t.rejected as f64),
-                    fmt::num(t.dropped_expired as f64),
-                    fmt::num(t.orphaned as f64),
-                    fmt::ms(t.mean_busy),
-                    fmt::ms(t.mean_wait_ms)
-                ),
-            ));
-        }
-    }
-    // Fields added to the core after this view was written still show up.
-    if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(s) {
-        let mut extra: Vec<(&String, &serde_json::Value)> = map
-            .iter()
-            .filter(|(k, _)| !SHOWN.contains(&k.as_str()))
-            .collect();
-        extra.sort_by(|a, b| a.0.cmp(b.0));
-        for (k, val) in extra {
-            rows.push((k.replace('_', " "), json_value(val)));
-        }
-    }
+            )
+        })
+        .collect();
+    rows.push((
+        "bottom".into(),
+        format!(
+            "amplification {}x (worst case {}x{}), orphaned {} ({})",
+            fmt::fixed(l.amplification_bottom, 2),
+            fmt::fixed(l.worst_case_amplification, 0),
+            l.expected_amplification.map_or(String::new(), |e| format!(
+                ", closed form {}x",
+                fmt::fixed(e, 2)
+            )),
+            fmt::num(l.orphaned as f64),
+            fmt::pct(l.orphaned_share)
+        ),
+    ));
+    rows
+}
 
+/// One tier of a path of several: its arrivals and what became of them.
+fn tier_row(t: &TierSummary) -> Row {
+    (
+        format!("tier {}", t.name),
+        format!(
+            "arrivals {} ({} retries), served {}, rejected {}, dropped {}, orphaned {}, mean busy {}, mean wait {} ms",
+            fmt::num(t.arrivals as f64),
+            fmt::num(t.retries as f64),
+            fmt::num(t.served as f64),
+            fmt::num(t.rejected as f64),
+            fmt::num(t.dropped_expired as f64),
+            fmt::num(t.orphaned as f64),
+            fmt::ms(t.mean_busy),
+            fmt::ms(t.mean_wait_ms)
+        ),
+    )
+}
+
+/// The summary's fields not in [`SHOWN`], sorted by name: fields added to the core after this
+/// view was written still show up.
+fn extra_rows(s: &Summary) -> Vec<Row> {
+    let Ok(serde_json::Value::Object(map)) = serde_json::to_value(s) else {
+        return Vec::new();
+    };
+    let mut extra: Vec<(&String, &serde_json::Value)> = map
+        .iter()
+        .filter(|(k, _)| !SHOWN.contains(&k.as_str()))
+        .collect();
+    extra.sort_by(|a, b| a.0.cmp(b.0));
+    extra
+        .into_iter()
+        .map(|(k, val)| (k.replace('_', " "), json_value(val)))
+        .collect()
+}
+
+/// The rows as `key: value` lines, the values aligned one space after the longest key.
+fn aligned(rows: &[Row]) -> String {
     let width = rows
         .iter()
         .map(|(k, _)| k.chars().count())

@@ -1,6 +1,6 @@
 //! The load chart: arrivals at the server over time, one panel per variant (or overlaid).
 
-use crate::marks::{Shade, recovered_at, summary_window};
+use crate::marks::{Shade, recovered_at};
 use crate::style::{FIRST, GOODPUT, MARK, WINDOW, bold, font, shade, variant};
 
 use plotters::prelude::*;
@@ -85,15 +85,7 @@ pub fn load_chart(report: &RunReport) -> Result<String, ReportError> {
 pub fn load_chart_with(report: &RunReport, opt: &LoadOptions) -> Result<String, ReportError> {
     let n = report.variants.len();
     let raw: Vec<Series> = report.variants.iter().map(arrivals).collect();
-    let windows: Vec<Vec<Shade>> = report
-        .variants
-        .iter()
-        .enumerate()
-        .map(|(i, v)| match opt.windows.get(i) {
-            Some(w) => w.clone(),
-            None => summary_window(&v.summary).into_iter().collect(),
-        })
-        .collect();
+    let windows = variant_windows(report, &opt.windows);
     let end_ms = near_ceil(time_end(report, &raw, &windows));
     // Columns: the buckets before the end, merged when too many.
     let max_buckets = report

@@ -181,13 +181,25 @@ fn draw_windows<C: CoordTranslate<From = (f64, f64)>>(
             continue;
         }
         seen.push(key);
-        let (a, b) = (w.from_ms / scale.unit, (w.to_ms / scale.unit).min(scale.x1));
-        if a >= scale.x1 {
-            continue;
-        }
-        shade_window(chart, CHART, (a, b), (y_lo, y_hi), &w.label)?;
+        shade_clipped(chart, CHART, w, (scale.unit, scale.x1), (y_lo, y_hi))?;
     }
     Ok(())
+}
+
+/// Window `w` shaded over `y` on an x axis of `unit` ms a unit that ends at `x1`: cut at the
+/// axis's end, left out when it starts after it. The load panels and the tiers chart clip alike.
+pub(super) fn shade_clipped<C: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut Panel<'_, '_, C>,
+    name: &'static str,
+    w: &crate::marks::Shade,
+    (unit, x1): (f64, f64),
+    y: (f64, f64),
+) -> Result<(), ReportError> {
+    let (a, b) = (w.from_ms / unit, (w.to_ms / unit).min(x1));
+    if a >= x1 {
+        return Ok(());
+    }
+    shade_window(chart, name, (a, b), y, &w.label)
 }
 
 /// One trigger window shaded from `x.0` to `x.1` over `y.0..y.1`, its label at the top left: the

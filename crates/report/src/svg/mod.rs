@@ -200,20 +200,20 @@ pub(crate) fn header_strip<'a>(
     Ok(body)
 }
 
+/// A plot of two linear axes on an SVG canvas.
+pub(crate) type Plot<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
 /// A plot of two linear axes in the area under a [`header_strip`]: the margins and label areas
 /// the sweep and `tune` charts share.
 pub(crate) fn plot_area<'a, 'b>(
     area: &'a DrawingArea<SVGBackend<'b>, Shift>,
     chart: &'static str,
     (x, y): (std::ops::Range<f64>, std::ops::Range<f64>),
-) -> Result<
-    ChartContext<
-        'a,
-        SVGBackend<'b>,
-        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
-    >,
-    ReportError,
-> {
+) -> Result<Plot<'a, 'b>, ReportError> {
     ChartBuilder::on(area)
         .margin(16)
         .margin_top(4)
@@ -280,6 +280,26 @@ fn heading(report: &RunReport, what: &str, seeds: u32) -> String {
     } else {
         format!("{what}: model {}, seed {}", report.model, report.seed)
     }
+}
+
+/// The windows to shade on each variant's time axis: the given ones (the model's, see
+/// [`crate::model_windows`]), or for a variant without an entry its summary's trigger window.
+/// The load and tiers charts shade the same windows.
+fn variant_windows(
+    report: &RunReport,
+    given: &[Vec<crate::marks::Shade>],
+) -> Vec<Vec<crate::marks::Shade>> {
+    report
+        .variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match given.get(i) {
+            Some(w) => w.clone(),
+            None => crate::marks::summary_window(&v.summary)
+                .into_iter()
+                .collect(),
+        })
+        .collect()
 }
 
 /// A series' bucket width, falling back to the summary's when the series does not say.

@@ -221,16 +221,7 @@ pub(super) fn shard_stage(
         )));
     }
     let (stage, batch, missing) = match replay {
-        tune::Replay::Done(o) => {
-            output::print(&format!(
-                "{}: the tune search is complete: {} holds all {} it asks for; nothing to shard\n",
-                header.model,
-                from.map_or("the file", |f| f.name.as_str()),
-                plural(o.runs, "run")
-            ))?;
-            progress::note("next: run the same tune without --shard and --out for the result");
-            return Ok(());
-        }
+        tune::Replay::Done(o) => return search_complete(header, from, o.runs),
         tune::Replay::Needs {
             stage,
             batch,
@@ -250,10 +241,53 @@ pub(super) fn shard_stage(
         output::Out::new("--out", out),
         "a shard's runs go to a new file: remove it (merged already?), or give another --out",
     )?;
+    let records = run_slice(&mine, header, cands, runner);
+    claim.write(&sweep_text(header, &records))?;
+    let stored = batch.len() - missing.len();
+    let of = match from {
+        Some(f) if stored > 0 => format!(
+            "{} missing ({stored} more already in {})",
+            plural(missing.len() as u64, "run"),
+            f.name
+        ),
+        _ => plural(missing.len() as u64, "run"),
+    };
+    output::print(&format!(
+        "{}: tune, {what}: shard {i}/{n}: {} of its {of} into {}\n",
+        header.model,
+        plural(records.len() as u64, "run"),
+        out.display(),
+    ))?;
+    next_step(from, n);
+    Ok(())
+}
+
+/// Every run the search asks for is in the file (`runs` of them): nothing to shard; the next
+/// step is the same tune without `--shard`.
+fn search_complete(header: &SweepHeader, from: Option<&Runs>, runs: u64) -> Result<(), CliError> {
+    output::print(&format!(
+        "{}: the tune search is complete: {} holds all {} it asks for; nothing to shard\n",
+        header.model,
+        from.map_or("the file", |f| f.name.as_str()),
+        plural(runs, "run")
+    ))?;
+    progress::note("next: run the same tune without --shard and --out for the result");
+    Ok(())
+}
+
+/// Runs this shard's `(candidate, replication)` pairs as sweep records, in job order; a run's
+/// job number leaves room for [`SEARCH_SEEDS`] replications per candidate, so every stage's
+/// shards merge into one file.
+fn run_slice(
+    mine: &[(usize, usize)],
+    header: &SweepHeader,
+    cands: &[Candidate],
+    runner: &Runner,
+) -> Vec<SweepRecord> {
     let grid = &header.grid;
     let variants = grid.variants.len() as u64;
     let bar = progress::bar(mine.len() as u64, "runs");
-    let mut records: Vec<SweepRecord> = runner.map(&mine, &bar, |(c, r)| {
+    let mut records: Vec<SweepRecord> = runner.map(mine, &bar, |(c, r)| {
         let cand = &cands[*c];
         let seed = grid.seeds[*r];
         let summary = retrystorm_core::run_summary(&cand.model, seed).summary;
@@ -272,22 +306,12 @@ pub(super) fn shard_stage(
     });
     bar.finish_and_clear();
     records.sort_by_key(|r| r.job);
-    claim.write(&sweep_text(header, &records))?;
-    let stored = batch.len() - missing.len();
-    let of = match from {
-        Some(f) if stored > 0 => format!(
-            "{} missing ({stored} more already in {})",
-            plural(missing.len() as u64, "run"),
-            f.name
-        ),
-        _ => plural(missing.len() as u64, "run"),
-    };
-    output::print(&format!(
-        "{}: tune, {what}: shard {i}/{n}: {} of its {of} into {}\n",
-        header.model,
-        plural(records.len() as u64, "run"),
-        out.display(),
-    ))?;
+    records
+}
+
+/// The note on stderr after a shard: merge this stage's `n` shards (with the runs so far), then
+/// shard the next stage or finish.
+fn next_step(from: Option<&Runs>, n: u64) {
     let next = match from {
         Some(f) => format!(
             "`retrystorm merge {0} SHARD.jsonl... -o {0}` (the runs so far and this stage's), then the same tune with --first-stage-from {0}",
@@ -298,5 +322,4 @@ pub(super) fn shard_stage(
     progress::note(&format!(
         "next: when the {n} shards of this stage are done, {next}: with --shard I/{n} for the next stage (it says when the search is complete), or without --shard to finish it here"
     ));
-    Ok(())
 }

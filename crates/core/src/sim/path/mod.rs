@@ -8,7 +8,7 @@
 //! attempts, timeouts, backoff, budgets, breakers, hedging and Retry-After are written once.
 //! The shape of the path comes from the model through [`spec::PathSpec`].
 //!
-//! State lives in slabs that events index: a top call per intent (one cache line, since the
+//! State lives in slabs that events index: a top call per intent (half a cache line, since the
 //! herd touches one random intent per event) and inner calls for the retry loops inside tiers.
 //! Events carry a slot and an epoch, so a stale timeout for a reused slot is skipped. An intent is
 //! *finalised* (its outcome counted, its slot freed) once its client has settled and nothing of it
@@ -188,7 +188,7 @@ impl Engine for PathSim<'_> {
         self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
     }
     /// The intents of the events about to pop are prefetched: a random intent per event is
-    /// this loop's main cost at scale (a cache miss on a slab of 64-byte lines).
+    /// this loop's main cost at scale (a cache miss on a slab of 32-byte top calls).
     fn next_event(&mut self) -> Option<(Time, Event)> {
         let tops = self.calls.tops();
         self.queue.pop_with(|e| {

@@ -72,9 +72,8 @@ impl Loop {
 
 /// The state only some policies need: decorrelated or Polly jitter (the last delay), hedging
 /// (its copies and the pushback hold), retry budgets that charge a cost, and restarts that take
-/// a new idempotency key. A top call keeps it
-/// in a side slab that exists only when hop 0 has such a policy ([`Keep::extra`]); an inner
-/// call keeps it inline.
+/// a new idempotency key. A top call keeps it in a side slab that exists only when hop 0 has
+/// such a policy ([`Keep::extra`]); an inner call keeps it inline.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Extra {
     /// The last backoff delay drawn (decorrelated jitter), [`NO_BACKOFF`] before the first;
@@ -96,6 +95,12 @@ impl Extra {
         retry_cost: 0,
         key_gen: 0,
     };
+}
+
+impl Default for Extra {
+    fn default() -> Self {
+        Extra::NONE
+    }
 }
 
 /// Which of a top call's side state a run keeps, chosen once from the model: what the herd does
@@ -355,12 +360,6 @@ pub(super) struct Calls {
     sent_inner: Vec<Time>,
     /// Intents started and not yet finalised.
     pub(super) live: u64,
-}
-
-impl Default for Extra {
-    fn default() -> Self {
-        Extra::NONE
-    }
 }
 
 impl Calls {

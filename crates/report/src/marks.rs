@@ -107,16 +107,19 @@ mod tests {
             from: Duration::from_secs(3),
             to: Duration::from_secs(4),
             capacity: 2,
+            replica: None,
         });
         m.server.slow_windows.push(SlowWindow {
             from: Duration::from_millis(4500),
             to: Duration::from_millis(4600),
             factor: 10.0,
+            replica: None,
         });
         m.server.slow_windows.push(SlowWindow {
             from: Duration::from_millis(7000),
             to: Duration::from_millis(8000),
             factor: 2.5,
+            replica: None,
         });
         m.workload.kind = WorkloadKind::Open;
         m.workload.rate = Rate(100.0);

@@ -16,3 +16,7 @@ pub const BYTES_PER_INTENT: u64 = 100;
 
 /// The most windows one list of `outages`, `capacity_drops` or `slow_windows` may hold.
 pub const MAX_WINDOWS: usize = 10_000;
+
+/// The most replicas a tier may have (`server.replicas`): events carry the replica in 16 bits,
+/// and building the hosts a pick chooses among scans every replica.
+pub const MAX_REPLICAS: u32 = 1024;

@@ -28,14 +28,18 @@ mod backoff;
 mod idempotency;
 mod layers;
 mod network;
+mod replicas;
 mod retry;
 mod server;
 mod workload;
 pub use backoff::BackoffSpec;
 pub use idempotency::*;
 pub use layers::*;
-pub use limits::{BYTES_PER_INTENT, MAX_INTENTS, MAX_LAYERS, MAX_POLICY_INSTANCES, MAX_WINDOWS};
+pub use limits::{
+    BYTES_PER_INTENT, MAX_INTENTS, MAX_LAYERS, MAX_POLICY_INSTANCES, MAX_REPLICAS, MAX_WINDOWS,
+};
 pub use network::*;
+pub use replicas::*;
 pub use retry::*;
 use serde::{Deserialize, Serialize};
 pub use server::*;

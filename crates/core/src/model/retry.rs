@@ -1,6 +1,7 @@
 //! `[retry]`: the client's retry policy (attempts, timeouts, backoff, `Retry-After`).
 
 use super::backoff::{BackoffSpec, Found, Next, Section, deserialize_section, set};
+use super::replicas::HostPredicate;
 use crate::backoff::Backoff;
 use crate::policy::Class;
 use crate::time::Duration;
@@ -42,6 +43,14 @@ pub struct Retry {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub mode: Option<String>,
+    /// Which replica a retry or hedged copy may go to (a tier with `server.replicas > 1`):
+    /// "none" (the balancer picks afresh), "previous-hosts" (Envoy's predicate), "same-host".
+    #[serde(skip_serializing_if = "HostPredicate::is_default")]
+    pub retry_host_predicate: HostPredicate,
+    /// Envoy's route `host_selection_retry_max_attempts` (default 1): extra picks while the
+    /// predicate rejects the balancer's choice.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_selection_retry_max_attempts: Option<u32>,
 }
 
 /// What a client does with `Retry-After`.
@@ -79,6 +88,8 @@ impl Default for Retry {
             retry_after_cap: None,
             cancel: false,
             mode: None,
+            retry_host_predicate: HostPredicate::None,
+            host_selection_retry_max_attempts: None,
         }
     }
 }
@@ -128,6 +139,8 @@ impl Section for Retry {
         "retry_after_cap",
         "cancel",
         "mode",
+        "retry_host_predicate",
+        "host_selection_retry_max_attempts",
     ];
 
     fn read<'de, N: Next<'de>>(&mut self, key: &str, n: &mut N) -> Result<Found, N::Error> {
@@ -142,6 +155,10 @@ impl Section for Retry {
             "retry_after_cap" => set(n, &mut self.retry_after_cap)?,
             "cancel" => set(n, &mut self.cancel)?,
             "mode" => set(n, &mut self.mode)?,
+            "retry_host_predicate" => set(n, &mut self.retry_host_predicate)?,
+            "host_selection_retry_max_attempts" => {
+                set(n, &mut self.host_selection_retry_max_attempts)?
+            }
             _ => return self.backoff_spec.read(key, n),
         })
     }

@@ -1,7 +1,9 @@
 //! `[server]`: capacity, queue, failures, crashes, outages, capacity drops, slow windows and
 //! the server-side policies it carries.
 
+use super::replicas::{BalancerKind, FailureWindow, OutlierDetection, is_one};
 use crate::dist::Dist;
+use crate::policy::Scope;
 use crate::policy::ratelimit::{RateLimitConfig, RetryAfter};
 use crate::shedding::SheddingConfig;
 use crate::time::Duration;
@@ -173,6 +175,34 @@ pub struct Server {
     /// requests that queued too long, answered as `shed_answer` says.
     #[serde(skip_serializing_if = "SheddingConfig::is_default")]
     pub shedding: SheddingConfig,
+    /// Replicas of this server behind a load balancer (`docs/replicas.md`): `capacity`, `queue`,
+    /// `concurrency_limit` and service are per replica; 1 = one server.
+    #[serde(skip_serializing_if = "is_one")]
+    pub replicas: u32,
+    /// How callers choose a replica: "round-robin" (default), "random", "least-request",
+    /// "p2c-ewma".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub balancer: Option<BalancerKind>,
+    /// Least request's random choices per pick (Envoy's `choice_count`, default 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub choice_count: Option<u32>,
+    /// Peak EWMA's decay time (Finagle's `decayTime`, default 10 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ewma_decay: Option<Duration>,
+    /// One balancer for every caller ("shared", default: a proxy in front of the tier) or one
+    /// per client process ("client": client-side balancing, each with its own view).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub balancer_scope: Option<Scope>,
+    /// Envoy's `healthy_panic_threshold`, percent (default 50): below it the balancer ignores
+    /// ejections and picks among every replica.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub panic_threshold: Option<u32>,
+    /// Passive health checking that ejects bad replicas from the balancer's choice.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outlier_detection: Option<OutlierDetection>,
+    /// Windows in which served requests fail with a given probability (on one replica or all).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failure_windows: Vec<FailureWindow>,
 }
 
 /// A window `[from, to)` in which the server answers no arrival with service: `{ from, to }`
@@ -189,6 +219,9 @@ pub struct Outage {
     /// `Retry-After` on the window's 503s (issue 15: outages sent none); absent = none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<Duration>,
+    /// The replica it strikes (0-based); absent = every replica.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<u32>,
 }
 
 impl Outage {
@@ -199,6 +232,7 @@ impl Outage {
             to,
             answer: OutageAnswer::Unavailable,
             retry_after: None,
+            replica: None,
         }
     }
 }
@@ -241,6 +275,9 @@ pub struct CapacityDrop {
     pub from: Duration,
     pub to: Duration,
     pub capacity: u64,
+    /// The replica it strikes (0-based); absent = every replica.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<u32>,
 }
 
 /// A window `[from, to)` of a latency brown-out: every request that *starts service* inside it
@@ -254,6 +291,9 @@ pub struct SlowWindow {
     pub to: Duration,
     /// The service-time multiplier inside the window (>= 1; 10 = ten times slower).
     pub factor: f64,
+    /// The replica it strikes (0-based); absent = every replica.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<u32>,
 }
 
 impl Default for Server {
@@ -278,6 +318,14 @@ impl Default for Server {
             rate_limit: RateLimitConfig::default(),
             contention: false,
             shedding: SheddingConfig::default(),
+            replicas: 1,
+            balancer: None,
+            choice_count: None,
+            ewma_decay: None,
+            balancer_scope: None,
+            panic_threshold: None,
+            outlier_detection: None,
+            failure_windows: Vec::new(),
         }
     }
 }

@@ -9,10 +9,12 @@ use crate::invalid::{invalid, probability};
 
 mod backoff;
 mod path;
+mod replicas;
 mod server;
 mod written;
 
 use backoff::{validate_backoff, validate_retry, validate_sizing};
+use replicas::validate_host_selection;
 use server::validate_server;
 
 pub(super) fn validate_attempts(path: &str, n: u32) -> Result<(), Invalid> {
@@ -103,7 +105,25 @@ impl Model {
         self.recovery.validate()?;
         self.validate_layers()?;
         self.validate_tiers()?;
+        self.validate_host_selection()?;
         self.validate_instances()?;
+        Ok(())
+    }
+
+    /// Each retry loop's host selection against the tier it calls: `[retry]` calls the first
+    /// `[[tier]]` (or `[server]`), `tier[i].retry` the next tier down.
+    fn validate_host_selection(&self) -> Result<(), Invalid> {
+        let n = self.tiers.len();
+        let target = |k: usize| match self.tiers.get(k) {
+            Some(t) => (format!("tier[{k}].server"), &t.server),
+            None => ("server".to_string(), &self.server),
+        };
+        let (tp, ts) = target(0);
+        validate_host_selection("retry", &self.retry, &tp, ts)?;
+        for (i, t) in self.tiers.iter().enumerate() {
+            let (tp, ts) = if i + 1 < n { target(i + 1) } else { target(n) };
+            validate_host_selection(&format!("tier[{i}].retry"), &t.retry, &tp, ts)?;
+        }
         Ok(())
     }
 

@@ -1,5 +1,6 @@
 //! `[server]` and a tier's `server`.
 
+use super::replicas::same_replica;
 use super::*;
 
 /// `[server]` or a tier's `server`, under `p`.
@@ -33,6 +34,7 @@ pub(super) fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
     s.shedding.validate(&at("shedding"))?;
     validate_capacity_drops(p, s)?;
     validate_slow_windows(p, s)?;
+    super::replicas::validate_replicas(p, s)?;
     if p == "server" {
         s.rate_limit.validate()?;
     }
@@ -84,10 +86,12 @@ fn validate_outages(p: &str, s: &Server) -> Result<(), Invalid> {
                 "must be a positive duration (omit it for a 503 without Retry-After)",
             ));
         }
-        if let Some(later) = s.outages[i + 1..]
-            .iter()
-            .position(|e| e.from < o.to && o.from < e.to && e.answer != o.answer)
-        {
+        if let Some(later) = s.outages[i + 1..].iter().position(|e| {
+            e.from < o.to
+                && o.from < e.to
+                && e.answer != o.answer
+                && same_replica(e.replica, o.replica)
+        }) {
             return Err(invalid(
                 &at(&format!("outages[{}]", i + 1 + later)),
                 "a hanging outage must not overlap a 503 outage (which answer would win?)",
@@ -121,7 +125,7 @@ fn validate_capacity_drops(p: &str, s: &Server) -> Result<(), Invalid> {
         }
         if let Some(later) = s.capacity_drops[i + 1..]
             .iter()
-            .position(|e| e.from < d.to && d.from < e.to)
+            .position(|e| e.from < d.to && d.from < e.to && same_replica(e.replica, d.replica))
         {
             return Err(invalid(
                 &at(&format!("capacity_drops[{}]", i + 1 + later)),
@@ -153,7 +157,7 @@ fn validate_slow_windows(p: &str, s: &Server) -> Result<(), Invalid> {
         }
         if let Some(later) = s.slow_windows[i + 1..]
             .iter()
-            .position(|e| e.from < w.to && w.from < e.to)
+            .position(|e| e.from < w.to && w.from < e.to && same_replica(e.replica, w.replica))
         {
             return Err(invalid(
                 &at(&format!("slow_windows[{}]", i + 1 + later)),

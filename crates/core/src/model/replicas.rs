@@ -1,0 +1,304 @@
+//! Replicas behind a load balancer (issue 27): the `[server]` keys that make a tier several
+//! servers, choose among them and eject the bad ones, and the `[retry]` keys that send a retry to
+//! another replica. Semantics and sources: `docs/replicas.md`; the state machines are
+//! [`crate::policy::balancer`] and [`crate::policy::outlier`].
+
+use crate::policy::Scope;
+use crate::policy::balancer::{self, Kind};
+use crate::policy::outlier::envoy::EnvoyConfig;
+use crate::policy::outlier::grpc::{FailurePercentageEjection, GrpcConfig, SuccessRateEjection};
+use crate::policy::outlier::{Detector, envoy::EnvoyDetector, grpc::GrpcDetector};
+use crate::time::{Duration, Time};
+use serde::{Deserialize, Serialize};
+
+/// `server.balancer`: how a caller chooses the replica for an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum BalancerKind {
+    /// Envoy's round robin (the default `lb_policy`).
+    RoundRobin,
+    /// Envoy's random.
+    Random,
+    /// Envoy's least request: the better of `choice_count` random choices.
+    LeastRequest,
+    /// Finagle's power of two choices over peak-EWMA latency.
+    P2cEwma,
+}
+
+/// `server.outlier_detection.kind`: whose outlier detection.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutlierKind {
+    /// Envoy's cluster `outlier_detection`.
+    #[default]
+    Envoy,
+    /// gRPC's outlier detection LB policy (gRFC A50), configured from the same Envoy fields as
+    /// gRPC's xDS client reads them.
+    Grpc,
+}
+
+/// `[server.outlier_detection]`: Envoy's `OutlierDetection` fields under Envoy's names; unset
+/// fields take Envoy's defaults (gRFC A50's for `kind = "grpc"`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutlierDetection {
+    pub kind: OutlierKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_ejection_time: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_ejection_time: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_ejection_time_jitter: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_ejection_percent: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub always_eject_one_host: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consecutive_5xx: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enforcing_consecutive_5xx: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consecutive_gateway_failure: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enforcing_consecutive_gateway_failure: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub success_rate_minimum_hosts: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub success_rate_request_volume: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub success_rate_stdev_factor: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enforcing_success_rate: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_percentage_threshold: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_percentage_minimum_hosts: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_percentage_request_volume: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enforcing_failure_percentage: Option<u32>,
+}
+
+impl OutlierDetection {
+    /// Envoy's detector configuration: each field set here, Envoy's default for the rest.
+    pub fn envoy(&self) -> EnvoyConfig {
+        let d = EnvoyConfig::default();
+        EnvoyConfig {
+            interval: self.interval.unwrap_or(d.interval),
+            base_ejection_time: self.base_ejection_time.unwrap_or(d.base_ejection_time),
+            max_ejection_time: self.max_ejection_time.or(d.max_ejection_time),
+            max_ejection_time_jitter: self
+                .max_ejection_time_jitter
+                .unwrap_or(d.max_ejection_time_jitter),
+            max_ejection_percent: self.max_ejection_percent.unwrap_or(d.max_ejection_percent),
+            always_eject_one_host: self
+                .always_eject_one_host
+                .unwrap_or(d.always_eject_one_host),
+            consecutive_5xx: self.consecutive_5xx.unwrap_or(d.consecutive_5xx),
+            enforcing_consecutive_5xx: self
+                .enforcing_consecutive_5xx
+                .unwrap_or(d.enforcing_consecutive_5xx),
+            consecutive_gateway_failure: self
+                .consecutive_gateway_failure
+                .unwrap_or(d.consecutive_gateway_failure),
+            enforcing_consecutive_gateway_failure: self
+                .enforcing_consecutive_gateway_failure
+                .unwrap_or(d.enforcing_consecutive_gateway_failure),
+            success_rate_minimum_hosts: self
+                .success_rate_minimum_hosts
+                .unwrap_or(d.success_rate_minimum_hosts),
+            success_rate_request_volume: self
+                .success_rate_request_volume
+                .unwrap_or(d.success_rate_request_volume),
+            success_rate_stdev_factor: self
+                .success_rate_stdev_factor
+                .unwrap_or(d.success_rate_stdev_factor),
+            enforcing_success_rate: self
+                .enforcing_success_rate
+                .unwrap_or(d.enforcing_success_rate),
+            failure_percentage_threshold: self
+                .failure_percentage_threshold
+                .unwrap_or(d.failure_percentage_threshold),
+            failure_percentage_minimum_hosts: self
+                .failure_percentage_minimum_hosts
+                .unwrap_or(d.failure_percentage_minimum_hosts),
+            failure_percentage_request_volume: self
+                .failure_percentage_request_volume
+                .unwrap_or(d.failure_percentage_request_volume),
+            enforcing_failure_percentage: self
+                .enforcing_failure_percentage
+                .unwrap_or(d.enforcing_failure_percentage),
+        }
+    }
+
+    /// gRPC's configuration as its xDS client builds it from the cluster's `outlier_detection`
+    /// (gRFC A50, "xDS Integration"): the same durations and percent; success rate ejection only
+    /// if `enforcing_success_rate` (default 100) is above 0, failure percentage only if
+    /// `enforcing_failure_percentage` (default 0) is; `max_ejection_time` defaults to 300 s.
+    pub fn grpc(&self) -> GrpcConfig {
+        let d = GrpcConfig::default();
+        let sr = SuccessRateEjection::default();
+        let fp = FailurePercentageEjection::default();
+        let sr_enforce = self.enforcing_success_rate.unwrap_or(100);
+        let fp_enforce = self.enforcing_failure_percentage.unwrap_or(0);
+        GrpcConfig {
+            interval: self.interval.unwrap_or(d.interval),
+            base_ejection_time: self.base_ejection_time.unwrap_or(d.base_ejection_time),
+            max_ejection_time: self.max_ejection_time.unwrap_or(d.max_ejection_time),
+            max_ejection_percent: self.max_ejection_percent.unwrap_or(d.max_ejection_percent),
+            success_rate: (sr_enforce > 0).then(|| SuccessRateEjection {
+                stdev_factor: self.success_rate_stdev_factor.unwrap_or(sr.stdev_factor),
+                enforcement_percentage: sr_enforce,
+                minimum_hosts: self.success_rate_minimum_hosts.unwrap_or(sr.minimum_hosts),
+                request_volume: self
+                    .success_rate_request_volume
+                    .unwrap_or(sr.request_volume),
+            }),
+            failure_percentage: (fp_enforce > 0).then(|| FailurePercentageEjection {
+                threshold: self.failure_percentage_threshold.unwrap_or(fp.threshold),
+                enforcement_percentage: fp_enforce,
+                minimum_hosts: self
+                    .failure_percentage_minimum_hosts
+                    .unwrap_or(fp.minimum_hosts),
+                request_volume: self
+                    .failure_percentage_request_volume
+                    .unwrap_or(fp.request_volume),
+            }),
+        }
+    }
+
+    /// The fields gRPC's outlier detection does not have (A50 reads only success rate and
+    /// failure percentage), with whether each is set.
+    pub fn envoy_only(&self) -> [(&'static str, bool); 5] {
+        [
+            ("consecutive_5xx", self.consecutive_5xx.is_some()),
+            (
+                "enforcing_consecutive_5xx",
+                self.enforcing_consecutive_5xx.is_some(),
+            ),
+            (
+                "consecutive_gateway_failure",
+                self.consecutive_gateway_failure.is_some(),
+            ),
+            (
+                "enforcing_consecutive_gateway_failure",
+                self.enforcing_consecutive_gateway_failure.is_some(),
+            ),
+            (
+                "always_eject_one_host",
+                self.always_eject_one_host.is_some(),
+            ),
+        ]
+    }
+
+    /// A detector over `replicas` replicas whose interval timer starts at `start`.
+    pub fn detector(&self, replicas: u32, start: Time) -> Detector {
+        match self.kind {
+            OutlierKind::Envoy => {
+                Detector::Envoy(EnvoyDetector::new(self.envoy(), replicas, start))
+            }
+            OutlierKind::Grpc => Detector::Grpc(GrpcDetector::new(self.grpc(), replicas, start)),
+        }
+    }
+}
+
+/// A window `[from, to)` in which served requests fail (500) with `probability` instead of
+/// `server.fail`'s: a bad deploy, a poisoned cache, one replica's failing disk. Same draw as
+/// `fail` (common random numbers).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailureWindow {
+    pub from: Duration,
+    pub to: Duration,
+    pub probability: f64,
+    /// The replica it strikes (0-based); absent = every replica.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<u32>,
+}
+
+/// `retry.retry_host_predicate`: which replica a retry (or a hedged copy) may go to.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostPredicate {
+    /// The balancer picks every attempt afresh: a retry may land on the replica that failed.
+    #[default]
+    None,
+    /// Envoy's `envoy.retry_host_predicates.previous_hosts`: the balancer is asked again (up to
+    /// `host_selection_retry_max_attempts` times) while it picks a replica already tried.
+    #[serde(alias = "previous_hosts")]
+    PreviousHosts,
+    /// Every attempt of a call goes to the replica of its first (a client holding one
+    /// connection): the retry meets the same host.
+    #[serde(alias = "same_host")]
+    SameHost,
+}
+
+impl HostPredicate {
+    pub fn is_default(&self) -> bool {
+        *self == HostPredicate::None
+    }
+}
+
+/// The balancer a tier's callers use, resolved from its `server` keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BalancerSpec {
+    pub kind: Kind,
+    pub scope: Scope,
+    pub panic_threshold: u32,
+}
+
+impl super::Server {
+    /// The balancer of a replicated tier (`None` for one replica); round robin, shared, by
+    /// default.
+    pub fn balancer_spec(&self) -> Option<BalancerSpec> {
+        if self.replicas <= 1 {
+            return None;
+        }
+        let kind = match self.balancer.unwrap_or(BalancerKind::RoundRobin) {
+            BalancerKind::RoundRobin => Kind::RoundRobin,
+            BalancerKind::Random => Kind::Random,
+            BalancerKind::LeastRequest => Kind::LeastRequest {
+                choice_count: self.choice_count.unwrap_or(balancer::DEFAULT_CHOICE_COUNT),
+            },
+            BalancerKind::P2cEwma => Kind::P2cEwma {
+                decay: self.ewma_decay.unwrap_or(balancer::DEFAULT_DECAY),
+            },
+        };
+        Some(BalancerSpec {
+            kind,
+            scope: self.balancer_scope.unwrap_or(Scope::Shared),
+            panic_threshold: self
+                .panic_threshold
+                .unwrap_or(balancer::DEFAULT_PANIC_THRESHOLD_PERCENT),
+        })
+    }
+
+    /// The keys that mean something only with `replicas > 1`, with whether each is set.
+    pub fn balancer_keys(&self) -> [(&'static str, bool); 7] {
+        [
+            ("balancer", self.balancer.is_some()),
+            ("choice_count", self.choice_count.is_some()),
+            ("ewma_decay", self.ewma_decay.is_some()),
+            ("balancer_scope", self.balancer_scope.is_some()),
+            ("panic_threshold", self.panic_threshold.is_some()),
+            ("outlier_detection", self.outlier_detection.is_some()),
+            (
+                "replica",
+                self.outages.iter().any(|o| o.replica.is_some())
+                    || self.capacity_drops.iter().any(|d| d.replica.is_some())
+                    || self.slow_windows.iter().any(|w| w.replica.is_some())
+                    || self.failure_windows.iter().any(|w| w.replica.is_some()),
+            ),
+        ]
+    }
+}
+
+pub(super) fn is_one(n: &u32) -> bool {
+    *n == 1
+}

@@ -36,6 +36,10 @@ pub enum Purpose {
     RetryAfter = 19,
     /// Netflix Vegas's probe jitter (`[limiter] kind = "vegas"`), one stream per limiter.
     LimiterProbe = 20,
+    /// A load balancer's picks (`server.replicas`), one stream per balancer.
+    Balancer = 21,
+    /// An outlier detector's enforcement rolls and ejection jitter, one stream per detector.
+    Outlier = 22,
 }
 
 /// splitmix64's finaliser: a bijective 64-bit mixer.

@@ -288,6 +288,26 @@ pub struct TierSummary {
     pub mean_busy: f64,
     pub peak_arrivals: u64,
     pub peak_retries: u64,
+    /// Each replica's counts on a tier with `server.replicas > 1` (absent otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<ReplicaSummary>,
+}
+
+/// What one replica of a replicated tier did (`summary.tiers[].replicas[]`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaSummary {
+    /// The replica's index, 0-based (as a window's `replica` names it).
+    pub replica: u32,
+    /// Requests the balancers sent to it.
+    pub arrivals: u64,
+    /// Requests a worker started on.
+    pub served: u64,
+    /// Refused at once: full queue, concurrency limit, outage or `fail = "always"`.
+    pub rejected: u64,
+    /// Served requests that failed (500): `fail` or a failure window.
+    pub errors: u64,
+    /// Times an outlier detector took it out of its balancer's choice (summed over balancers).
+    pub ejections: u64,
 }
 
 /// One layer's counts.

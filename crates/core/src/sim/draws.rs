@@ -9,6 +9,7 @@
 //! | [`Draws::arrivals`] (one stream for the run) | 0 | `Arrivals` | 0 |
 //! | [`Draws::start`] (a burst client's offset) | client | `Start` | 0 |
 //! | [`Draws::limiter_probe`] | `hop << 32 \| instance` | `LimiterProbe` | 0 |
+//! | [`Draws::balancer`], [`Draws::outlier`] | `hop << 32 \| instance` | `Balancer`, `Outlier` | 0 |
 //! | [`Draws::think`] | worker | `Think` | intents started so far |
 //! | per attempt: service, failure, crash, client error, losses, adaptive throttling (`Shed`), backoff, Retry-After, restart | intent id | its purpose | [`AttemptKey::index`] |
 //! | per attempt: request and response latency | intent id | `RequestLatency`, `ResponseLatency` | the index, or with write contention `2 * index` (read) and `2 * index + 1` (write) |
@@ -102,6 +103,26 @@ impl Draws {
             self.seed,
             (hop as u64) << 32 | instance,
             Purpose::LimiterProbe,
+            0,
+        )
+    }
+
+    /// The picks of balancer instance `instance` at hop `hop` (`server.replicas`).
+    pub(crate) fn balancer(self, hop: usize, instance: u64) -> Stream {
+        Stream::new(
+            self.seed,
+            (hop as u64) << 32 | instance,
+            Purpose::Balancer,
+            0,
+        )
+    }
+
+    /// The rolls of the outlier detector beside balancer instance `instance` at hop `hop`.
+    pub(crate) fn outlier(self, hop: usize, instance: u64) -> Stream {
+        Stream::new(
+            self.seed,
+            (hop as u64) << 32 | instance,
+            Purpose::Outlier,
             0,
         )
     }

@@ -126,6 +126,8 @@ struct Address {
     counter: CallCounter,
     ejected_at: Option<Time>,
     multiplier: u32,
+    /// Times this address was ejected (for the report; not part of A50).
+    ejections: u32,
 }
 
 /// gRPC's outlier detection over one tier's replicas.
@@ -149,6 +151,11 @@ impl GrpcDetector {
             next_tick,
             counts: Counts::default(),
         }
+    }
+
+    /// How many times `replica` has been ejected.
+    pub fn ejections(&self, replica: u32) -> u32 {
+        self.addresses[replica as usize].ejections
     }
 
     pub fn next_tick(&self) -> Time {
@@ -268,6 +275,7 @@ impl GrpcDetector {
             let a = &mut self.addresses[i];
             a.ejected_at = Some(now);
             a.multiplier = a.multiplier.saturating_add(1);
+            a.ejections += 1;
             self.ejected += 1;
             self.counts.enforced += 1;
         }

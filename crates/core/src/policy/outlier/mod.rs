@@ -81,6 +81,14 @@ impl Detector {
         }
     }
 
+    /// How many times `replica` has been ejected so far.
+    pub fn ejections(&self, replica: u32) -> u32 {
+        match self {
+            Detector::Envoy(d) => d.ejections(replica),
+            Detector::Grpc(d) => d.ejections(replica),
+        }
+    }
+
     pub fn counts(&self) -> Counts {
         match self {
             Detector::Envoy(d) => d.counts(),

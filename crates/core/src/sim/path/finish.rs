@@ -2,14 +2,16 @@
 //! bottom's load as the headline numbers, every tier and every hop in its own table.
 
 use super::PathSim;
+use super::balance::Balancing;
+use super::tier::TierState;
 use crate::layered::{expected_bottom_attempts, worst_case_bottom_attempts};
 use crate::metrics::{self, Buckets, Levels};
 use crate::model::{FailMode, StoreMode};
 use crate::policy::budget::BudgetKind;
 use crate::policy::recovery;
 use crate::summary::{
-    AttemptPeak, Ended, LayerSummary, Layered, Series, Summary, TierSeries, TierSummary,
-    VariantResult,
+    AttemptPeak, Ended, LayerSummary, Layered, ReplicaSummary, Series, Summary, TierSeries,
+    TierSummary, VariantResult,
 };
 use crate::time::{Duration, Time};
 
@@ -56,6 +58,9 @@ impl PathSim<'_> {
         ended: Ended,
         full: bool,
     ) -> VariantResult {
+        for b in self.hops.iter_mut().filter_map(|h| h.balancing.as_mut()) {
+            b.finish(end);
+        }
         let (tiers, tier_series) = self.tier_rows(end, full);
         let peaks = Peaks::of(&self.tiers[self.bottom].buckets);
         // Recovery is measured on the series, so a summary with a trigger needs it too.
@@ -114,6 +119,7 @@ impl PathSim<'_> {
                 mean_busy,
                 peak_arrivals,
                 peak_retries,
+                replicas: replica_rows(ts, self.hops[t].balancing.as_deref()),
             });
             if full && n_tiers > 1 {
                 let s = metrics::series(ts.buckets.clone(), end);
@@ -295,6 +301,7 @@ impl PathSim<'_> {
                 && s.crash_probability == 0.0
                 && s.client_error == 0.0
                 && s.outages.is_empty()
+                && s.failure_windows.is_empty()
                 && s.queue.0.is_none()
                 && s.concurrency_limit.0.is_none()
                 && !s.rate_limit.enabled()
@@ -318,4 +325,23 @@ impl PathSim<'_> {
             orphaned_share: ratio(bottom.orphaned as f64, bottom.arrivals as f64),
         })
     }
+}
+
+/// The per-replica rows of a replicated tier (none for one replica).
+fn replica_rows(ts: &TierState, balancing: Option<&Balancing>) -> Vec<ReplicaSummary> {
+    if ts.replicas.len() < 2 {
+        return Vec::new();
+    }
+    ts.replicas
+        .iter()
+        .enumerate()
+        .map(|(r, rs)| ReplicaSummary {
+            replica: r as u32,
+            arrivals: rs.n.arrivals,
+            served: rs.n.served,
+            rejected: rs.n.rejected,
+            errors: rs.n.errors,
+            ejections: balancing.map_or(0, |b| b.ejections[r]),
+        })
+        .collect()
 }

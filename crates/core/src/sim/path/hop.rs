@@ -6,6 +6,7 @@
 //! The retry settings of the hop are read from here only ([`RetryRules`]): the loop never goes
 //! back to the model's `[retry]` table.
 
+use super::balance::Balancing;
 use super::callref::CallRef;
 use super::retry_after::RetryAfterRules;
 use super::spec::{Hop, PathSpec};
@@ -93,6 +94,8 @@ pub(super) struct HopState {
     pub(super) can_orphan: bool,
     /// The hop sends to a tier with write contention (two round trips per attempt).
     pub(super) contention: bool,
+    /// The balancers (and outlier detectors) in front of a replicated tier.
+    pub(super) balancing: Option<Box<Balancing>>,
     pub(super) n: HopCounters,
 }
 
@@ -166,6 +169,7 @@ impl HopState {
                 .iter()
                 .any(|h| h.retry.timeout.is_some() || h.hedge.enabled()),
             contention: k == spec.bottom() && spec.tiers[k].server.contention,
+            balancing: Balancing::new(spec, k, processes, draws),
             n: HopCounters::default(),
         }
     }
@@ -186,7 +190,10 @@ impl HopState {
 
     /// Some policy keeps an instance per client process: calls must know their client.
     pub(super) fn per_client(&self) -> bool {
-        self.budgets.len() > 1 || self.breakers.len() > 1 || self.limiters.len() > 1
+        self.budgets.len() > 1
+            || self.breakers.len() > 1
+            || self.limiters.len() > 1
+            || self.balancing.as_ref().is_some_and(|b| b.per_client())
     }
 
     /// The hop's calls need [`super::call::Extra`]: a backoff that carries the last delay,

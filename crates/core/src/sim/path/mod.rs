@@ -19,6 +19,7 @@
 
 pub mod spec;
 
+mod balance;
 mod call;
 mod callref;
 mod direct;
@@ -70,12 +71,13 @@ pub(crate) enum Event {
     Replay { row: u32 },
     /// Backoff elapsed: the call sends its next attempt.
     Send { call: CallRef, epoch: u32 },
-    /// A request reaches the tier its call sends to.
+    /// A request reaches replica `replica` of the tier its call sends to.
     Arrive {
         call: CallRef,
         epoch: u32,
         attempt: u16,
         key: u16,
+        replica: u16,
     },
     /// Write contention: the write that follows a read reaches the record.
     WriteArrive {
@@ -83,6 +85,7 @@ pub(crate) enum Event {
         attempt: u16,
         key: u16,
         version: u32,
+        replica: u16,
     },
     /// A worker of `tier` finishes serving `in_service[job]`.
     Done { tier: u8, job: u32 },
@@ -112,6 +115,8 @@ pub(crate) enum Event {
     /// Limiter `slot` of hop `hop` may have a token for its oldest waiting send.
     Limiter { hop: u8, slot: u32, generation: u32 },
 }
+
+const _: () = assert!(std::mem::size_of::<Event>() == 16);
 
 /// Counters of the intents themselves.
 #[derive(Clone, Default)]
@@ -361,20 +366,22 @@ impl<'m> PathSim<'m> {
                 epoch,
                 attempt,
                 key,
+                replica,
             } => {
                 let req = Request::new(call, epoch, attempt, key, now);
-                by_kind!(call, C => self.arrive::<C>(now, req));
+                by_kind!(call, C => self.arrive::<C>(now, req, usize::from(replica)));
             }
             Event::WriteArrive {
                 call,
                 attempt,
                 key,
                 version,
+                replica,
             } => {
                 let epoch = self.calls.loop_of(call).epoch;
                 let mut req = Request::new(call, epoch, attempt, key, now);
                 req.version = version;
-                self.write_arrive(now, req);
+                self.write_arrive(now, req, usize::from(replica));
             }
             Event::Done { tier, job } => self.done(now, tier as usize, job),
             Event::Reply {
@@ -413,8 +420,11 @@ impl<'m> PathSim<'m> {
             } => self.limiter_wake(now, hop as usize, slot as usize, generation),
             Event::Capacity { tier } => {
                 let t = tier as usize;
-                self.tiers[t].capacity = self.tiers[t].capacity_at(&self.spec.tiers[t].server, now);
-                self.dispatch(now, t);
+                for r in 0..self.tiers[t].replicas.len() {
+                    let c = TierState::capacity_at(&self.spec.tiers[t].server, r, now);
+                    self.tiers[t].replicas[r].capacity = c;
+                    self.dispatch(now, t, r);
+                }
             }
         }
     }

@@ -190,7 +190,7 @@ impl PathSim<'_> {
     /// Write contention: the read of an attempt reaches the record and takes its version; the
     /// answer travels back and the write follows (two round trips, as in the AWS blog's
     /// simulator, whose record answers at once).
-    pub(super) fn read<C: Call>(&mut self, now: Time, mut req: Request) {
+    pub(super) fn read<C: Call>(&mut self, now: Time, mut req: Request, r: usize) {
         req.version = self.store.version;
         let t = self.bottom;
         let net = &self.spec.hops[t].network;
@@ -204,7 +204,7 @@ impl PathSim<'_> {
             at = at + out.sample(&mut self.draws.request_latency(k, Round::Write));
         }
         if at == now {
-            return self.write_arrive(now, req);
+            return self.write_arrive(now, req, r);
         }
         self.queue.push(
             at,
@@ -213,13 +213,14 @@ impl PathSim<'_> {
                 attempt: req.attempt,
                 key: req.key,
                 version: req.version,
+                replica: r as u16,
             },
         );
     }
 
     /// The write reaches the last tier, which admits and serves it like any request.
-    pub(super) fn write_arrive(&mut self, now: Time, req: Request) {
+    pub(super) fn write_arrive(&mut self, now: Time, req: Request, r: usize) {
         let bottom = self.bottom;
-        by_kind!(req.call, C => self.admit_request::<C>(now, bottom, req));
+        by_kind!(req.call, C => self.admit_request::<C>(now, bottom, r, req));
     }
 }

@@ -60,6 +60,9 @@ impl PathSim<'_> {
         let h = self.calls.get::<C>(c).hop();
         let client = self.calls.client::<C>(c);
         let hs = &mut self.hops[h];
+        if let Some(b) = &mut hs.balancing {
+            b.ended(client, c.slot(), attempt, class, now);
+        }
         let retryable = hs.retry.retry_on.contains(class);
         if let Some(b) = hs.budget(client) {
             b.on_outcome(now, class, retryable, self.calls.extra::<C>(c).retry_cost);

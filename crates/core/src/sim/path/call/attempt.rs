@@ -133,6 +133,11 @@ impl PathSim<'_> {
         hs.n.sent += 1;
         hs.n.retries += u64::from(attempt > 0);
         hs.n.retry_path_sent += u64::from(retry_path);
+        let replica = match &mut hs.balancing {
+            Some(b) => b.pick(self.calls.client::<C>(c), c.slot(), attempt, now),
+            None => 0,
+        };
+        let hs = &mut self.hops[h];
         if let Some(timeout) = hs.retry.timeout {
             let ev = Event::Timeout {
                 call: c,
@@ -156,7 +161,8 @@ impl PathSim<'_> {
         if lat.is_zero() {
             // A hop that takes no time is taken now, not through the queue: one event (and one
             // cache miss on the intent) less per attempt. It is the last thing `send` does.
-            return self.arrive::<C>(now, Request::new(c, epoch, attempt, key, now));
+            let req = Request::new(c, epoch, attempt, key, now);
+            return self.arrive::<C>(now, req, usize::from(replica));
         }
         // Under write contention the read and the write are two round trips, drawn apart.
         let round = if self.hops[h].contention {
@@ -170,6 +176,7 @@ impl PathSim<'_> {
             epoch,
             attempt,
             key,
+            replica,
         };
         self.queue.push(at, ev);
     }

@@ -31,6 +31,9 @@ impl PathSim<'_> {
             Some(class),
         );
         self.calls.lp_mut::<C>(c).settled = how;
+        if let Some(b) = &mut self.hops[h].balancing {
+            b.settled(self.calls.client::<C>(c), c.slot(), now);
+        }
         if self.hops[h].retry.hedging() {
             self.calls.extra_mut::<C>(c).pending.clear();
         }

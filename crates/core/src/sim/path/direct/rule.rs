@@ -56,6 +56,14 @@ pub fn engine_path(m: &Model) -> EnginePath {
     if !m.layers.is_empty() || !m.tiers.is_empty() {
         return ev("more than one tier: tiers hold workers between calls");
     }
+    if s.replicas > 1 {
+        return ev(
+            "server.replicas: callers share balancers (and the direct path has no replicas)",
+        );
+    }
+    if !s.failure_windows.is_empty() {
+        return ev("server.failure_windows are run by the event loop only");
+    }
     if s.capacity.0.is_some() || !s.capacity_drops.is_empty() {
         return ev("server.capacity makes clients share workers and a queue");
     }

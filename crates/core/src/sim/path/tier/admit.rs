@@ -13,19 +13,20 @@ use crate::trace::Step;
 impl PathSim<'_> {
     /// A request reaches the tier its call sends to.
     #[inline(always)]
-    pub(in crate::sim::path) fn arrive<C: Call>(&mut self, now: Time, req: Request) {
+    pub(in crate::sim::path) fn arrive<C: Call>(&mut self, now: Time, req: Request, r: usize) {
         self.note::<C>(now, req.call, req.attempt, Step::Arrive, None);
         let t = self.calls.get::<C>(req.call).hop();
         if self.hops[t].contention {
-            return self.read::<C>(now, req);
+            return self.read::<C>(now, req, r);
         }
-        self.admit_request::<C>(now, t, req);
+        self.admit_request::<C>(now, t, r, req);
     }
 
     pub(in crate::sim::path) fn admit_request<C: Call>(
         &mut self,
         now: Time,
         t: usize,
+        r: usize,
         req: Request,
     ) {
         let retry = self.calls.get::<C>(req.call).retry_path(req.attempt);
@@ -39,11 +40,13 @@ impl PathSim<'_> {
         ts.n.orphaned += u64::from(orphan);
         ts.n.last_arrival = now;
         ts.buckets.arrival(now, retry, req.attempt);
+        ts.replicas[r].n.arrivals += 1;
         if s.fail == FailMode::Always {
             ts.n.rejected += 1;
+            ts.replicas[r].n.rejected += 1;
             return self.respond::<C>(now, t, req, Outcome::Unavailable, None);
         }
-        if let Some(o) = outage_at(s, now) {
+        if let Some(o) = outage_at(s, r, now) {
             if o.answer == OutageAnswer::Hang {
                 // Held without work and never answered: only the caller's timeout ends the
                 // attempt, and the request is gone from the path (like a silent loss).
@@ -52,6 +55,7 @@ impl PathSim<'_> {
                 return self.release::<C>(req.call);
             }
             ts.n.rejected += 1;
+            ts.replicas[r].n.rejected += 1;
             let ra = o.retry_after;
             return self.respond::<C>(now, t, req, Outcome::Unavailable, ra);
         }
@@ -69,41 +73,57 @@ impl PathSim<'_> {
             }
         }
         let ts = &mut self.tiers[t];
-        if ts.busy + ts.waiting.len() as u64 >= ts.concurrency_limit {
-            return self.shed::<C>(now, t, req);
+        let (queue_limit, concurrency_limit) = (ts.queue_limit, ts.concurrency_limit);
+        let rs = &mut ts.replicas[r];
+        if rs.busy + rs.waiting.len() as u64 >= concurrency_limit {
+            return self.shed::<C>(now, t, r, req);
         }
-        if ts.busy < ts.capacity && ts.waiting.is_empty() {
-            if let Some(c) = &mut ts.codel {
+        if rs.busy < rs.capacity && rs.waiting.is_empty() {
+            if let Some(c) = &mut rs.codel {
                 // Straight to a worker is a dequeue after no wait (every request goes through
                 // the queue in folly's executors): it feeds the interval's minimum delay.
                 c.should_drop(Duration::ZERO, now);
             }
-            self.begin::<C>(now, t, req);
-        } else if (ts.waiting.len() as u64) < ts.queue_limit {
-            if ts.waiting.is_empty() {
-                ts.queued_since = now;
+            self.begin::<C>(now, t, r, req);
+        } else if (rs.waiting.len() as u64) < queue_limit {
+            if rs.waiting.is_empty() {
+                rs.queued_since = now;
             }
-            ts.waiting.push_back(req);
+            rs.waiting.push_back(req);
             ts.set_levels(now);
         } else {
-            self.shed::<C>(now, t, req);
+            self.shed::<C>(now, t, r, req);
         }
     }
 
     /// Load shedding: a full queue or the concurrency limit refuses `req` at once.
-    pub(in crate::sim::path) fn shed<C: Call>(&mut self, now: Time, t: usize, req: Request) {
-        self.tiers[t].n.rejected += 1;
-        self.shed_answer::<C>(now, t, req);
+    pub(in crate::sim::path) fn shed<C: Call>(
+        &mut self,
+        now: Time,
+        t: usize,
+        r: usize,
+        req: Request,
+    ) {
+        let ts = &mut self.tiers[t];
+        ts.n.rejected += 1;
+        ts.replicas[r].n.rejected += 1;
+        self.shed_answer::<C>(now, t, r, req);
     }
 
-    /// CoDel drops `req` as it leaves the queue.
-    pub(in crate::sim::path) fn codel_drop(&mut self, now: Time, t: usize, req: Request) {
+    /// CoDel drops `req` as it leaves replica `r`'s queue.
+    pub(in crate::sim::path) fn codel_drop(&mut self, now: Time, t: usize, r: usize, req: Request) {
         self.tiers[t].n.shed += 1;
-        by_kind!(req.call, C => self.shed_answer::<C>(now, t, req));
+        by_kind!(req.call, C => self.shed_answer::<C>(now, t, r, req));
     }
 
     /// What a shed request is told: `shed_answer`, with `retry_after` on a 503.
-    pub(in crate::sim::path) fn shed_answer<C: Call>(&mut self, now: Time, t: usize, req: Request) {
+    pub(in crate::sim::path) fn shed_answer<C: Call>(
+        &mut self,
+        now: Time,
+        t: usize,
+        r: usize,
+        req: Request,
+    ) {
         let s = &self.spec.tiers[t].server;
         let ts = &mut self.tiers[t];
         if s.shed_answer == ShedAnswer::Overloaded {
@@ -115,20 +135,21 @@ impl PathSim<'_> {
             RetryAfter::Fixed(d) => Some(d),
             RetryAfter::Derived => {
                 // Time for the workers to drain the queue ahead of a retry, whole seconds.
-                let workers = ts.capacity.min(ts.concurrency_limit).max(1) as f64;
-                let ns = (ts.waiting.len() as f64 + 1.0) * s.service.mean_ns() / workers;
+                let rs = &ts.replicas[r];
+                let workers = rs.capacity.min(ts.concurrency_limit).max(1) as f64;
+                let ns = (rs.waiting.len() as f64 + 1.0) * s.service.mean_ns() / workers;
                 Some(whole_seconds(Duration::from_nanos_f64(ns)))
             }
         };
         self.respond::<C>(now, t, req, Outcome::Unavailable, ra);
     }
 
-    /// Fills free workers from the wait queue; CoDel may drop what it takes out.
-    pub(in crate::sim::path) fn dispatch(&mut self, now: Time, t: usize) {
+    /// Fills replica `r`'s free workers from its wait queue; CoDel may drop what it takes out.
+    pub(in crate::sim::path) fn dispatch(&mut self, now: Time, t: usize, r: usize) {
         let s = &self.spec.tiers[t].server;
         let (discipline, interval) = (s.discipline, s.shedding.interval);
         loop {
-            let ts = &mut self.tiers[t];
+            let ts = &mut self.tiers[t].replicas[r];
             if ts.busy >= ts.capacity {
                 break;
             }
@@ -146,14 +167,16 @@ impl PathSim<'_> {
                 ts.waiting.pop_front()
             };
             let Some(req) = next else { break };
-            ts.set_levels(now);
-            if let Some(c) = &mut ts.codel
-                && c.should_drop(now.since(req.arrived), now)
-            {
-                self.codel_drop(now, t, req);
+            let codel_drops = ts
+                .codel
+                .as_mut()
+                .is_some_and(|c| c.should_drop(now.since(req.arrived), now));
+            self.tiers[t].set_levels(now);
+            if codel_drops {
+                self.codel_drop(now, t, r, req);
                 continue;
             }
-            by_kind!(req.call, C => self.begin::<C>(now, t, req));
+            by_kind!(req.call, C => self.begin::<C>(now, t, r, req));
         }
     }
 }

@@ -12,7 +12,7 @@
 
 use super::callref::CallRef;
 use crate::metrics::{Buckets, Levels};
-use crate::model::{Outage, Server, SlowWindow};
+use crate::model::{FailMode, Outage, Server, SlowWindow};
 use crate::policy::Class;
 use crate::policy::ratelimit::TokenBucket;
 use crate::shedding::{Codel, SheddingKind};
@@ -110,16 +110,37 @@ pub(super) struct TierCounters {
     pub(super) last_arrival: Time,
 }
 
-pub(crate) struct TierState {
+/// One replica's server: its workers, its wait queue and what it did. A tier without
+/// `server.replicas` is one replica.
+pub(crate) struct Replica {
     pub(super) capacity: u64,
-    queue_limit: u64,
-    concurrency_limit: u64,
     pub(super) busy: u64,
     waiting: VecDeque<Request>,
     /// When the wait queue last went from empty to non-empty (adaptive LIFO).
     queued_since: Time,
     codel: Option<Codel>,
+    pub(super) n: ReplicaCounters,
+}
+
+/// What one replica did (the per-replica report of a replicated tier).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct ReplicaCounters {
+    pub(super) arrivals: u64,
+    pub(super) served: u64,
+    /// Refused at once: full queue, concurrency limit, outage or `fail = "always"`.
+    pub(super) rejected: u64,
+    /// Served requests that failed (500).
+    pub(super) errors: u64,
+}
+
+pub(crate) struct TierState {
+    queue_limit: u64,
+    concurrency_limit: u64,
+    pub(super) replicas: Vec<Replica>,
+    /// Requests in service, each with the replica serving it; jobs are numbered across the
+    /// tier's replicas (an inner call names its parent's job).
     pub(super) in_service: Vec<Request>,
+    job_replica: Vec<u16>,
     free_jobs: Vec<u32>,
     limiters: Vec<TokenBucket>,
     limiter_shared: bool,
@@ -135,15 +156,20 @@ impl TierState {
         limiters: Vec<TokenBucket>,
         limiter_shared: bool,
     ) -> Self {
-        TierState {
+        let replica = || Replica {
             capacity: s.capacity.0.unwrap_or(u64::MAX),
-            queue_limit: s.queue.0.unwrap_or(u64::MAX),
-            concurrency_limit: s.concurrency_limit.0.unwrap_or(u64::MAX),
             busy: 0,
             waiting: VecDeque::new(),
             queued_since: Time::ZERO,
             codel: (s.shedding.kind == SheddingKind::Codel).then(|| Codel::new(&s.shedding)),
+            n: ReplicaCounters::default(),
+        };
+        TierState {
+            queue_limit: s.queue.0.unwrap_or(u64::MAX),
+            concurrency_limit: s.concurrency_limit.0.unwrap_or(u64::MAX),
+            replicas: (0..s.replicas.max(1)).map(|_| replica()).collect(),
             in_service: Vec::new(),
+            job_replica: Vec::new(),
             free_jobs: Vec::new(),
             limiters,
             limiter_shared,
@@ -153,12 +179,14 @@ impl TierState {
         }
     }
 
-    /// The worker count at `now` (lower inside a capacity drop).
-    pub(super) fn capacity_at(&self, s: &Server, now: Time) -> u64 {
+    /// The worker count of replica `r` at `now` (lower inside a capacity drop).
+    pub(super) fn capacity_at(s: &Server, r: usize, now: Time) -> u64 {
         let base = s.capacity.0.unwrap_or(u64::MAX);
         s.capacity_drops
             .iter()
-            .find(|d| now >= Time::ZERO + d.from && now < Time::ZERO + d.to)
+            .find(|d| {
+                strikes(d.replica, r) && now >= Time::ZERO + d.from && now < Time::ZERO + d.to
+            })
             .map_or(base, |d| d.capacity)
     }
 
@@ -177,25 +205,63 @@ impl TierState {
         }
     }
 
+    /// The replica serving job `job`.
+    #[inline(always)]
+    pub(super) fn replica_of(&self, job: u32) -> usize {
+        if self.replicas.len() == 1 {
+            0
+        } else {
+            usize::from(self.job_replica[job as usize])
+        }
+    }
+
+    /// The queue length and the busy workers, summed over the replicas, from `now` on.
     #[inline]
     fn set_levels(&mut self, now: Time) {
-        self.levels
-            .set(&mut self.buckets, now, self.waiting.len() as u64, self.busy);
+        let (queued, busy) = match self.replicas.as_slice() {
+            [one] => (one.waiting.len() as u64, one.busy),
+            all => all
+                .iter()
+                .fold((0, 0), |(q, b), r| (q + r.waiting.len() as u64, b + r.busy)),
+        };
+        self.levels.set(&mut self.buckets, now, queued, busy);
     }
 }
 
-/// The outage window `now` falls in, if any (the first listed wins).
-#[inline]
-fn outage_at(s: &Server, now: Time) -> Option<&Outage> {
-    s.outages
-        .iter()
-        .find(|o| now >= Time::ZERO + o.from && now < Time::ZERO + o.to)
+/// A window with `replica` applies to replica `r`: it names no replica, or this one.
+#[inline(always)]
+fn strikes(replica: Option<u32>, r: usize) -> bool {
+    replica.is_none_or(|x| x as usize == r)
 }
 
-/// The slow window `now` falls in, if any (windows do not overlap).
+/// The outage window of replica `r` that `now` falls in, if any (the first listed wins).
 #[inline]
-fn slow_at(s: &Server, now: Time) -> Option<&SlowWindow> {
+fn outage_at(s: &Server, r: usize, now: Time) -> Option<&Outage> {
+    s.outages
+        .iter()
+        .find(|o| strikes(o.replica, r) && now >= Time::ZERO + o.from && now < Time::ZERO + o.to)
+}
+
+/// The slow window of replica `r` that `now` falls in, if any (windows on one replica do not
+/// overlap).
+#[inline]
+fn slow_at(s: &Server, r: usize, now: Time) -> Option<&SlowWindow> {
     s.slow_windows
         .iter()
-        .find(|w| now >= Time::ZERO + w.from && now < Time::ZERO + w.to)
+        .find(|w| strikes(w.replica, r) && now >= Time::ZERO + w.from && now < Time::ZERO + w.to)
+}
+
+/// The probability that a request served by replica `r` and finishing at `now` fails: a
+/// failure window's, else `server.fail`'s (`None`: it cannot fail, and nothing is drawn).
+#[inline]
+fn failure_probability(s: &Server, r: usize, now: Time) -> Option<f64> {
+    let window = s
+        .failure_windows
+        .iter()
+        .find(|w| strikes(w.replica, r) && now >= Time::ZERO + w.from && now < Time::ZERO + w.to);
+    match (window, s.fail) {
+        (Some(w), _) => Some(w.probability),
+        (None, FailMode::Probability(p)) => Some(p),
+        (None, _) => None,
+    }
 }

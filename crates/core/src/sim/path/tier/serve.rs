@@ -2,8 +2,8 @@
 //! fails, crashes or succeeds; success at the last tier is the effect, anywhere else the call to
 //! the tier below while the worker waits; then the tier answers over the hop's network.
 
-use super::{Outcome, Request, slow_at};
-use crate::model::{CommitMode, CrashPoint, FailMode};
+use super::{Outcome, Request, failure_probability, slow_at};
+use crate::model::{CommitMode, CrashPoint};
 use crate::sim::draws::Round;
 use crate::sim::path::call::{Call, by_kind};
 use crate::sim::path::callref::NO_KEY;
@@ -19,7 +19,13 @@ impl PathSim<'_> {
     }
 
     /// The handler starts: deadline and cancellation checks, the dedupe store, then a worker.
-    pub(in crate::sim::path) fn begin<C: Call>(&mut self, now: Time, t: usize, mut req: Request) {
+    pub(in crate::sim::path) fn begin<C: Call>(
+        &mut self,
+        now: Time,
+        t: usize,
+        r: usize,
+        mut req: Request,
+    ) {
         let s = &self.spec.tiers[t].server;
         let drop = s.drop_expired || self.hops[t].retry.cancel;
         // (The first is the one-tier form of the second.)
@@ -49,21 +55,23 @@ impl PathSim<'_> {
         } else {
             s.service.sample(&mut self.draws.service(k))
         };
-        if let Some(w) = slow_at(s, now) {
+        if let Some(w) = slow_at(s, r, now) {
             // A latency brown-out: the same draw, `factor` times longer (common random numbers).
             service = service.saturating_mul_f64(w.factor);
         }
         let ts = &mut self.tiers[t];
         ts.n.waits += u128::from(now.since(req.arrived).0);
         ts.n.served += 1;
-        if s.slowdown > 0.0 && ts.busy > 0 {
+        let rs = &mut ts.replicas[r];
+        rs.n.served += 1;
+        if s.slowdown > 0.0 && rs.busy > 0 {
             // Latency rising with load: each other request in service adds `slowdown`.
-            service = service.saturating_mul_f64(1.0 + s.slowdown * ts.busy as f64);
+            service = service.saturating_mul_f64(1.0 + s.slowdown * rs.busy as f64);
         }
         req.service = service;
         self.note::<C>(now, req.call, req.attempt, Step::Serve, None);
         let ts = &mut self.tiers[t];
-        ts.busy += 1;
+        ts.replicas[r].busy += 1;
         ts.set_levels(now);
         let job = match ts.free_jobs.pop() {
             Some(j) => {
@@ -75,6 +83,12 @@ impl PathSim<'_> {
                 (ts.in_service.len() - 1) as u32
             }
         };
+        if ts.replicas.len() > 1 {
+            if ts.job_replica.len() <= job as usize {
+                ts.job_replica.resize(job as usize + 1, 0);
+            }
+            ts.job_replica[job as usize] = r as u16;
+        }
         self.queue
             .push(now + service, Event::Done { tier: t as u8, job });
     }
@@ -83,6 +97,7 @@ impl PathSim<'_> {
     /// the last tier is the effect, anywhere else the call to the next tier.
     pub(in crate::sim::path) fn done_job<C: Call>(&mut self, now: Time, t: usize, job: u32) {
         let req = self.tiers[t].in_service[job as usize];
+        let r = self.tiers[t].replica_of(job);
         let alive = self
             .calls
             .chain_alive::<C>(&self.hops, req.call, req.attempt);
@@ -93,10 +108,11 @@ impl PathSim<'_> {
         }
         let s = &self.spec.tiers[t].server;
         let k = self.calls.get::<C>(req.call).key(req.attempt);
-        let failed = match s.fail {
-            FailMode::Probability(p) => self.draws.failure(k).bernoulli(p),
-            _ => false,
+        let failed = match failure_probability(s, r, now) {
+            Some(p) => self.draws.failure(k).bernoulli(p),
+            None => false,
         };
+        self.tiers[t].replicas[r].n.errors += u64::from(failed);
         let crashed = !failed
             && s.crash_probability > 0.0
             && self.draws.crash(k).bernoulli(s.crash_probability);
@@ -150,7 +166,7 @@ impl PathSim<'_> {
         }
         let ts = &mut self.tiers[t];
         ts.free_jobs.push(job);
-        ts.busy -= 1;
+        ts.replicas[r].busy -= 1;
         ts.set_levels(now);
         let keyed = req.key != NO_KEY && self.store_enabled();
         let mut waiters = if keyed {
@@ -168,7 +184,7 @@ impl PathSim<'_> {
             by_kind!(w.call, C => self.respond::<C>(now, t, w, shared, None));
         }
         self.store.recycle(waiters);
-        self.dispatch(now, t);
+        self.dispatch(now, t, r);
     }
 
     /// A job of tier `t` that waited for the call below answers with that call's outcome.
@@ -181,11 +197,12 @@ impl PathSim<'_> {
     ) {
         let ts = &mut self.tiers[t];
         let req = ts.in_service[job as usize];
+        let r = ts.replica_of(job);
         ts.free_jobs.push(job);
-        ts.busy -= 1;
+        ts.replicas[r].busy -= 1;
         ts.set_levels(now);
         by_kind!(req.call, C => self.respond::<C>(now, t, req, outcome, None));
-        self.dispatch(now, t);
+        self.dispatch(now, t, r);
     }
 
     /// Tier `t` answers `req`; the reply may be lost on the way back.

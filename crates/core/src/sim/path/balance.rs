@@ -1,0 +1,250 @@
+//! Choosing the replica of each attempt (issue 27, `server.replicas`): a hop's load balancers,
+//! the outlier detectors beside them, and the replicas its calls' attempts went to.
+//!
+//! A hop that calls a replicated tier keeps one [`Balancing`]. Its balancers are one shared
+//! instance (a proxy in front of the tier) or one per client process at the top
+//! (`balancer_scope = "client"`; below the top the caller is one process, as for budgets). Each
+//! instance has its own stream of draws ([`Draws::balancer`], [`Draws::outlier`]), so a variant
+//! that changes only the balancing sees the same arrivals, services, losses and backoffs.
+//!
+//! An attempt's route (its replica and send time) is kept per call slot until the call settles:
+//! the balancer counts it active from the send to the moment its caller learns how it ended (an
+//! answer, a timeout, or the call settling with it still out, when Envoy resets the upstream
+//! request), and the detector records that ending. Detectors tick lazily: before any use at
+//! `now`, every interval boundary up to `now` is run at its own time, which is what a timer would
+//! have done since nothing else reaches the detector in between.
+
+use super::spec::PathSpec;
+use crate::model::HostPredicate;
+use crate::policy::Class;
+use crate::policy::Scope;
+use crate::policy::balancer::retry_host::{self, Attempt, PreviousHosts};
+use crate::policy::balancer::{Balancer, hosts_to_use};
+use crate::policy::outlier::Detector;
+use crate::rng::Stream;
+use crate::sim::draws::Draws;
+use crate::time::Time;
+
+/// Where one attempt of a call went.
+#[derive(Clone, Copy, Debug)]
+struct Route {
+    attempt: u16,
+    replica: u16,
+    /// Still counted active by the balancer.
+    open: bool,
+    sent: Time,
+}
+
+/// One balancer with its detector and their draws.
+struct Instance {
+    balancer: Balancer,
+    draw: Stream,
+    detector: Option<Watched>,
+}
+
+/// A detector, its draws, and each replica's ejection count as last seen (to log new ones).
+struct Watched {
+    detector: Detector,
+    draw: Stream,
+    seen: Vec<u32>,
+    enforced: u64,
+}
+
+/// A hop's balancing towards the replicated tier it calls.
+pub(super) struct Balancing {
+    replicas: u32,
+    shared: bool,
+    instances: Vec<Instance>,
+    predicate: HostPredicate,
+    host_selection_retry_max_attempts: u32,
+    panic_threshold: u32,
+    /// The routes of each call slot's attempts, until the call settles.
+    routes: Vec<Vec<Route>>,
+    /// Scratch: the replicas a pick chooses among, and the replicas a call tried.
+    hosts: Vec<u32>,
+    previous: PreviousHosts,
+    /// Ejections per replica over every detector, and when each began.
+    pub(super) ejections: Vec<u64>,
+    pub(super) ejection_log: Vec<(Time, u16)>,
+}
+
+impl Balancing {
+    /// Hop `k`'s balancing, if the tier it calls has replicas; `processes` client processes at
+    /// the top.
+    pub(super) fn new(
+        spec: &PathSpec,
+        k: usize,
+        processes: usize,
+        draws: Draws,
+    ) -> Option<Box<Self>> {
+        let server = &spec.tiers[k].server;
+        let b = server.balancer_spec()?;
+        let shared = b.scope == Scope::Shared || k > 0;
+        let n = if shared { 1 } else { processes };
+        let replicas = server.replicas;
+        let instances = (0..n as u64)
+            .map(|i| {
+                let mut draw = draws.balancer(k, i);
+                let balancer = Balancer::new(b.kind, replicas, Time::ZERO, &mut draw);
+                let detector = server.outlier_detection.as_ref().map(|o| Watched {
+                    detector: o.detector(replicas, Time::ZERO),
+                    draw: draws.outlier(k, i),
+                    seen: vec![0; replicas as usize],
+                    enforced: 0,
+                });
+                Instance {
+                    balancer,
+                    draw,
+                    detector,
+                }
+            })
+            .collect();
+        let r = &spec.hops[k].retry;
+        Some(Box::new(Balancing {
+            replicas,
+            shared,
+            instances,
+            predicate: r.retry_host_predicate,
+            host_selection_retry_max_attempts: r
+                .host_selection_retry_max_attempts
+                .unwrap_or(retry_host::DEFAULT_HOST_SELECTION_RETRY_MAX_ATTEMPTS),
+            panic_threshold: b.panic_threshold,
+            routes: Vec::new(),
+            hosts: Vec::with_capacity(replicas as usize),
+            previous: PreviousHosts::default(),
+            ejections: vec![0; replicas as usize],
+            ejection_log: Vec::new(),
+        }))
+    }
+
+    /// Instances are kept per client process: calls must know their client.
+    pub(super) fn per_client(&self) -> bool {
+        !self.shared
+    }
+
+    /// The replica for attempt `attempt` of the call in `slot`, sent by `client` at `now`.
+    pub(super) fn pick(&mut self, client: u32, slot: usize, attempt: u16, now: Time) -> u16 {
+        if self.routes.len() <= slot {
+            self.routes.resize_with(slot + 1, Vec::new);
+        }
+        if attempt == 0 {
+            // A new call in a reused slot: nothing of the last one is open (it settled).
+            self.routes[slot].clear();
+        }
+        let i = if self.shared { 0 } else { client as usize };
+        self.catch_up(i, now);
+        let replicas = self.replicas;
+        let inst = &mut self.instances[i];
+        let routes = &self.routes[slot];
+        let replica = match (self.predicate, routes.first()) {
+            (HostPredicate::SameHost, Some(first)) => u32::from(first.replica),
+            (predicate, _) => {
+                let detector = inst.detector.as_ref().map(|w| &w.detector);
+                let ejected = |r| detector.is_some_and(|d| d.is_ejected(r));
+                hosts_to_use(replicas, ejected, self.panic_threshold, &mut self.hosts);
+                let how = if predicate == HostPredicate::PreviousHosts && attempt > 0 {
+                    self.previous.clear();
+                    for r in routes {
+                        self.previous.attempted(u32::from(r.replica));
+                    }
+                    Attempt::Retry {
+                        previous: &self.previous,
+                        max_attempts: self.host_selection_retry_max_attempts,
+                    }
+                } else {
+                    Attempt::First
+                };
+                let balancer = &mut inst.balancer;
+                retry_host::choose(balancer, &self.hosts, how, &mut inst.draw, now)
+                    .expect("hosts_to_use never leaves a replicated tier without hosts")
+            }
+        };
+        inst.balancer.start(replica);
+        self.routes[slot].push(Route {
+            attempt,
+            replica: replica as u16,
+            open: true,
+            sent: now,
+        });
+        replica as u16
+    }
+
+    /// The caller of the call in `slot` learned at `now` how attempt `attempt` ended: the
+    /// balancer stops counting it and the detector records `class`.
+    pub(super) fn ended(
+        &mut self,
+        client: u32,
+        slot: usize,
+        attempt: u16,
+        class: Class,
+        now: Time,
+    ) {
+        let Some(route) = self
+            .routes
+            .get_mut(slot)
+            .and_then(|rs| rs.iter_mut().find(|r| r.attempt == attempt && r.open))
+        else {
+            return;
+        };
+        route.open = false;
+        let (replica, sent) = (u32::from(route.replica), route.sent);
+        let i = if self.shared { 0 } else { client as usize };
+        self.catch_up(i, now);
+        let inst = &mut self.instances[i];
+        inst.balancer.finish(replica, sent, now);
+        if let Some(w) = &mut inst.detector {
+            w.detector.record(replica, class, now, &mut w.draw);
+            log_ejections(w, now, &mut self.ejections, &mut self.ejection_log);
+        }
+    }
+
+    /// The call in `slot` settled at `now`: attempts still out stop counting as active (Envoy
+    /// resets the upstream requests of a finished downstream one); nothing is recorded.
+    pub(super) fn settled(&mut self, client: u32, slot: usize, now: Time) {
+        let Some(routes) = self.routes.get_mut(slot) else {
+            return;
+        };
+        let i = if self.shared { 0 } else { client as usize };
+        let balancer = &mut self.instances[i].balancer;
+        for r in routes.iter_mut().filter(|r| r.open) {
+            r.open = false;
+            balancer.finish(u32::from(r.replica), r.sent, now);
+        }
+    }
+
+    /// Runs every interval tick of instance `i`'s detector up to `now`, at its own time.
+    fn catch_up(&mut self, i: usize, now: Time) {
+        let Some(w) = &mut self.instances[i].detector else {
+            return;
+        };
+        while w.detector.next_tick() <= now {
+            let at = w.detector.next_tick();
+            w.detector.tick(at, &mut w.draw);
+            log_ejections(w, at, &mut self.ejections, &mut self.ejection_log);
+        }
+    }
+
+    /// Runs every detector's ticks up to the end of the run, so the ejection log is complete.
+    pub(super) fn finish(&mut self, end: Time) {
+        for i in 0..self.instances.len() {
+            self.catch_up(i, end);
+        }
+    }
+}
+
+/// Logs the ejections `w`'s detector made since it was last looked at, as of `at`.
+fn log_ejections(w: &mut Watched, at: Time, totals: &mut [u64], log: &mut Vec<(Time, u16)>) {
+    let enforced = w.detector.counts().enforced;
+    if enforced == w.enforced {
+        return;
+    }
+    w.enforced = enforced;
+    for (r, seen) in w.seen.iter_mut().enumerate() {
+        let now = w.detector.ejections(r as u32);
+        for _ in *seen..now {
+            totals[r] += 1;
+            log.push((at, r as u16));
+        }
+        *seen = now;
+    }
+}

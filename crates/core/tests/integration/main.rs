@@ -17,6 +17,7 @@ mod path;
 mod peak_window;
 mod policies_real;
 mod queueing;
+mod replicas;
 mod request_path;
 mod server_policies;
 mod slow_windows;

@@ -106,7 +106,8 @@ struct Tier<'h> {
 impl<'h> Tier<'h> {
     fn of(i: usize, h: &'h Hop<'h>) -> Tier<'h> {
         let mean_ms = h.server.service.mean_ns() / 1e6;
-        let workers = h.server.capacity.0;
+        // Workers over every replica: capacity is per replica.
+        let workers = h.server.capacity.0.map(|c| c * u64::from(h.server.replicas));
         let capacity = workers
             .filter(|_| mean_ms > 0.0)
             .map(|n| n as f64 * 1000.0 / mean_ms);
@@ -156,6 +157,7 @@ impl<'h> Tier<'h> {
             limiter.map(|l| format!("callers' {l}")),
             policy_lines::rate_limit(&h.server.rate_limit),
             policy_lines::queue(h.server),
+            policy_lines::replicas(h.server, h.retry),
         ];
         for p in policies.into_iter().flatten() {
             out.facts.push(format!("tier {i} {}: {p}", h.name));
@@ -186,12 +188,18 @@ impl<'h> Tier<'h> {
             let Some(offered) = offered_during(m, d.from, d.to) else {
                 continue;
             };
-            let c = d.capacity as f64 * 1000.0 / mean_ms;
+            // A drop on one replica leaves the others whole.
+            let replicas = u64::from(h.server.replicas);
+            let workers = match (d.replica, h.server.capacity.0) {
+                (Some(_), Some(per)) => per * (replicas - 1) + d.capacity,
+                _ => d.capacity * replicas,
+            };
+            let c = workers as f64 * 1000.0 / mean_ms;
             if offered > c {
                 out.warnings.push(format!(
                     "tier {i} {}: capacity_drops[{k}] leaves {} workers from {} s to {} s, a capacity of {} requests/s against the open workload's {} requests/s: overloaded during the drop (the queue grows, timeouts and retries follow)",
                     h.name,
-                    d.capacity,
+                    workers,
                     trim(d.from.as_millis_f64() / 1000.0),
                     trim(d.to.as_millis_f64() / 1000.0),
                     trim(c),
@@ -261,6 +269,9 @@ impl<'h> Tier<'h> {
                 h.name,
                 trim(mean_ms)
             ));
+        }
+        if let Some(w) = policy_lines::ejection_warning(h.server) {
+            out.warnings.push(format!("tier {i} {}: {w}", h.name));
         }
         let calls_per_client = u64::from(m.retry.max_attempts);
         if i == 0

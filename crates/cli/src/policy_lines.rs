@@ -5,7 +5,8 @@
 //! doc comment of each key starts with the kinds it sizes: `aws: the initial quota`), so a key
 //! added to a policy shows here without a second list to keep.
 
-use retrystorm_core::model::{Discipline, Retry, Server};
+use retrystorm_core::model::{Discipline, HostPredicate, OutlierKind, Retry, Server};
+use retrystorm_core::policy::Scope;
 use retrystorm_core::policy::breaker::BreakerConfig;
 use retrystorm_core::policy::budget::{BudgetConfig, BudgetKind};
 use retrystorm_core::policy::limiter::{LimiterConfig, LimiterKind};
@@ -196,4 +197,53 @@ pub fn queue(s: &Server) -> Option<String> {
         parts.push(format!("shedding = {{{}}}", sh.join(", ")));
     }
     Some(format!("queue: {}", parts.join(", ")))
+}
+
+/// `replicas: 5 behind a shared round-robin balancer, ...`: the balancer, where retries go and
+/// the outlier detection of a replicated tier; `None` for one replica.
+pub fn replicas(s: &Server, r: &Retry) -> Option<String> {
+    let b = s.balancer_spec()?;
+    let mut line = format!(
+        "replicas: {} behind {} {} balancer",
+        s.replicas,
+        match b.scope {
+            Scope::Shared => "one shared",
+            Scope::Client => "a per-client",
+        },
+        b.kind.name()
+    );
+    if let retrystorm_core::policy::balancer::Kind::LeastRequest { choice_count } = b.kind {
+        line.push_str(&format!(" (best of {choice_count} random choices)"));
+    }
+    line.push_str(match r.retry_host_predicate {
+        HostPredicate::None => "; a retry or hedge is placed afresh (it may meet the same replica)",
+        HostPredicate::PreviousHosts => "; a retry or hedge avoids the replicas its call tried (previous_hosts)",
+        HostPredicate::SameHost => "; every attempt of a call goes to its first try's replica",
+    });
+    if let Some(o) = &s.outlier_detection {
+        line.push_str(match o.kind {
+            OutlierKind::Envoy => "; Envoy outlier detection",
+            OutlierKind::Grpc => "; gRPC outlier detection (gRFC A50)",
+        });
+    }
+    Some(line)
+}
+
+/// A warning when Envoy's outlier detection can never eject: Envoy ejects only while
+/// `100 × (ejected + 1) / hosts ≤ max_ejection_percent` (or one host with
+/// `always_eject_one_host`), so with the default 10 % a tier of fewer than 10 replicas ejects none.
+pub fn ejection_warning(s: &Server) -> Option<String> {
+    let o = s.outlier_detection.as_ref()?;
+    let e = o.envoy();
+    let one = 100.0 / f64::from(s.replicas.max(1));
+    (o.kind == OutlierKind::Envoy && !e.always_eject_one_host && one > f64::from(e.max_ejection_percent))
+        .then(|| {
+            format!(
+                "outlier_detection.max_ejection_percent = {} ejects no replica of {}: one is {:.0} % of the hosts, and Envoy ejects only while 100 × (ejected + 1) / hosts ≤ max_ejection_percent (raise it to {:.0}, or set always_eject_one_host = true)",
+                e.max_ejection_percent,
+                s.replicas,
+                one,
+                one.ceil()
+            )
+        })
 }

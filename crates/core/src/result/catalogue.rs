@@ -5,7 +5,7 @@
 //! [`metric`]) and the yes/no metrics whose mean is a share ([`SHARE_METRICS`]).
 
 use crate::base::diagnostics::closest;
-use crate::summary::{AttemptPeak, LayerSummary, Layered, Summary, TierSummary};
+use crate::summary::{AttemptPeak, LayerSummary, Layered, ReplicaSummary, Summary, TierSummary};
 use toml::Value;
 
 /// The metrics that are yes (1) or no (0) per run, for which
@@ -53,6 +53,7 @@ fn full_summary() -> Summary {
         tiers: vec![TierSummary {
             hung: 1,
             shed: 1,
+            replicas: vec![ReplicaSummary::default()],
             ..TierSummary::default()
         }],
         attempt_peaks: vec![AttemptPeak::default()],

@@ -361,3 +361,43 @@ fn a_large_run_says_how_large_before_it_starts() {
         "{stdout}"
     );
 }
+
+/// Issue 27: `explain` says where the breaker sits against the retries and what that means,
+/// and a per-client breaker around the retries counts one call per burst client.
+#[test]
+fn explain_prints_the_breaker_placement() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "[workload]\nclients = 10\n[retry]\nmax_attempts = 3\n[breaker]\nenabled = true\nminimum_calls = 2\n";
+    let per = write(dir.path(), "per.toml", text);
+    let (code, stdout, stderr) = out(rs().arg("explain").arg(&per));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains(
+            "tier 0 server: callers' breaker placement: per-attempt, Retry(CircuitBreaker(call)): asked before every attempt"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("no warnings"), "{stdout}");
+    let around = write(
+        dir.path(),
+        "around.toml",
+        &format!("{text}placement = \"around-retries\"\n"),
+    );
+    let (code, stdout, stderr) = out(rs().arg("explain").arg(&around));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("placement = around-retries"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "tier 0 server: callers' breaker placement: around-retries, CircuitBreaker(Retry(call)): asked once per call"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("minimum_calls = 2 but one client makes one call (placement = \"around-retries\" counts calls, not attempts)"),
+        "{stdout}"
+    );
+    // A model without a breaker says nothing of a placement.
+    let (code, stdout, _) = out(rs().arg("explain").arg("models/thundering-herd.toml"));
+    assert_eq!(code, 0);
+    assert!(!stdout.contains("placement"), "{stdout}");
+}

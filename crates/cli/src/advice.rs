@@ -7,7 +7,7 @@
 use crate::policy_lines;
 use retrystorm_core::model::{Model, Retry, Server, WorkloadKind};
 use retrystorm_core::policy::Scope;
-use retrystorm_core::policy::breaker::{BreakerConfig, WindowType};
+use retrystorm_core::policy::breaker::{BreakerConfig, Placement, WindowType};
 use retrystorm_core::policy::budget::BudgetConfig;
 use retrystorm_core::time::{Duration, Time};
 
@@ -154,6 +154,7 @@ impl<'h> Tier<'h> {
             Some(format!("callers' {}", policy_lines::retry(h.retry))),
             policy_lines::budget(h.budget).map(|b| format!("callers' {b}")),
             policy_lines::breaker(h.breaker).map(|b| format!("callers' {b}")),
+            policy_lines::breaker_placement(h.breaker).map(|b| format!("callers' {b}")),
             limiter.map(|l| format!("callers' {l}")),
             policy_lines::rate_limit(&h.server.rate_limit),
             policy_lines::queue(h.server),
@@ -273,7 +274,13 @@ impl<'h> Tier<'h> {
         if let Some(w) = policy_lines::ejection_warning(h.server) {
             out.warnings.push(format!("tier {i} {}: {w}", h.name));
         }
-        let calls_per_client = u64::from(m.retry.max_attempts);
+        // Around the retries the breaker counts each intent once, whatever its attempts.
+        let around = h.breaker.placement == Placement::AroundRetries;
+        let calls_per_client = if around {
+            1
+        } else {
+            u64::from(m.retry.max_attempts)
+        };
         if i == 0
             && h.breaker.enabled
             && matches!(
@@ -283,8 +290,13 @@ impl<'h> Tier<'h> {
             && h.breaker.scope == Scope::Client
             && u64::from(needed(h.breaker)) > calls_per_client
         {
+            let calls = if around {
+                "one call (placement = \"around-retries\" counts calls, not attempts)".to_string()
+            } else {
+                format!("at most {calls_per_client} calls (retry.max_attempts)")
+            };
             out.warnings.push(format!(
-                "breaker: minimum_calls = {} but one client makes at most {calls_per_client} calls (retry.max_attempts): a breaker per client can never open",
+                "breaker: minimum_calls = {} but one client makes {calls}: a breaker per client can never open",
                 needed(h.breaker)
             ));
         }

@@ -7,7 +7,7 @@
 
 use retrystorm_core::model::{Discipline, HostPredicate, OutlierKind, Retry, Server};
 use retrystorm_core::policy::Scope;
-use retrystorm_core::policy::breaker::BreakerConfig;
+use retrystorm_core::policy::breaker::{BreakerConfig, Placement};
 use retrystorm_core::policy::budget::{BudgetConfig, BudgetKind};
 use retrystorm_core::policy::limiter::{LimiterConfig, LimiterKind};
 use retrystorm_core::policy::ratelimit::RateLimitConfig;
@@ -164,6 +164,28 @@ pub fn breaker(b: &BreakerConfig) -> Option<String> {
         .map(|(k, v)| pair(k, v))
         .collect();
     Some(format!("breaker: {}", parts.join(", ")))
+}
+
+/// Where the breaker sits against the retry loop and what that means (`breaker.placement`,
+/// `retries_only`), or `None` when off: the two decorator orders of resilience4j
+/// (`.withCircuitBreaker(cb).withRetry(r)` against `.withRetry(r).withCircuitBreaker(cb)`) and
+/// Polly (`Policy.Wrap(retry, breaker)` against `Policy.Wrap(breaker, retry)`).
+pub fn breaker_placement(b: &BreakerConfig) -> Option<String> {
+    if !b.enabled {
+        return None;
+    }
+    let what = match (b.placement, b.retries_only) {
+        (Placement::PerAttempt, false) => {
+            "Retry(CircuitBreaker(call)): asked before every attempt, it counts each attempt's outcome, so retries fill its window; once open it fails a call at its next attempt"
+        }
+        (Placement::PerAttempt, true) => {
+            "Retry(CircuitBreaker(call)) for retries only: first tries always go out, every retry asks it; it counts each attempt's outcome, first tries' included"
+        }
+        (Placement::AroundRetries, _) => {
+            "CircuitBreaker(Retry(call)): asked once per call, before its first try, it counts one outcome per call once its retries are over, so it opens after failed calls, not failed attempts; a call it lets through sends all its retries"
+        }
+    };
+    Some(format!("breaker placement: {}, {what}", b.placement.name()))
 }
 
 /// `rate limit: rate = 100, burst = 10, scope = shared, retry_after = derived`, or `None`.

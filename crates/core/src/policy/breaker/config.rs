@@ -23,6 +23,9 @@ pub struct BreakerConfig {
     /// the variant Marc Brooker simulates in "Fixing retries with token buckets and circuit
     /// breakers" (2022). False = resilience4j's usual place, in front of every attempt.
     pub retries_only: bool,
+    /// Where the breaker sits against the retry loop ([`Placement`]); absent = `per-attempt`.
+    #[serde(default, skip_serializing_if = "Placement::is_per_attempt")]
+    pub placement: Placement,
     /// Percent of failed calls at or above which the breaker opens, in (0, 100].
     pub failure_rate_threshold: f64,
     pub window_type: WindowType,
@@ -47,6 +50,50 @@ pub struct BreakerConfig {
     pub forced: Option<Forced>,
 }
 
+/// `breaker.placement`: the order of the two decorators, breaker and retry.
+///
+/// - `PerAttempt` is `Retry(CircuitBreaker(call))`: resilience4j's
+///   `Decorators.ofSupplier(call).withCircuitBreaker(cb).withRetry(retry)` (each `with*` wraps
+///   what is built so far, so the last is outermost: resilience4j-all `Decorators.java`), Polly's
+///   `Policy.Wrap(retry, breaker)` (the leftmost policy is outermost: Polly wiki "PolicyWrap",
+///   "Operation" and "Ordering the available policy-types in a wrap"; Polly v8 adds strategies
+///   outermost first, docs/pipelines/index.md). The breaker is asked before every attempt and
+///   records every attempt's outcome, so retries fill its window and an open breaker fails the
+///   call at its next attempt. resilience4j's Retry retries every exception by default
+///   (`RetryConfig`'s `DEFAULT_RECORD_FAILURE_PREDICATE = throwable -> true`), including the
+///   breaker's `CallNotPermittedException`, unless it is listed in `ignoreExceptions` (the
+///   maintainers' advice, resilience4j issues #920 and #1065); the model does not retry a local
+///   rejection: the call fails at once, as with `ignoreExceptions(CallNotPermittedException)`.
+/// - `AroundRetries` is `CircuitBreaker(Retry(call))`: `.withRetry(retry).withCircuitBreaker(cb)`,
+///   `Policy.Wrap(breaker, retry)`. The breaker is asked once per call, before its first try,
+///   and records one outcome when the call settles, after its retries: it sees one call per
+///   intent, so it opens after that many failed calls rather than failed attempts, and a call it
+///   permitted sends every retry (in half-open, the call holds its permit for its whole retry
+///   loop).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    #[default]
+    PerAttempt,
+    AroundRetries,
+}
+
+impl Placement {
+    pub fn is_per_attempt(&self) -> bool {
+        *self == Placement::PerAttempt
+    }
+
+    /// The placement's name in a model file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::PerAttempt => "per-attempt",
+            Placement::AroundRetries => "around-retries",
+        }
+    }
+}
+
 /// resilience4j's `FORCED_OPEN` and `DISABLED` states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -61,6 +108,7 @@ impl Default for BreakerConfig {
             enabled: false,
             scope: Scope::Client,
             retries_only: false,
+            placement: Placement::PerAttempt,
             failure_rate_threshold: 50.0,
             window_type: WindowType::CountBased,
             window_size: 100,
@@ -126,6 +174,12 @@ impl BreakerConfig {
         }
         if self.wait_in_open.0 == 0 {
             return bad("breaker.wait_in_open", "must be a positive duration".into());
+        }
+        if self.retries_only && self.placement == Placement::AroundRetries {
+            return bad(
+                "breaker.placement",
+                "\"around-retries\" asks the breaker once per call, before its first try, and retries_only = true lets every first try through: drop one (retries_only needs placement = \"per-attempt\")".into(),
+            );
         }
         if self.max_wait_in_half_open == Some(Duration::ZERO) {
             return bad(

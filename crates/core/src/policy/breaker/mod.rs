@@ -18,6 +18,12 @@
 //!   (`maxWaitDurationInHalfOpenState`, default 0 = no limit) a half-open state that has not
 //!   decided by then opens again (`transitionToStateAfterWaitDuration`'s default, OPEN).
 //!
+//! Where it sits against the retry loop is [`Placement`] (`breaker.placement`): in front of
+//! every attempt, `Retry(CircuitBreaker(call))`, or around a call's retries,
+//! `CircuitBreaker(Retry(call))`, asked before the first try and told the call's one outcome when
+//! it settles (the engine's `call/attempt.rs` and `call/settle.rs`). The state machine below is
+//! the same for both: a "call" is an attempt in the first, a whole call in the second.
+//!
 //! As in resilience4j, an outcome is recorded in whatever state the breaker is in when it arrives
 //! (a call permitted while closed that ends while half-open counts for half-open; one that ends
 //! while open is ignored).

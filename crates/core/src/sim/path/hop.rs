@@ -11,7 +11,7 @@ use super::callref::CallRef;
 use super::retry_after::RetryAfterRules;
 use super::spec::{Hop, PathSpec};
 use crate::policy::backoff::Backoff;
-use crate::policy::breaker::Breaker;
+use crate::policy::breaker::{Breaker, Placement};
 use crate::policy::budget::{BudgetKind, BudgetState};
 use crate::policy::limiter::Limiter;
 use crate::policy::{ClassSet, Scope};
@@ -36,6 +36,9 @@ pub(super) struct RetryRules {
     pub(super) hedge_delay: Option<Duration>,
     /// The breaker lets first tries through (it counts retries only).
     pub(super) breaker_retries_only: bool,
+    /// `breaker.placement = "around-retries"`: the breaker is asked before a call's first try
+    /// only and records one outcome when the call settles ([`Placement`]).
+    pub(super) breaker_around: bool,
     /// `retry.cancel`: the tier this hop sends to drops work nobody above waits for.
     pub(super) cancel: bool,
     /// The backoff carries the last delay from one retry to the next (decorrelated jitter,
@@ -63,6 +66,7 @@ impl RetryRules {
             retry_after: RetryAfterRules::of(r),
             hedge_delay: h.hedge.delay,
             breaker_retries_only: h.breaker.retries_only,
+            breaker_around: h.breaker.placement == Placement::AroundRetries,
             cancel: r.cancel,
             carries_state: backoff.carries_state() || throttled.carries_state(),
         }

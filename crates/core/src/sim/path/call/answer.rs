@@ -69,7 +69,9 @@ impl PathSim<'_> {
         }
         if !hs.breakers.is_empty() || !hs.limiters.is_empty() {
             let took = now.since(self.calls.sent_at::<C>(c));
-            if let Some(b) = hs.breaker(client) {
+            // Around the retries the breaker learns the call's outcome when it settles.
+            let around = hs.retry.breaker_around;
+            if let Some(b) = hs.breaker(client).filter(|_| !around) {
                 b.on_call(now, class.is_server_failure(), took);
             }
             if !hs.limiters.is_empty() {

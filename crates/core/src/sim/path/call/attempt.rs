@@ -38,6 +38,13 @@ impl PathSim<'_> {
                 Gate::Waits => return,
                 Gate::Rejected => {
                     let hs = &mut self.hops[h];
+                    if attempts == 0 && hs.retry.breaker_around {
+                        // The call the breaker permitted sends nothing: no outcome, and in
+                        // half-open its permit is given back.
+                        if let Some(br) = hs.breaker(client) {
+                            br.release();
+                        }
+                    }
                     hs.n.limiter_rejected += 1;
                     hs.n.first_tries_refused += u64::from(attempts == 0);
                     if let Some(b) = hs.budget(client) {
@@ -70,7 +77,14 @@ impl PathSim<'_> {
             hs.n.first_tries_refused += u64::from(attempt == 0);
             return false;
         }
-        let bypass = attempt == 0 && hs.retry.breaker_retries_only;
+        // Per attempt the breaker is asked before every attempt (with `retries_only`, before
+        // every retry); around the retries, before the call's first try only: its retries and
+        // hedged copies are inside the call the breaker permitted.
+        let bypass = if hs.retry.breaker_around {
+            attempt > 0
+        } else {
+            attempt == 0 && hs.retry.breaker_retries_only
+        };
         if let Some(br) = hs.breaker(client).filter(|_| !bypass)
             && !br.try_acquire(now)
         {

@@ -52,7 +52,9 @@ impl PathSim<'_> {
             let cancelled = x.pending.0.count_ones();
             x.pending.clear();
             l.awaiting = false;
-            if let Some(b) = hs.breaker(client) {
+            // Around the retries the copies took no permit of their own.
+            let around = hs.retry.breaker_around;
+            if let Some(b) = hs.breaker(client).filter(|_| !around) {
                 for _ in 0..cancelled {
                     b.release();
                 }

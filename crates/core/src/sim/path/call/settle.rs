@@ -34,6 +34,9 @@ impl PathSim<'_> {
         if let Some(b) = &mut self.hops[h].balancing {
             b.settled(self.calls.client::<C>(c), c.slot(), now);
         }
+        if attempts > 0 && self.hops[h].retry.breaker_around {
+            self.breaker_learns::<C>(now, c, how, class);
+        }
         if self.hops[h].retry.hedging() {
             self.calls.extra_mut::<C>(c).pending.clear();
         }
@@ -69,6 +72,21 @@ impl PathSim<'_> {
                 .think(model, draws, &mut self.queue, now, worker, intents);
         }
         self.maybe_free::<C>(c);
+    }
+
+    /// `breaker.placement = "around-retries"`: the breaker that permitted the call's first try
+    /// records the call's one outcome, a failure when its last result was (as per attempt:
+    /// every class but success, 4xx and 409), timed from the call's start for the slow-call
+    /// rate. A call that sent nothing (its first try refused by the budget, the breaker or the
+    /// limiter) records nothing.
+    fn breaker_learns<C: Call>(&mut self, now: Time, c: CallRef, how: Settled, class: Class) {
+        let call = self.calls.get::<C>(c);
+        let (h, took) = (call.hop(), now.since(call.start()));
+        let client = self.calls.client::<C>(c);
+        if let Some(b) = self.hops[h].breaker(client) {
+            let failure = how == Settled::Failure && class.is_server_failure();
+            b.on_call(now, failure, took);
+        }
     }
 
     /// Frees a settled inner call nothing refers to any more, which may finalise its intent.

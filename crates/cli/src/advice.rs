@@ -107,7 +107,11 @@ impl<'h> Tier<'h> {
     fn of(i: usize, h: &'h Hop<'h>) -> Tier<'h> {
         let mean_ms = h.server.service.mean_ns() / 1e6;
         // Workers over every replica: capacity is per replica.
-        let workers = h.server.capacity.0.map(|c| c * u64::from(h.server.replicas));
+        let workers = h
+            .server
+            .capacity
+            .0
+            .map(|c| c * u64::from(h.server.replicas));
         let capacity = workers
             .filter(|_| mean_ms > 0.0)
             .map(|n| n as f64 * 1000.0 / mean_ms);

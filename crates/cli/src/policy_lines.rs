@@ -239,7 +239,9 @@ pub fn replicas(s: &Server, r: &Retry) -> Option<String> {
     }
     line.push_str(match r.retry_host_predicate {
         HostPredicate::None => "; a retry or hedge is placed afresh (it may meet the same replica)",
-        HostPredicate::PreviousHosts => "; a retry or hedge avoids the replicas its call tried (previous_hosts)",
+        HostPredicate::PreviousHosts => {
+            "; a retry or hedge avoids the replicas its call tried (previous_hosts)"
+        }
         HostPredicate::SameHost => "; every attempt of a call goes to its first try's replica",
     });
     if let Some(o) = &s.outlier_detection {

@@ -101,6 +101,7 @@ pub fn write_tiers_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), R
             retries: s.retries.clone(),
             queue_len: s.queue_len.clone(),
             busy: s.busy.clone(),
+            replicas: Vec::new(),
         }];
         let tiers = if s.tiers.is_empty() {
             &one[..]

@@ -352,6 +352,9 @@ pub struct Series {
     /// series above).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tiers: Vec<TierSeries>,
+    /// Per replica, when the tier these series describe has `server.replicas` (2 to 64).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<ReplicaSeries>,
     /// Server arrivals per bucket by attempt number: `attempts[k]` for attempt `k + 1`, the last
     /// (attempt [`crate::metrics::ATTEMPT_SERIES`]) holding that attempt and every later one;
     /// as long as `first` or empty. For the `--by-attempt` load chart; not written to JSON (the
@@ -368,6 +371,21 @@ pub struct TierSeries {
     pub retries: Vec<u32>,
     pub queue_len: Vec<f32>,
     pub busy: Vec<f32>,
+    /// Per replica, on a tier with `server.replicas` (2 to 64).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<ReplicaSeries>,
+}
+
+/// One replica's counts per bucket (`series.replicas[]`, `series.tiers[].replicas[]`), as long
+/// as its tier's series.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaSeries {
+    pub replica: u32,
+    pub arrivals: Vec<u32>,
+    pub served: Vec<u32>,
+    pub rejected: Vec<u32>,
+    /// Ejections that began in the bucket (over every balancer's detector).
+    pub ejections: Vec<u32>,
 }
 
 /// One variant's result.

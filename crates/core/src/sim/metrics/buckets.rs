@@ -1,5 +1,6 @@
 //! Counts per time bucket at the model's bucket width, bounded in memory, with their peaks.
 
+use super::replicas::ReplicaCounts;
 use super::windows::{ATTEMPT_SERIES, SortedWindow, Windows, bump, bump_by};
 use crate::summary::{AttemptPeak, Series};
 use crate::time::{Duration, Time};
@@ -31,6 +32,8 @@ pub struct Buckets {
     at: Cached,
     /// The base bucket `peaks.bucket` covers `[lo, hi)` (empty until the first arrival).
     peak_at: Cached,
+    /// Each replica's series on a replicated tier (see [`Buckets::keep_replicas`]).
+    pub(super) replicas: Vec<ReplicaCounts>,
 }
 
 /// A bucket and the times `[lo, hi)` it covers.
@@ -94,7 +97,7 @@ impl Buckets {
 
     /// The stored bucket for `t`, merging neighbours first when `t` is past the last one kept.
     #[inline]
-    fn index(&mut self, t: Time) -> usize {
+    pub(super) fn index(&mut self, t: Time) -> usize {
         loop {
             let i = self.at.of(t.0, self.width) as usize;
             if i < MAX_STORED_BUCKETS {
@@ -124,6 +127,9 @@ impl Buckets {
             for v in &mut w.series {
                 halve(v);
             }
+        }
+        for r in &mut self.replicas {
+            r.halve(halve);
         }
         self.width = self.width.saturating_mul(2);
         self.at = Cached::default();
@@ -330,6 +336,11 @@ pub fn series(mut b: Buckets, end: Time) -> Series {
     }
     b.queue_area.resize(n, 0.0);
     b.busy_area.resize(n, 0.0);
+    let replicas = std::mem::take(&mut b.replicas)
+        .into_iter()
+        .enumerate()
+        .map(|(r, c)| c.finish(r, n))
+        .collect();
     let avg = |a: &[f64]| a.iter().map(|x| (x / width as f64) as f32).collect();
     Series {
         bucket_ms: Duration(width).as_millis_f64(),
@@ -339,6 +350,7 @@ pub fn series(mut b: Buckets, end: Time) -> Series {
         retries: b.retries,
         succeeded: b.succeeded,
         tiers: Vec::new(),
+        replicas,
         attempts,
     }
 }

@@ -6,9 +6,11 @@
 mod buckets;
 mod completions;
 mod levels;
+mod replicas;
 mod windows;
 
 pub use buckets::{Buckets, MAX_STORED_BUCKETS, series};
 pub use completions::Completions;
 pub use levels::Levels;
+pub use replicas::{MAX_REPLICA_SERIES, ReplicaEvent};
 pub use windows::{ATTEMPT_SERIES, SortedWindow};

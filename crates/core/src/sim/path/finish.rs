@@ -5,7 +5,7 @@ use super::PathSim;
 use super::balance::Balancing;
 use super::tier::TierState;
 use crate::layered::{expected_bottom_attempts, worst_case_bottom_attempts};
-use crate::metrics::{self, Buckets, Levels};
+use crate::metrics::{self, Buckets, Levels, ReplicaEvent};
 use crate::model::{FailMode, StoreMode};
 use crate::policy::budget::BudgetKind;
 use crate::policy::recovery;
@@ -58,8 +58,14 @@ impl PathSim<'_> {
         ended: Ended,
         full: bool,
     ) -> VariantResult {
-        for b in self.hops.iter_mut().filter_map(|h| h.balancing.as_mut()) {
-            b.finish(end);
+        for (h, ts) in self.hops.iter_mut().zip(&mut self.tiers) {
+            if let Some(b) = &mut h.balancing {
+                b.finish(end);
+                for &(at, r) in &b.ejection_log {
+                    ts.buckets
+                        .replica(at, usize::from(r), ReplicaEvent::Ejected);
+                }
+            }
         }
         let (tiers, tier_series) = self.tier_rows(end, full);
         let peaks = Peaks::of(&self.tiers[self.bottom].buckets);
@@ -129,6 +135,7 @@ impl PathSim<'_> {
                     retries: s.retries,
                     queue_len: s.queue_len,
                     busy: s.busy,
+                    replicas: s.replicas,
                 });
             }
             ts.levels = Levels::default();

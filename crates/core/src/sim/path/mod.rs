@@ -250,6 +250,9 @@ impl<'m> PathSim<'m> {
         let bottom = spec.bottom();
         // The summary's window and per-attempt peaks are the bottom's.
         tiers[bottom].buckets = Buckets::with_windows(model.bucket, model.peak_window());
+        for (ts, s) in tiers.iter_mut().zip(&spec.tiers) {
+            ts.buckets.keep_replicas(s.server.replicas);
+        }
         // The calendar queue for dense, near events; the radix heap for bursts and closed
         // loops (`queue::EventQueue`).
         let mut queue = match w.kind {

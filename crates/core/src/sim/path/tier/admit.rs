@@ -3,6 +3,7 @@
 //! served FIFO, LIFO or adaptive LIFO, and CoDel may drop what leaves it.
 
 use super::{Outcome, Request, outage_at};
+use crate::metrics::ReplicaEvent;
 use crate::model::{Discipline, FailMode, OutageAnswer, ShedAnswer};
 use crate::policy::ratelimit::{RetryAfter, whole_seconds};
 use crate::sim::path::PathSim;
@@ -40,10 +41,10 @@ impl PathSim<'_> {
         ts.n.orphaned += u64::from(orphan);
         ts.n.last_arrival = now;
         ts.buckets.arrival(now, retry, req.attempt);
-        ts.replicas[r].n.arrivals += 1;
+        ts.replica_saw(now, r, ReplicaEvent::Arrival);
         if s.fail == FailMode::Always {
             ts.n.rejected += 1;
-            ts.replicas[r].n.rejected += 1;
+            ts.replica_saw(now, r, ReplicaEvent::Rejected);
             return self.respond::<C>(now, t, req, Outcome::Unavailable, None);
         }
         if let Some(o) = outage_at(s, r, now) {
@@ -55,7 +56,7 @@ impl PathSim<'_> {
                 return self.release::<C>(req.call);
             }
             ts.n.rejected += 1;
-            ts.replicas[r].n.rejected += 1;
+            ts.replica_saw(now, r, ReplicaEvent::Rejected);
             let ra = o.retry_after;
             return self.respond::<C>(now, t, req, Outcome::Unavailable, ra);
         }
@@ -106,7 +107,7 @@ impl PathSim<'_> {
     ) {
         let ts = &mut self.tiers[t];
         ts.n.rejected += 1;
-        ts.replicas[r].n.rejected += 1;
+        ts.replica_saw(now, r, ReplicaEvent::Rejected);
         self.shed_answer::<C>(now, t, r, req);
     }
 

@@ -11,7 +11,7 @@
 //! [`Outcome`]); `admit.rs` is admission and the queue, `serve.rs` the workers and the answers.
 
 use super::callref::CallRef;
-use crate::metrics::{Buckets, Levels};
+use crate::metrics::{Buckets, Levels, ReplicaEvent};
 use crate::model::{FailMode, Outage, Server, SlowWindow};
 use crate::policy::Class;
 use crate::policy::ratelimit::TokenBucket;
@@ -213,6 +213,19 @@ impl TierState {
         } else {
             usize::from(self.job_replica[job as usize])
         }
+    }
+
+    /// Replica `r` saw `what` at `now`: its counters and its series.
+    #[inline]
+    pub(super) fn replica_saw(&mut self, now: Time, r: usize, what: ReplicaEvent) {
+        let n = &mut self.replicas[r].n;
+        match what {
+            ReplicaEvent::Arrival => n.arrivals += 1,
+            ReplicaEvent::Served => n.served += 1,
+            ReplicaEvent::Rejected => n.rejected += 1,
+            ReplicaEvent::Ejected => {}
+        }
+        self.buckets.replica(now, r, what);
     }
 
     /// The queue length and the busy workers, summed over the replicas, from `now` on.

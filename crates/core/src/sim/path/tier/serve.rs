@@ -3,6 +3,7 @@
 //! the tier below while the worker waits; then the tier answers over the hop's network.
 
 use super::{Outcome, Request, failure_probability, slow_at};
+use crate::metrics::ReplicaEvent;
 use crate::model::{CommitMode, CrashPoint};
 use crate::sim::draws::Round;
 use crate::sim::path::call::{Call, by_kind};
@@ -62,8 +63,8 @@ impl PathSim<'_> {
         let ts = &mut self.tiers[t];
         ts.n.waits += u128::from(now.since(req.arrived).0);
         ts.n.served += 1;
-        let rs = &mut ts.replicas[r];
-        rs.n.served += 1;
+        ts.replica_saw(now, r, ReplicaEvent::Served);
+        let rs = &ts.replicas[r];
         if s.slowdown > 0.0 && rs.busy > 0 {
             // Latency rising with load: each other request in service adds `slowdown`.
             service = service.saturating_mul_f64(1.0 + s.slowdown * rs.busy as f64);

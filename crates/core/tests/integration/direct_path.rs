@@ -281,6 +281,10 @@ fn the_rule_sends_each_shipped_model_where_expected() {
         ("metafor", capacity),
         ("metastable-spike", capacity),
         ("occ-contention", "contention makes clients share a record"),
+        (
+            "one-bad-replica",
+            "server.replicas: callers share balancers (and the direct path has no replicas)",
+        ),
         ("osdi-retry", capacity),
         ("outage-recovery", capacity),
         ("overload-bench", capacity),

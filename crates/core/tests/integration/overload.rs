@@ -606,3 +606,50 @@ fn bad_policy_input_is_refused_with_the_field() {
     let e = refused("[server]\nretry_after = \"soon\"");
     assert!(e.contains("derived"), "{e}");
 }
+
+/// A per-attempt breaker in half-open permits two calls; a concurrency limiter of one refuses the
+/// second. Its permit must come back, or the breaker waits for ever for an outcome that never
+/// comes and refuses every call after the outage.
+#[test]
+fn a_half_open_permit_the_limiter_refuses_is_given_back() {
+    let m = load(
+        "test.toml",
+        r#"
+        horizon = "20s"
+        [workload]
+        kind = "open"
+        rate = "100/s"
+        intents = 1500
+        [retry]
+        max_attempts = 1
+        [server]
+        service = "5ms"
+        outages = [{ from = "0s", to = "2s" }]
+        [breaker]
+        enabled = true
+        scope = "shared"
+        window_size = 10
+        minimum_calls = 10
+        wait_in_open = "100ms"
+        automatic_transition = true
+        permitted_in_half_open = 2
+        [limiter]
+        kind = "aimd"
+        scope = "shared"
+        initial_limit = 1
+        min_limit = 1
+        max_limit = 1
+    "#,
+        &[],
+    )
+    .unwrap()
+    .base;
+    let s = super::util::assert_deterministic(&m, 1).summary;
+    // After the outage (2 s of 15 s of arrivals) the breaker closes again and most intents succeed.
+    assert!(
+        s.succeeded > s.intents / 2,
+        "succeeded {} of {}: the breaker stayed half-open",
+        s.succeeded,
+        s.intents
+    );
+}

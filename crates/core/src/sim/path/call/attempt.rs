@@ -38,12 +38,16 @@ impl PathSim<'_> {
                 Gate::Waits => return,
                 Gate::Rejected => {
                     let hs = &mut self.hops[h];
-                    if attempts == 0 && hs.retry.breaker_around {
-                        // The call the breaker permitted sends nothing: no outcome, and in
-                        // half-open its permit is given back.
-                        if let Some(br) = hs.breaker(client) {
-                            br.release();
-                        }
+                    // What the breaker permitted sends nothing: no outcome, and in half-open
+                    // its permit is given back (else it would be held for good).
+                    let r = &hs.retry;
+                    let permitted = if r.breaker_around {
+                        attempts == 0
+                    } else {
+                        attempts > 0 || !r.breaker_retries_only
+                    };
+                    if permitted && let Some(br) = hs.breaker(client) {
+                        br.release();
                     }
                     hs.n.limiter_rejected += 1;
                     hs.n.first_tries_refused += u64::from(attempts == 0);

@@ -200,3 +200,40 @@ fn least_request_beats_random_on_a_slow_replica() {
     );
     assert!(least.completion_ms.p99 < random.completion_ms.p99);
 }
+
+/// Two replicas, one hedged copy per intent 1 ms after the first, both still out when it goes:
+/// with `previous-hosts` (and enough re-picks) the copy goes to the other replica, so each
+/// replica sees every intent once; placed afresh, the copy often meets the first's replica.
+#[test]
+fn a_hedged_copy_goes_to_another_replica_with_previous_hosts() {
+    let hedged = |predicate: &str| {
+        let text = format!(
+            r#"
+            [workload]
+            kind = "open"
+            rate = "50/s"
+            intents = 500
+            [retry]
+            max_attempts = 2
+            retry_on = []
+            {predicate}
+            [hedge]
+            delay = "1ms"
+            [server]
+            replicas = 2
+            balancer = "random"
+            service = "10ms"
+        "#
+        );
+        run(&load("test.toml", &text, &[]).unwrap().base, 1).summary
+    };
+    let other = hedged(
+        "retry_host_predicate = \"previous-hosts\"\nhost_selection_retry_max_attempts = 100",
+    );
+    let rows = replicas(&other);
+    assert_eq!(rows[0].arrivals, 500, "{rows:?}");
+    assert_eq!(rows[1].arrivals, 500, "{rows:?}");
+    let afresh = hedged("");
+    assert_eq!(afresh.tiers[0].arrivals, 1000);
+    assert_ne!(replicas(&afresh)[0].arrivals, 500, "{:?}", replicas(&afresh));
+}

@@ -266,7 +266,13 @@ impl Model {
                 && self.layers.len() <= 1)
             || self.tiers.first().is_some_and(|t| {
                 t.server.rate_limit.enabled() && t.server.rate_limit.scope == Scope::Client
-            });
+            })
+            || self
+                .tiers
+                .first()
+                .map_or(s, |t| &t.server)
+                .balancer_spec()
+                .is_some_and(|b| b.scope == Scope::Client);
         let processes = match self.workload.kind {
             WorkloadKind::Burst | WorkloadKind::Contention => self.workload.clients,
             WorkloadKind::Closed => self.workload.workers,
@@ -277,7 +283,7 @@ impl Model {
             return Err(invalid(
                 "workload",
                 format!(
-                    "{processes} client processes each with their own budget, breaker or rate limit; at most {MAX_POLICY_INSTANCES} (use scope = \"shared\")"
+                    "{processes} client processes each with their own budget, breaker, rate limit or balancer; at most {MAX_POLICY_INSTANCES} (use scope = \"shared\")"
                 ),
             ));
         }

@@ -18,6 +18,7 @@ mod outputs;
 mod path;
 mod peak_window;
 mod regression;
+mod replicas_errors;
 mod reports;
 mod schema;
 mod slow_windows;

@@ -72,6 +72,29 @@ fn every_shipped_model_validates() {
         value = "200ms"
     "#;
     assert_eq!(errors(&v, forms), Vec::<String>::new());
+    // Replicas (issue 27): the balancer keys, outlier detection, windows on one replica, and the
+    // retry keys that choose among replicas.
+    let replicas = r#"
+        [server]
+        replicas = 4
+        balancer = "least-request"
+        choice_count = 3
+        balancer_scope = "client"
+        panic_threshold = 25
+        outages = [{ from = "1s", to = "2s", replica = 1 }]
+        failure_windows = [{ from = "3s", to = "9s", probability = 0.5, replica = 0 }]
+        [server.outlier_detection]
+        kind = "envoy"
+        interval = "5s"
+        base_ejection_time = "15s"
+        max_ejection_percent = 50
+        consecutive_5xx = 3
+        always_eject_one_host = true
+        [retry]
+        retry_host_predicate = "previous-hosts"
+        host_selection_retry_max_attempts = 3
+    "#;
+    assert_eq!(errors(&v, replicas), Vec::<String>::new());
 }
 
 #[test]
@@ -91,6 +114,21 @@ fn bad_input_is_flagged() {
             "/expect/0/op",
         ),
         ("colour = \"red\"\n", ""),
+        ("[server]\nbalancer = \"weighted\"\n", "/server/balancer"),
+        ("[server]\nreplicas = -2\n", "/server/replicas"),
+        (
+            "[server.outlier_detection]\nconsecutive5xx = 3\n",
+            "/server/outlier_detection",
+        ),
+        (
+            // An optional table: the validator names the table, not the key.
+            "[server.outlier_detection]\nkind = \"finagle\"\n",
+            "/server/outlier_detection",
+        ),
+        (
+            "[retry]\nretry_host_predicate = \"other-hosts\"\n",
+            "/retry/retry_host_predicate",
+        ),
     ] {
         let errs = errors(&v, bad);
         assert!(

@@ -112,7 +112,7 @@ pub struct SchemaArgs {
 #[derive(Args, Debug)]
 pub struct ImportArgs {
     /// The kind of file: grpc (service config JSON), aws (shared config file) or envoy (a route
-    /// retry_policy and cluster circuit_breakers, YAML or JSON).
+    /// retry_policy, and a cluster's circuit_breakers and load balancing, YAML or JSON).
     #[arg(value_parser = ["grpc", "aws", "envoy"])]
     pub source: String,
     /// The configuration file.

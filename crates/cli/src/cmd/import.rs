@@ -2,7 +2,7 @@
 //! prints is loaded with the core's loader first.
 
 use crate::args::ImportArgs;
-use crate::import::{MAX_CONFIG_BYTES, sections};
+use crate::import::{MAX_CONFIG_BYTES, Target, sections};
 use crate::{CliError, output};
 
 /// The `import` subcommand.
@@ -29,7 +29,7 @@ pub fn import(a: ImportArgs) -> Result<(), CliError> {
     };
     let origin = a.file.display().to_string();
     let text = output::read_text(&a.file, "the configuration file", MAX_CONFIG_BYTES)?;
-    let emit = sections(&a.source, &origin, &text, pick.as_deref())?;
+    let emit = sections(&a.source, &origin, &text, pick.as_deref(), Target::Model)?;
     let body = emit.render();
     // What import prints must be a model the loader accepts.
     retrystorm_core::load::load(&origin, &body, &[]).map_err(|e| {
@@ -42,5 +42,8 @@ pub fn import(a: ImportArgs) -> Result<(), CliError> {
     let out = output::Out::new("--out", &path);
     output::check(&[out], &[("the configuration file", a.file.as_path())])?;
     output::write(output::Out::new("--out", &path), &body)?;
+    for w in emit.warnings() {
+        eprintln!("warning: {origin}: {w}");
+    }
     Ok(())
 }

@@ -18,11 +18,22 @@ pub const SOURCES: [&str; 3] = ["grpc", "aws", "envoy"];
 /// The largest configuration file read (real ones are a few kB).
 pub const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
 
+/// What the imported sections become.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A model of their own (`retrystorm import`): it must load by itself.
+    Model,
+    /// Keys under a model's `[retry]` (or a tier's), `retry.from`: the model around them decides
+    /// what the rest is.
+    RetryFrom,
+}
+
 /// Model sections in the order they are written, each an ordered list of keys.
 #[derive(Debug, Default)]
 pub struct Emit {
     header: Vec<String>,
     sections: Vec<(String, Vec<Line>)>,
+    warnings: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -36,6 +47,18 @@ impl Emit {
     /// A comment line above the sections.
     pub fn note(&mut self, text: impl Into<String>) {
         self.header.push(text.into());
+    }
+
+    /// A warning: printed on stderr by `import`, and a comment line above the sections.
+    pub fn warn(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.header.push(format!("Warning: {text}"));
+        self.warnings.push(text);
+    }
+
+    /// The warnings, in the order given.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// `key = value` in `[section]` (a TOML value, already formatted), commented `from`.
@@ -147,18 +170,20 @@ pub fn refuse(file: &str, field: &str, message: impl std::fmt::Display) -> CliEr
     }
 }
 
-/// The sections `SOURCE`'s file `path` stands for (`pick` = `--method` / `--profile`).
+/// The sections `SOURCE`'s file `path` stands for (`pick` = `--method` / `--profile`), for
+/// `target`.
 pub fn sections(
     source: &str,
     origin: &str,
     text: &str,
     pick: Option<&str>,
+    target: Target,
 ) -> Result<Emit, CliError> {
     match source {
         "grpc" => grpc::import(origin, text, pick),
         "aws" => aws::import(origin, text, pick),
         "envoy" => match pick {
-            None => envoy::import(origin, text),
+            None => envoy::import(origin, text, target),
             Some(_) => Err(CliError::Input(
                 "import envoy: --method and --profile are for grpc and aws".into(),
             )),
@@ -198,7 +223,8 @@ pub fn resolve_from(model: &str, reference: &str) -> Result<String, String> {
     let origin = path.display().to_string();
     let text = output::read_text(&path, "the configuration file", MAX_CONFIG_BYTES)
         .map_err(|e| e.to_string())?;
-    let emit = sections(source, &origin, &text, pick).map_err(|e| e.to_string())?;
+    let emit =
+        sections(source, &origin, &text, pick, Target::RetryFrom).map_err(|e| e.to_string())?;
     Ok(emit.render())
 }
 

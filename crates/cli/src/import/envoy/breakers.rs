@@ -3,7 +3,7 @@
 
 use super::super::grpc::object;
 use super::super::{Emit, float, quoted, refuse};
-use super::keys;
+use super::{keys, uint32};
 use crate::CliError;
 use serde_json::{Map, Value};
 
@@ -202,17 +202,4 @@ fn retry_budget(file: &str, at: &str, rb: &Value, e: &mut Emit) -> Result<(), Cl
     e.set("budget", "budget_percent", float(pct), pnote);
     e.set("budget", "min_retry_concurrency", min.to_string(), mnote);
     Ok(())
-}
-
-/// A `UInt32Value` field: a non-negative integer that fits 32 bits.
-fn uint32(file: &str, at: &str, v: &Value) -> Result<u64, CliError> {
-    v.as_u64()
-        .filter(|n| *n <= u64::from(u32::MAX))
-        .ok_or_else(|| {
-            refuse(
-                file,
-                at,
-                format!("expected a non-negative integer, got {v}"),
-            )
-        })
 }

@@ -4,7 +4,7 @@
 use super::super::grpc::object;
 use super::super::{Emit, duration, quoted, refuse};
 use super::backoff::{backoff, rate_limited_backoff};
-use super::{keys, millis};
+use super::{Pending, keys, millis};
 use crate::CliError;
 use retrystorm_core::time::Duration;
 use serde_json::{Map, Value};
@@ -69,18 +69,10 @@ const REFUSED_ON: [(&str, &str); 6] = [
 const STATUS: [(u64, &str); 4] = [(503, "503"), (429, "429"), (500, "5xx"), (409, "409")];
 
 /// `RetryPolicy` fields that cannot act in the model, and why.
-const UNSUPPORTED_POLICY: [(&str, &str); 5] = [
-    (
-        "host_selection_retry_max_attempts",
-        "host selection: the model has one server per tier",
-    ),
-    (
-        "retry_host_predicate",
-        "host selection: the model has one server per tier",
-    ),
+const UNSUPPORTED_POLICY: [(&str, &str); 3] = [
     (
         "retry_priority",
-        "priority levels: the model has one server per tier",
+        "priority levels: the model's replicas are one priority level",
     ),
     (
         "retriable_headers",
@@ -93,13 +85,32 @@ const UNSUPPORTED_POLICY: [(&str, &str); 5] = [
 ];
 
 /// The `RetryPolicy` fields the import maps.
-const POLICY_FIELDS: [&str; 6] = [
+const POLICY_FIELDS: [&str; 8] = [
     "retry_on",
     "num_retries",
     "per_try_timeout",
     "retry_back_off",
     "rate_limited_retry_back_off",
     "retriable_status_codes",
+    "retry_host_predicate",
+    "host_selection_retry_max_attempts",
+];
+
+/// The one retry host predicate the model has (`envoy.extensions.retry.host.previous_hosts.v3`).
+const PREVIOUS_HOSTS: &str = "envoy.retry_host_predicates.previous_hosts";
+/// Its `typed_config` type, an empty message.
+const PREVIOUS_HOSTS_TYPE: &str =
+    "type.googleapis.com/envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate";
+/// Other retry host predicates Envoy has, and why they cannot act.
+const OTHER_PREDICATES: [(&str, &str); 2] = [
+    (
+        "envoy.retry_host_predicates.omit_canary_hosts",
+        "the model's replicas are no canaries",
+    ),
+    (
+        "envoy.retry_host_predicates.omit_host_metadata",
+        "the model's replicas carry no metadata to match",
+    ),
 ];
 
 fn list(classes: &[&str]) -> String {
@@ -107,13 +118,15 @@ fn list(classes: &[&str]) -> String {
     format!("[{}]", q.join(", "))
 }
 
+/// The retry policy's `[retry]` keys into `e`; its host selection keys (which need a replicated
+/// tier) are returned to be written or not by the caller.
 pub(super) fn retry_policy(
     file: &str,
     at: &str,
     rp: &Value,
     route_timeout: (Option<Duration>, String),
     e: &mut Emit,
-) -> Result<(), CliError> {
+) -> Result<Vec<Pending>, CliError> {
     let rp = object(file, at, rp)?;
     let mut why: Vec<(&str, &str)> = UNSUPPORTED_POLICY.to_vec();
     why.push((
@@ -126,7 +139,102 @@ pub(super) fn retry_policy(
     attempts(file, at, rp, &classes, &on_text, e)?;
     timeouts(file, at, rp, route_timeout, e)?;
     backoff(file, at, rp, e)?;
-    rate_limited_backoff(file, at, rp, e)
+    rate_limited_backoff(file, at, rp, e)?;
+    host_selection(file, at, rp)
+}
+
+/// `retry_host_predicate` (only `previous_hosts`) and `host_selection_retry_max_attempts`
+/// (int64; 0, the proto3 default, is Envoy's "retrying once").
+fn host_selection(file: &str, at: &str, rp: &Map<String, Value>) -> Result<Vec<Pending>, CliError> {
+    let f = |k: &str| format!("{at}.{k}");
+    let mut out = Vec::new();
+    let retry = |key: &str, value: String, comment: String| Pending {
+        section: "retry",
+        key: key.to_string(),
+        value,
+        comment,
+    };
+    let predicates: &[Value] = match rp.get("retry_host_predicate") {
+        None => &[],
+        Some(Value::Array(a)) => a,
+        Some(_) => {
+            return Err(refuse(
+                file,
+                &f("retry_host_predicate"),
+                "expected a list of {name, typed_config}",
+            ));
+        }
+    };
+    for (i, p) in predicates.iter().enumerate() {
+        let pat = format!("{}[{i}]", f("retry_host_predicate"));
+        let p = object(file, &pat, p)?;
+        keys(file, &pat, p, &["name", "typed_config"], &[])?;
+        let name = p.get("name").and_then(Value::as_str).unwrap_or("");
+        if name != PREVIOUS_HOSTS {
+            let why = OTHER_PREDICATES
+                .iter()
+                .find(|o| o.0 == name)
+                .map_or("is not a retry host predicate this import knows", |o| o.1);
+            return Err(refuse(
+                file,
+                &format!("{pat}.name"),
+                format!("{name:?}: {why}; supported: {PREVIOUS_HOSTS}"),
+            ));
+        }
+        if let Some(tc) = p.get("typed_config") {
+            let tat = format!("{pat}.typed_config");
+            let tc = object(file, &tat, tc)?;
+            keys(file, &tat, tc, &["@type"], &[])?;
+            if let Some(t) = tc.get("@type")
+                && t.as_str() != Some(PREVIOUS_HOSTS_TYPE)
+            {
+                return Err(refuse(
+                    file,
+                    &format!("{tat}.@type"),
+                    format!("{t}: previous_hosts takes {PREVIOUS_HOSTS_TYPE:?}"),
+                ));
+            }
+        }
+    }
+    if !predicates.is_empty() {
+        out.push(retry(
+            "retry_host_predicate",
+            quoted("previous-hosts"),
+            format!("{} = {PREVIOUS_HOSTS}", f("retry_host_predicate")),
+        ));
+    }
+    let Some(v) = rp.get("host_selection_retry_max_attempts") else {
+        return Ok(out);
+    };
+    let hat = f("host_selection_retry_max_attempts");
+    // int64: a number, or a string in proto3 JSON.
+    let n = match v {
+        Value::String(s) => s.parse::<i64>().ok(),
+        v => v.as_i64(),
+    }
+    .ok_or_else(|| refuse(file, &hat, format!("expected an integer, got {v}")))?;
+    if predicates.is_empty() {
+        return Err(refuse(
+            file,
+            &hat,
+            "acts only with a retry_host_predicate (Envoy reselects a host only when a predicate rejects it); add envoy.retry_host_predicates.previous_hosts or remove it",
+        ));
+    }
+    if !(0..=100).contains(&n) {
+        return Err(refuse(
+            file,
+            &hat,
+            format!("the model takes 0..=100 (each is one more pick per retry), got {n}"),
+        ));
+    }
+    if n > 0 {
+        out.push(retry(
+            "host_selection_retry_max_attempts",
+            n.to_string(),
+            format!("{hat} = {v}"),
+        ));
+    }
+    Ok(out)
 }
 
 /// `retry_on` (with `retriable_status_codes`): the model's answer classes it retries, and the

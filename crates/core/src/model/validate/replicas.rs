@@ -188,10 +188,12 @@ fn validate_outlier(p: &str, o: &OutlierDetection) -> Result<(), Invalid> {
                     "gRPC's outlier detection (gRFC A50) has no consecutive-error ejection: only success rate and failure percentage (use kind = \"envoy\")",
                 ));
             }
-            o.grpc().validate(p)?;
-            // A50 checks the percentages of the ejection kinds it builds; the fields behind a
-            // kind it does not build are still percentages.
-            o.envoy().validate(p)
+            // Envoy's checks first: they name the fields as the file writes them (A50's
+            // validation names its own JSON, `failure_percentage_ejection.threshold`, which no
+            // model file has), and the fields behind a kind A50 does not build are still
+            // percentages.
+            o.envoy().validate(p)?;
+            o.grpc().validate(p)
         }
     }
 }

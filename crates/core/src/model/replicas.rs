@@ -172,9 +172,13 @@ impl OutlierDetection {
     }
 
     /// The fields gRPC's outlier detection does not have (A50 reads only success rate and
-    /// failure percentage), with whether each is set.
-    pub fn envoy_only(&self) -> [(&'static str, bool); 5] {
+    /// failure percentage, and adds no jitter to the ejection time), with whether each is set.
+    pub fn envoy_only(&self) -> [(&'static str, bool); 6] {
         [
+            (
+                "max_ejection_time_jitter",
+                self.max_ejection_time_jitter.is_some(),
+            ),
             ("consecutive_5xx", self.consecutive_5xx.is_some()),
             (
                 "enforcing_consecutive_5xx",

@@ -185,7 +185,7 @@ fn validate_outlier(p: &str, o: &OutlierDetection) -> Result<(), Invalid> {
             if let Some((field, _)) = o.envoy_only().into_iter().find(|(_, set)| *set) {
                 return Err(invalid(
                     &format!("{p}.{field}"),
-                    "gRPC's outlier detection (gRFC A50) has no consecutive-error ejection: only success rate and failure percentage (use kind = \"envoy\")",
+                    "is Envoy's only: gRPC's outlier detection (gRFC A50) has no consecutive-error ejection and no ejection jitter, only success rate and failure percentage (use kind = \"envoy\")",
                 ));
             }
             // Envoy's checks first: they name the fields as the file writes them (A50's

@@ -25,6 +25,8 @@
 //! - `overload`: `models/overload-bench.toml`, open Poisson arrivals 25% above capacity with
 //!   timeouts and retries, about 1.3 * 10^7 events. Throughput in events (`summary.events`).
 //!
+//! - `replicas`: `models/one-bad-replica.toml` (five replicas, outlier ejection, previous_hosts)
+//!   and the same at 64 replicas behind a least-request balancer. Throughput in events.
 //! - `tune`: `retrystorm::tune::search` over 50 candidates of the 1000-client herd, with every
 //!   run it asks for (one thread).
 //!
@@ -268,6 +270,28 @@ fn path(c: &mut Criterion) {
     events_bench(c, "path", "three-tiers-1e6", &m, Ended::Settled);
 }
 
+/// Replicas (issue 27): `models/one-bad-replica.toml` as shipped (variant `other-host+ejection`:
+/// five replicas, a shared round-robin balancer, Envoy's outlier detection, previous_hosts), and
+/// 64 replicas behind a least-request balancer at the same load per replica.
+fn replicas(c: &mut Criterion) {
+    let m = model(
+        "models/one-bad-replica.toml",
+        Some("other-host+ejection"),
+        &[],
+    );
+    events_bench(c, "replicas", "one-bad-replica", &m, Ended::Horizon);
+    let m = model(
+        "models/one-bad-replica.toml",
+        Some("any-host"),
+        &[
+            "server.replicas=64".into(),
+            "server.balancer=\"least-request\"".into(),
+            "workload.rate=\"5120/s\"".into(),
+        ],
+    );
+    events_bench(c, "replicas", "least-request-64", &m, Ended::Horizon);
+}
+
 /// `tune` over 50 candidates of the 1000-client herd (variant `full`: retry.base 10..100 ms x
 /// max_attempts 2..6), KN on peak_retries with 5 first-stage seeds, one thread: the search's
 /// decisions plus every run it asks for.
@@ -317,5 +341,5 @@ fn tune(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, herd, three_clients, overload, path, tune);
+criterion_group!(benches, herd, three_clients, overload, path, replicas, tune);
 criterion_main!(benches);

@@ -235,5 +235,10 @@ fn a_hedged_copy_goes_to_another_replica_with_previous_hosts() {
     assert_eq!(rows[1].arrivals, 500, "{rows:?}");
     let afresh = hedged("");
     assert_eq!(afresh.tiers[0].arrivals, 1000);
-    assert_ne!(replicas(&afresh)[0].arrivals, 500, "{:?}", replicas(&afresh));
+    assert_ne!(
+        replicas(&afresh)[0].arrivals,
+        500,
+        "{:?}",
+        replicas(&afresh)
+    );
 }

@@ -215,9 +215,13 @@ impl TierState {
         }
     }
 
-    /// Replica `r` saw `what` at `now`: its counters and its series.
-    #[inline]
+    /// Replica `r` saw `what` at `now`: its counters and its series (a tier of one replica
+    /// reports none: its counters are the tier's).
+    #[inline(always)]
     pub(super) fn replica_saw(&mut self, now: Time, r: usize, what: ReplicaEvent) {
+        if self.replicas.len() < 2 {
+            return;
+        }
         let n = &mut self.replicas[r].n;
         match what {
             ReplicaEvent::Arrival => n.arrivals += 1,

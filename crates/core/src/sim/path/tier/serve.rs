@@ -113,7 +113,9 @@ impl PathSim<'_> {
             Some(p) => self.draws.failure(k).bernoulli(p),
             None => false,
         };
-        self.tiers[t].replicas[r].n.errors += u64::from(failed);
+        if failed && self.tiers[t].replicas.len() > 1 {
+            self.tiers[t].replicas[r].n.errors += 1;
+        }
         let crashed = !failed
             && s.crash_probability > 0.0
             && self.draws.crash(k).bernoulli(s.crash_probability);

@@ -55,7 +55,8 @@ pub(super) fn erlang_c(c: u32, a: f64) -> f64 {
 /// GI/M/1 with Erlang-`k` interarrival times (every `k`-th arrival of a Poisson stream) at load
 /// `rho`: the root `sigma` in (0, 1) of `sigma = A(mu (1 - sigma))`, `A` the interarrival
 /// time's Laplace transform, `(k rho / (k rho + 1 - sigma))^k` with `mu = 1`. An arrival waits
-/// with probability `sigma` and `Wq = sigma / (mu (1 - sigma))` (Kleinrock, Queueing Systems vol. 1, ch. 6, G/M/1).
+/// with probability `sigma` and `Wq = sigma / (mu (1 - sigma))` (Kleinrock, Queueing Systems
+/// vol. 1, ch. 6, G/M/1).
 pub(super) fn erlang_k_m1_sigma(k: u32, rho: f64) -> f64 {
     let kr = f64::from(k) * rho;
     // The iteration from 0 rises monotonically to the smallest root, the one below 1.
@@ -345,7 +346,7 @@ fn replicas_random() -> Experiment {
     let sigma = erlang_k_m1_sigma(4, rho);
     Experiment {
         id: "replicas-random",
-        title: "4 replicas of M/M/1 behind a random balancer, rho = 0.7 (lambda 2800/s, exp(1ms))",
+        title: "4 single-worker replicas, random or round robin, rho = 0.7 (lambda 2800/s, exp(1ms))",
         model: || {
             "name = \"replicas\"\nhorizon = \"100s\"\nbucket = \"1s\"\n\
              [workload]\nkind = \"open\"\nrate = \"2800/s\"\n\
@@ -420,9 +421,9 @@ fn share(r: usize) -> Case {
 }
 
 /// Why the supermarket rows sit above their limit.
-const FINITE_N: &str = "the limit is for N -> infinity; at N = 100 the mean time in system is above it by \
-    about 1 / N of itself and more (lambda 0.9 over N = 10..1000: about +5 ms / N), shrinking as N grows \
-    (docs/validation.md, the supermarket model)";
+const FINITE_N: &str = "a finite-N effect: the limit is for N -> infinity; over N = 10..1000 the \
+    simulated mean lies above it by about 1.3 ms / N (lambda 0.7) and 5 ms / N (lambda 0.9), so at \
+    N = 100 by about 0.8% and 1.9% (docs/validation.md, the supermarket model)";
 
 /// The experiment `supermarket` (docs/validation.md): Envoy's least request with two choices in
 /// front of 100 single-worker replicas is the supermarket model; its mean time in system tends,

@@ -388,6 +388,17 @@ mod tests {
     }
 
     #[test]
+    fn erlang_k_m1_and_the_supermarket_limit_match_by_hand() {
+        // Erlang-1 arrivals are Poisson: sigma = rho (M/M/1).
+        assert!((erlang_k_m1_sigma(1, 0.7) - 0.7).abs() < 1e-12);
+        // E2/M/1 at rho = 0.5: sigma = (1 / (2 - sigma))^2, root (3 - sqrt(5)) / 2.
+        assert!((erlang_k_m1_sigma(2, 0.5) - (3.0 - 5f64.sqrt()) / 2.0).abs() < 1e-12);
+        // 0.5 + 0.5^3 + 0.5^7 + 0.5^15 + 0.5^31 + ...
+        let s = 0.5 + 0.125 + 0.0078125 + 0.5f64.powi(15) + 0.5f64.powi(31);
+        assert!((supermarket_mean_number(0.5) - s).abs() < 1e-15);
+    }
+
+    #[test]
     fn a_reference_inside_the_widened_interval_passes_and_one_outside_does_not() {
         let c = |r| case("v", "m", Value::Metric("x"), r);
         let ours = [9.0, 10.0, 11.0, 10.0];

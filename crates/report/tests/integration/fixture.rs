@@ -119,6 +119,7 @@ pub fn variant(name: &str, buckets: usize, storm: u32) -> VariantResult {
             retries,
             succeeded,
             tiers: Vec::new(),
+            replicas: Vec::new(),
             attempts: Vec::new(),
         },
         // As a report read back from JSON: no per-outcome CDFs (`split` adds them).

@@ -78,6 +78,10 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ),
     ("gc-pause", include_str!("../../../../models/gc-pause.toml")),
     (
+        "one-bad-replica",
+        include_str!("../../../../models/one-bad-replica.toml"),
+    ),
+    (
         "retry-after",
         include_str!("../../../../models/retry-after.toml"),
     ),

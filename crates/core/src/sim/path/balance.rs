@@ -40,6 +40,10 @@ struct Instance {
     balancer: Balancer,
     draw: Stream,
     detector: Option<Watched>,
+    /// The replicas not ejected by the detector (or all, in panic), rebuilt only after the
+    /// detector ejected or unejected one: a pick does not scan every replica.
+    hosts: Vec<u32>,
+    hosts_fresh: bool,
 }
 
 /// A detector, its draws, and each replica's ejection count as last seen (to log new ones).
@@ -60,8 +64,9 @@ pub(super) struct Balancing {
     panic_threshold: u32,
     /// The routes of each call slot's attempts, until the call settles.
     routes: Vec<Vec<Route>>,
-    /// Scratch: the replicas a pick chooses among, and the replicas a call tried.
-    hosts: Vec<u32>,
+    /// Every replica: what a balancer without a detector chooses among.
+    all_hosts: Vec<u32>,
+    /// Scratch: the replicas a call tried.
     previous: PreviousHosts,
     /// Ejections per replica over every detector, and when each began.
     pub(super) ejections: Vec<u64>,
@@ -96,6 +101,8 @@ impl Balancing {
                     balancer,
                     draw,
                     detector,
+                    hosts: Vec::new(),
+                    hosts_fresh: false,
                 }
             })
             .collect();
@@ -110,7 +117,7 @@ impl Balancing {
                 .unwrap_or(retry_host::DEFAULT_HOST_SELECTION_RETRY_MAX_ATTEMPTS),
             panic_threshold: b.panic_threshold,
             routes: Vec::new(),
-            hosts: Vec::with_capacity(replicas as usize),
+            all_hosts: (0..replicas).collect(),
             previous: PreviousHosts::default(),
             ejections: vec![0; replicas as usize],
             ejection_log: Vec::new(),
@@ -139,9 +146,17 @@ impl Balancing {
         let replica = match (self.predicate, routes.first()) {
             (HostPredicate::SameHost, Some(first)) => u32::from(first.replica),
             (predicate, _) => {
-                let detector = inst.detector.as_ref().map(|w| &w.detector);
-                let ejected = |r| detector.is_some_and(|d| d.is_ejected(r));
-                hosts_to_use(replicas, ejected, self.panic_threshold, &mut self.hosts);
+                let hosts = match &inst.detector {
+                    None => &self.all_hosts,
+                    Some(w) => {
+                        if !inst.hosts_fresh {
+                            let ejected = |r| w.detector.is_ejected(r);
+                            hosts_to_use(replicas, ejected, self.panic_threshold, &mut inst.hosts);
+                            inst.hosts_fresh = true;
+                        }
+                        &inst.hosts
+                    }
+                };
                 let how = if predicate == HostPredicate::PreviousHosts && attempt > 0 {
                     self.previous.clear();
                     for r in routes {
@@ -155,7 +170,7 @@ impl Balancing {
                     Attempt::First
                 };
                 let balancer = &mut inst.balancer;
-                retry_host::choose(balancer, &self.hosts, how, &mut inst.draw, now)
+                retry_host::choose(balancer, hosts, how, &mut inst.draw, now)
                     .expect("hosts_to_use never leaves a replicated tier without hosts")
             }
         };
@@ -194,7 +209,9 @@ impl Balancing {
         inst.balancer.finish(replica, sent, now);
         if let Some(w) = &mut inst.detector {
             w.detector.record(replica, class, now, &mut w.draw);
-            log_ejections(w, now, &mut self.ejections, &mut self.ejection_log);
+            if log_ejections(w, now, &mut self.ejections, &mut self.ejection_log) {
+                inst.hosts_fresh = false;
+            }
         }
     }
 
@@ -214,13 +231,16 @@ impl Balancing {
 
     /// Runs every interval tick of instance `i`'s detector up to `now`, at its own time.
     fn catch_up(&mut self, i: usize, now: Time) {
-        let Some(w) = &mut self.instances[i].detector else {
+        let inst = &mut self.instances[i];
+        let Some(w) = &mut inst.detector else {
             return;
         };
         while w.detector.next_tick() <= now {
             let at = w.detector.next_tick();
             w.detector.tick(at, &mut w.draw);
             log_ejections(w, at, &mut self.ejections, &mut self.ejection_log);
+            // A tick may uneject as well as eject.
+            inst.hosts_fresh = false;
         }
     }
 
@@ -232,11 +252,17 @@ impl Balancing {
     }
 }
 
-/// Logs the ejections `w`'s detector made since it was last looked at, as of `at`.
-fn log_ejections(w: &mut Watched, at: Time, totals: &mut [u64], log: &mut Vec<(Time, u16)>) {
+/// Logs the ejections `w`'s detector made since it was last looked at, as of `at`; whether it
+/// made any.
+fn log_ejections(
+    w: &mut Watched,
+    at: Time,
+    totals: &mut [u64],
+    log: &mut Vec<(Time, u16)>,
+) -> bool {
     let enforced = w.detector.counts().enforced;
     if enforced == w.enforced {
-        return;
+        return false;
     }
     w.enforced = enforced;
     for (r, seen) in w.seen.iter_mut().enumerate() {
@@ -247,4 +273,5 @@ fn log_ejections(w: &mut Watched, at: Time, totals: &mut [u64], log: &mut Vec<(T
         }
         *seen = now;
     }
+    true
 }

@@ -91,6 +91,7 @@ impl PathSim<'_> {
                 rs.queued_since = now;
             }
             rs.waiting.push_back(req);
+            ts.queued += 1;
             ts.set_levels(now);
         } else {
             self.shed::<C>(now, t, r, req);
@@ -172,7 +173,9 @@ impl PathSim<'_> {
                 .codel
                 .as_mut()
                 .is_some_and(|c| c.should_drop(now.since(req.arrived), now));
-            self.tiers[t].set_levels(now);
+            let ts = &mut self.tiers[t];
+            ts.queued -= 1;
+            ts.set_levels(now);
             if codel_drops {
                 self.codel_drop(now, t, r, req);
                 continue;

@@ -137,6 +137,9 @@ pub(crate) struct TierState {
     queue_limit: u64,
     concurrency_limit: u64,
     pub(super) replicas: Vec<Replica>,
+    /// Requests waiting and busy workers over every replica (the tier's levels).
+    queued: u64,
+    busy: u64,
     /// Requests in service, each with the replica serving it; jobs are numbered across the
     /// tier's replicas (an inner call names its parent's job).
     pub(super) in_service: Vec<Request>,
@@ -168,6 +171,8 @@ impl TierState {
             queue_limit: s.queue.0.unwrap_or(u64::MAX),
             concurrency_limit: s.concurrency_limit.0.unwrap_or(u64::MAX),
             replicas: (0..s.replicas.max(1)).map(|_| replica()).collect(),
+            queued: 0,
+            busy: 0,
             in_service: Vec::new(),
             job_replica: Vec::new(),
             free_jobs: Vec::new(),
@@ -232,16 +237,24 @@ impl TierState {
         self.buckets.replica(now, r, what);
     }
 
-    /// The queue length and the busy workers, summed over the replicas, from `now` on.
+    /// The queue length and the busy workers over every replica, from `now` on.
     #[inline]
     fn set_levels(&mut self, now: Time) {
-        let (queued, busy) = match self.replicas.as_slice() {
-            [one] => (one.waiting.len() as u64, one.busy),
-            all => all
-                .iter()
-                .fold((0, 0), |(q, b), r| (q + r.waiting.len() as u64, b + r.busy)),
-        };
-        self.levels.set(&mut self.buckets, now, queued, busy);
+        self.levels
+            .set(&mut self.buckets, now, self.queued, self.busy);
+    }
+
+    /// A worker of replica `r` takes a request (`+1`) or lets one go (`-1`).
+    #[inline(always)]
+    fn work(&mut self, r: usize, started: bool) {
+        let rs = &mut self.replicas[r];
+        if started {
+            rs.busy += 1;
+            self.busy += 1;
+        } else {
+            rs.busy -= 1;
+            self.busy -= 1;
+        }
     }
 }
 

@@ -72,7 +72,7 @@ impl PathSim<'_> {
         req.service = service;
         self.note::<C>(now, req.call, req.attempt, Step::Serve, None);
         let ts = &mut self.tiers[t];
-        ts.replicas[r].busy += 1;
+        ts.work(r, true);
         ts.set_levels(now);
         let job = match ts.free_jobs.pop() {
             Some(j) => {
@@ -169,7 +169,7 @@ impl PathSim<'_> {
         }
         let ts = &mut self.tiers[t];
         ts.free_jobs.push(job);
-        ts.replicas[r].busy -= 1;
+        ts.work(r, false);
         ts.set_levels(now);
         let keyed = req.key != NO_KEY && self.store_enabled();
         let mut waiters = if keyed {
@@ -202,7 +202,7 @@ impl PathSim<'_> {
         let req = ts.in_service[job as usize];
         let r = ts.replica_of(job);
         ts.free_jobs.push(job);
-        ts.replicas[r].busy -= 1;
+        ts.work(r, false);
         ts.set_levels(now);
         by_kind!(req.call, C => self.respond::<C>(now, t, req, outcome, None));
         self.dispatch(now, t, r);

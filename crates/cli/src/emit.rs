@@ -189,10 +189,7 @@ fn emit_seeds(
     if let Some(p) = &out.replicas_svg {
         files.push((
             output::Out::new("--replicas-svg", p),
-            report::replicas_chart_opts(
-                rep,
-                &crate::charts::replica_chart_options(models, seeds),
-            )
+            report::replicas_chart_opts(rep, &crate::charts::replica_chart_options(models, seeds))
                 .map_err(|e| CliError::Output(format!("svg: {e}")))?,
         ));
     }

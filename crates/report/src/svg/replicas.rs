@@ -42,9 +42,11 @@ pub fn replicas_chart_opts(report: &RunReport, opt: &ChartOptions) -> Result<Str
         });
     }
     let end_s = time_end_s(
-        panels
-            .iter()
-            .flat_map(|p| p.replicas.iter().map(|r| last_ms(&wide(&r.arrivals), p.bucket_ms))),
+        panels.iter().flat_map(|p| {
+            p.replicas
+                .iter()
+                .map(|r| last_ms(&wide(&r.arrivals), p.bucket_ms))
+        }),
         &windows.concat(),
     );
     panel_chart(CHART, report, title, &entries, panels.len(), |area, i| {
@@ -58,10 +60,11 @@ pub fn replicas_chart_opts(report: &RunReport, opt: &ChartOptions) -> Result<Str
             .unwrap_or(0)
             .max(1);
         // Room at the top for a window's label and, under it, the ejection marks.
-        let ejected = panels
-            .iter()
-            .filter(|q| q.tier == p.tier)
-            .any(|q| q.replicas.iter().any(|r| r.ejections.iter().any(|&e| e > 0)));
+        let ejected = panels.iter().filter(|q| q.tier == p.tier).any(|q| {
+            q.replicas
+                .iter()
+                .any(|r| r.ejections.iter().any(|&e| e > 0))
+        });
         let room = if ejected { 1.3 } else { 1.12 };
         let w = windows.get(p.variant).map_or(&[][..], |w| &w[..]);
         draw_panel(area, report, p, (end_s, f64::from(ymax) * room), w)
@@ -175,7 +178,11 @@ fn panel_title(report: &RunReport, p: &ReplicaPanel) -> String {
     }
     let ejections: u64 = counts.into_iter().flatten().map(|r| r.ejections).sum();
     let ejected = if ejections > 0 {
-        format!(", {} ejection{}", fmt::int(ejections), if ejections == 1 { "" } else { "s" })
+        format!(
+            ", {} ejection{}",
+            fmt::int(ejections),
+            if ejections == 1 { "" } else { "s" }
+        )
     } else {
         String::new()
     };

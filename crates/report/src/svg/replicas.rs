@@ -230,7 +230,7 @@ fn draw_panel(
         chart
             .draw_series(LineSeries::new(
                 time_points(&wide(&r.arrivals), p.bucket_ms),
-                replica(k).stroke_width(thin_stroke(k, p.replicas.len())),
+                replica(k).stroke_width(replica_stroke(k, p.replicas.len())),
             ))
             .map_err(chart_err(CHART))?;
     }
@@ -263,4 +263,12 @@ fn draw_panel(
         chart.draw_series(marks).map_err(chart_err(CHART))?;
     }
     Ok(())
+}
+
+/// Replica `k`'s line width of `n`: earlier replicas wider ([`thin_stroke`], 4 px down to 1 px),
+/// so replicas with the same load (round robin) show as stripes; past 5 replicas at most 2 px,
+/// so that many lines stay lines.
+fn replica_stroke(k: usize, n: usize) -> u32 {
+    let w = thin_stroke(k, n);
+    if n > 5 { w.min(2) } else { w }
 }

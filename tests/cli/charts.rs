@@ -117,3 +117,59 @@ fn the_tiers_chart_shades_the_models_windows() {
         .count();
     assert_eq!(shaded, 4, "three panels and the legend's swatch");
 }
+
+#[test]
+fn the_replicas_chart_draws_each_replica_and_marks_the_ejection() {
+    let d = tempfile::tempdir().unwrap();
+    let svg = d.path().join("replicas.svg");
+    let html = d.path().join("r.html");
+    let model = shipped("one-bad-replica.toml");
+    let (code, _, err) = out(rs().args([
+        "compare",
+        &model,
+        "--set",
+        "horizon=20s",
+        "--replicas-svg",
+        svg.to_str().unwrap(),
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(title(&svg).contains("arrivals at each replica: model one-bad-replica, seed 1"));
+    // The legend names every replica; a panel per variant (one tier, replicated).
+    for k in 0..5 {
+        assert!(svg.contains(&format!("\nreplica {k}\n")), "replica {k}");
+    }
+    assert_eq!(svg.matches(": tier 0: server, 5 replicas (").count(), 7);
+    // The ejection variants' triangles, labelled; replica 2's failure window in every panel.
+    assert_eq!(svg.matches("\nreplica 2 ejected\n").count(), 2);
+    assert_eq!(svg.matches("\nreplica 2: fails 100%\n").count(), 7);
+    // The HTML report draws it too; a model without replicas has none.
+    let (code, _, err) = out(rs().args([
+        "report",
+        &model,
+        "--set",
+        "horizon=20s",
+        "-o",
+        html.to_str().unwrap(),
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        std::fs::read_to_string(&html)
+            .unwrap()
+            .contains("id=\"replicas-chart\"")
+    );
+    let (code, _, err) = out(rs().args([
+        "report",
+        &shipped("thundering-herd.toml"),
+        "--set",
+        "workload.clients=50",
+        "-o",
+        html.to_str().unwrap(),
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !std::fs::read_to_string(&html)
+            .unwrap()
+            .contains("replicas-chart")
+    );
+}

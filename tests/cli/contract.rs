@@ -292,3 +292,72 @@ fn a_run_that_cannot_end_stops_and_says_it_is_partial() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("max_events guard after 500 events"));
 }
+
+#[test]
+fn json_carries_the_replicas_of_a_replicated_tier() {
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/models/one-bad-replica.toml");
+    let out = retrystorm()
+        .args([
+            "run",
+            model,
+            "--variant",
+            "ejection",
+            "--set",
+            "horizon=20s",
+            "--json",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let x = &v["variants"][0];
+    let tier = &x["summary"]["tiers"][0];
+    assert_eq!(tier["name"], "server");
+    let replicas = tier["replicas"].as_array().unwrap();
+    assert_eq!(replicas.len(), 5);
+    for (k, r) in replicas.iter().enumerate() {
+        assert_eq!(r["replica"], k);
+        for f in ["arrivals", "served", "rejected", "errors", "ejections"] {
+            assert!(r[f].is_u64(), "summary.tiers[0].replicas[{k}].{f}");
+        }
+    }
+    assert_eq!(replicas[2]["ejections"], 1);
+    let sum: u64 = replicas
+        .iter()
+        .map(|r| r["arrivals"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, tier["arrivals"].as_u64().unwrap());
+    // Per bucket, as long as the tier's series (one tier: series.replicas, no series.tiers).
+    let s = &x["series"];
+    let len = s["first"].as_array().unwrap().len();
+    assert!(s.get("tiers").is_none());
+    let series = s["replicas"].as_array().unwrap();
+    assert_eq!(series.len(), 5);
+    for (k, r) in series.iter().enumerate() {
+        assert_eq!(r["replica"], k);
+        for f in ["arrivals", "served", "rejected", "ejections"] {
+            assert_eq!(
+                r[f].as_array().unwrap().len(),
+                len,
+                "series.replicas[{k}].{f}"
+            );
+        }
+    }
+    // A model without replicas has neither key.
+    let out = retrystorm()
+        .args([
+            "run",
+            HERD,
+            "--variant",
+            "full",
+            "--set",
+            "workload.clients=50",
+            "--json",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("\"replicas\""), "{text}");
+}

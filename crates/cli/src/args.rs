@@ -203,6 +203,14 @@ pub struct OutputArgs {
     /// Write the per-tier chart (arrivals at each tier, one panel per tier) as SVG here.
     #[arg(long, value_name = "PATH")]
     pub tiers_svg: Option<PathBuf>,
+    /// Write the per-replica series (arrivals, served, rejected, ejections of each replica of a
+    /// replicated tier) as CSV here ("-" for stdout); the header only without replicas.
+    #[arg(long, value_name = "PATH")]
+    pub replicas_csv: Option<PathBuf>,
+    /// Write the replicas chart (arrivals at each replica, one panel per variant and
+    /// replicated tier, ejections marked) as SVG here; refused for a model without replicas.
+    #[arg(long, value_name = "PATH")]
+    pub replicas_svg: Option<PathBuf>,
     /// Load chart (--svg): every variant as a line on one axis instead of one panel each.
     #[arg(long)]
     pub overlay: bool,

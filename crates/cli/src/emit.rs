@@ -28,6 +28,8 @@ pub fn outputs<'a>(o: &'a OutputArgs) -> Vec<output::Out<'a>> {
     add("--cdf-svg", &o.cdf_svg);
     add("--tiers-csv", &o.tiers_csv);
     add("--tiers-svg", &o.tiers_svg);
+    add("--replicas-csv", &o.replicas_csv);
+    add("--replicas-svg", &o.replicas_svg);
     add("--md", &o.md);
     v
 }
@@ -178,8 +180,27 @@ fn emit_seeds(
                 .map_err(|e| CliError::Output(format!("svg: {e}")))?,
         ));
     }
+    if let Some(p) = &out.replicas_csv {
+        files.push((
+            output::Out::new("--replicas-csv", p),
+            report::replicas_csv(rep).map_err(|e| CliError::Output(format!("csv: {e}")))?,
+        ));
+    }
+    if let Some(p) = &out.replicas_svg {
+        files.push((
+            output::Out::new("--replicas-svg", p),
+            report::replicas_chart_opts(rep, &crate::charts::replica_chart_options(models, seeds))
+                .map_err(|e| CliError::Output(format!("svg: {e}")))?,
+        ));
+    }
     let tiers_csv_to_stdout = out.tiers_csv.as_deref().is_some_and(is_stdout);
-    if !json_to_stdout && !csv_to_stdout && !md_to_stdout && !tiers_csv_to_stdout {
+    let replicas_csv_to_stdout = out.replicas_csv.as_deref().is_some_and(is_stdout);
+    if !json_to_stdout
+        && !csv_to_stdout
+        && !md_to_stdout
+        && !tiers_csv_to_stdout
+        && !replicas_csv_to_stdout
+    {
         output::print(&format!(
             "{} ({})\n{table}",
             rep.model,

@@ -70,6 +70,7 @@ impl Traced<'_> {
         One: FnOnce(&RunReport) -> String,
         Many: FnOnce(&ReplicatedReport) -> String,
     {
+        crate::charts::check_replicas_chart(self.output, models)?;
         crate::run::ctrl_c();
         crate::advice::warn_models(&models.iter().collect::<Vec<_>>());
         let (name, jobs) = (&self.model.scenario.name, self.model.args.jobs);

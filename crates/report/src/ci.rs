@@ -156,7 +156,33 @@ pub fn ci_table_with(report: &ReplicatedReport, extra: &[String]) -> String {
         report.seeds.first().copied().unwrap_or(0),
         report.seeds.last().copied().unwrap_or(0)
     );
+    if let Some((h, rows)) = ci_replica_grid(report) {
+        out.push('\n');
+        out.push_str(&crate::text::aligned(
+            &h,
+            &rows,
+            crate::table::replica_right,
+        ));
+    }
     out
+}
+
+/// The replicas block of a replicated report (`crate::table::replica_grid`): each count
+/// `mean ± half-width`. None without replicas.
+pub(crate) fn ci_replica_grid(
+    report: &ReplicatedReport,
+) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let variants: Vec<(&str, &retrystorm_core::summary::Summary)> = report
+        .variants
+        .iter()
+        .map(|v| (v.result.name.as_str(), &v.result.summary))
+        .collect();
+    crate::table::replica_grid(&variants, |i, t, k, f| {
+        cell(
+            &report.variants[i].replications,
+            &format!("tiers.{t}.replicas.{k}.{f}"),
+        )
+    })
 }
 
 /// Every metric of every variant as `mean ± half-width`, grouped in lines as the one-seed view
@@ -232,6 +258,20 @@ const VIEW: &[(&str, &str)] = &[
     ("ended", "at {end_ms} ms after {events} events"),
 ];
 
+/// A tier's line of [`replicated_view`]: its metrics, then each replica's.
+struct Tier {
+    label: String,
+    items: Vec<String>,
+    replicas: Vec<(usize, Vec<String>)>,
+}
+
+/// `replicas.2.errors` as (2, `errors`).
+fn replica_field(field: &str) -> Option<(usize, &str)> {
+    let rest = field.strip_prefix("replicas.")?;
+    let (n, f) = rest.split_once('.')?;
+    Some((n.parse().ok()?, f))
+}
+
 /// One replicated variant as aligned `label: values` lines.
 fn replicated_view(v: &ReplicatedVariant) -> String {
     let r = &v.replications;
@@ -274,8 +314,9 @@ fn replicated_view(v: &ReplicatedVariant) -> String {
         }
         rows.push((label.to_string(), line));
     }
-    // Per-tier metrics (`tiers.0.served`): one line per tier, named as the tier is.
-    let mut tiers: Vec<(String, Vec<String>)> = Vec::new();
+    // Per-tier metrics (`tiers.0.served`): one line per tier, named as the tier is; a replicated
+    // tier's replicas (`tiers.0.replicas.2.errors`) each a line under it, in replica order.
+    let mut tiers: Vec<Tier> = Vec::new();
     for k in r.mean.keys() {
         if used.contains(k.as_str()) {
             continue;
@@ -291,16 +332,45 @@ fn replicated_view(v: &ReplicatedVariant) -> String {
                 .get(i)
                 .map_or_else(|| i.to_string(), |t| t.name.clone());
             let label = format!("tier {name}");
-            let item = format!("{} {}", field.replace('_', " "), cell(r, k));
-            match tiers.iter_mut().find(|(l, _)| *l == label) {
-                Some((_, items)) => items.push(item),
-                None => tiers.push((label, vec![item])),
+            let at = match tiers.iter().position(|t| t.label == label) {
+                Some(at) => at,
+                None => {
+                    tiers.push(Tier {
+                        label,
+                        items: Vec::new(),
+                        replicas: Vec::new(),
+                    });
+                    tiers.len() - 1
+                }
+            };
+            let tier = &mut tiers[at];
+            if let Some((replica, field)) = replica_field(field) {
+                // The replica's index is its position: no line of its own.
+                if field == "replica" {
+                    continue;
+                }
+                let item = format!("{} {}", field.replace('_', " "), cell(r, k));
+                match tier.replicas.iter_mut().find(|(n, _)| *n == replica) {
+                    Some((_, items)) => items.push(item),
+                    None => tier.replicas.push((replica, vec![item])),
+                }
+                continue;
             }
+            let item = format!("{} {}", field.replace('_', " "), cell(r, k));
+            tier.items.push(item);
             continue;
         }
         rows.push((k.replace(['_', '.'], " "), cell(r, k)));
     }
-    rows.extend(tiers.into_iter().map(|(l, items)| (l, items.join(", "))));
+    for mut t in tiers {
+        rows.push((t.label, t.items.join(", ")));
+        t.replicas.sort_by_key(|(n, _)| *n);
+        rows.extend(
+            t.replicas
+                .into_iter()
+                .map(|(n, items)| (format!("  replica {n}"), items.join(", "))),
+        );
+    }
     let width = rows
         .iter()
         .map(|(k, _)| k.chars().count())

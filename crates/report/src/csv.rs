@@ -2,7 +2,7 @@
 
 use std::io;
 
-use retrystorm_core::summary::RunReport;
+use retrystorm_core::summary::{ReplicaSeries, RunReport};
 
 use crate::{ReportError, fmt};
 
@@ -135,5 +135,81 @@ pub fn write_tiers_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), R
 pub fn tiers_csv(report: &RunReport) -> Result<String, ReportError> {
     let mut buf = Vec::new();
     write_tiers_csv(report, &mut buf)?;
+    Ok(String::from_utf8(buf).expect("every field written is UTF-8"))
+}
+
+/// The header row of the per-replica series (`--replicas-csv`), in column order.
+pub const REPLICAS_CSV_HEADER: [&str; 9] = [
+    "variant",
+    "tier",
+    "replica",
+    "bucket",
+    "start_ms",
+    "arrivals",
+    "served",
+    "rejected",
+    "ejections",
+];
+
+/// One row per (variant, tier, replica, bucket): each replica of a replicated tier (2 to 64
+/// replicas), tiers top first, named as [`write_tiers_csv`] names them (`server` for a path of
+/// one tier). A report without replicas gives the header only.
+pub fn write_replicas_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), ReportError> {
+    let mut w = ::csv::Writer::from_writer(out);
+    w.write_record(REPLICAS_CSV_HEADER)
+        .map_err(ReportError::Csv)?;
+    for v in &report.variants {
+        let s = &v.series;
+        let bucket_ms = if s.bucket_ms > 0.0 {
+            s.bucket_ms
+        } else {
+            v.summary.bucket_ms
+        };
+        let one = [("server", &s.replicas)];
+        let tiers: Vec<(&str, &Vec<ReplicaSeries>)> = if s.tiers.is_empty() {
+            one.to_vec()
+        } else {
+            s.tiers
+                .iter()
+                .map(|t| (t.name.as_str(), &t.replicas))
+                .collect()
+        };
+        for (tier, replicas) in tiers {
+            for r in replicas {
+                let len = [
+                    r.arrivals.len(),
+                    r.served.len(),
+                    r.rejected.len(),
+                    r.ejections.len(),
+                ]
+                .into_iter()
+                .max()
+                .unwrap_or(0);
+                let at = |x: &[u32], i: usize| x.get(i).copied().unwrap_or(0).to_string();
+                for i in 0..len {
+                    w.write_record([
+                        v.name.clone(),
+                        tier.to_string(),
+                        r.replica.to_string(),
+                        i.to_string(),
+                        fmt::trim(i as f64 * bucket_ms),
+                        at(&r.arrivals, i),
+                        at(&r.served, i),
+                        at(&r.rejected, i),
+                        at(&r.ejections, i),
+                    ])
+                    .map_err(ReportError::Csv)?;
+                }
+            }
+        }
+    }
+    w.flush().map_err(|e| ReportError::Csv(e.into()))?;
+    Ok(())
+}
+
+/// [`write_replicas_csv`] into a `String`.
+pub fn replicas_csv(report: &RunReport) -> Result<String, ReportError> {
+    let mut buf = Vec::new();
+    write_replicas_csv(report, &mut buf)?;
     Ok(String::from_utf8(buf).expect("every field written is UTF-8"))
 }

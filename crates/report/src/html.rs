@@ -376,8 +376,9 @@ fn expectations_section(expectations: &[ExpectRow]) -> String {
     b
 }
 
-/// The variant buttons and the charts (load, CDF, outcomes, and the tiers of a path of
-/// several), each variant's elements tagged so the buttons hide them; and the buttons' CSS.
+/// The variant buttons and the charts (load, CDF, outcomes, the tiers of a path of several and
+/// the replicas of a replicated tier), each variant's elements tagged so the buttons hide them;
+/// and the buttons' CSS.
 fn model_charts(m: &ModelReport) -> Result<(String, String), ReportError> {
     let r = m.report;
     let charts_note = if m.replicated.is_some() {
@@ -410,7 +411,21 @@ fn model_charts(m: &ModelReport) -> Result<(String, String), ReportError> {
             &tag_variants(&crate::tiers_chart(r)?, &colours),
         ));
     }
+    // A replicated tier: each replica's load, one panel per variant and tier (its colours are
+    // the replicas', so the variant buttons leave it alone).
+    if r.variants.iter().any(has_replica_series) {
+        b.push_str(&figure(
+            "replicas-chart",
+            &format!("Arrivals at each replica{charts_note}"),
+            &crate::replicas_chart(r)?,
+        ));
+    }
     Ok((b, css))
+}
+
+/// Whether a variant kept per-replica series (a tier of 2 to 64 replicas).
+fn has_replica_series(v: &retrystorm_core::summary::VariantResult) -> bool {
+    !v.series.replicas.is_empty() || v.series.tiers.iter().any(|t| !t.replicas.is_empty())
 }
 
 /// The report of a sweep: the aggregated table and the sweep chart of `metric`.

@@ -34,16 +34,17 @@ mod text;
 
 pub use crate::ci::{ci_rows, ci_rows_with, ci_table, ci_table_with, ci_view, text_table};
 pub use crate::csv::{
-    CSV_HEADER, TIERS_CSV_HEADER, series_csv, tiers_csv, write_series_csv, write_tiers_csv,
+    CSV_HEADER, REPLICAS_CSV_HEADER, TIERS_CSV_HEADER, replicas_csv, series_csv, tiers_csv,
+    write_replicas_csv, write_series_csv, write_tiers_csv,
 };
 pub use crate::gfm::table as gfm_table;
 pub use crate::json::{from_json, to_json};
 pub use crate::lines::{Band, Line, LineChart, LinePanel, line_chart, line_chart_with_bands};
-pub use crate::marks::{Shade, model_windows};
+pub use crate::marks::{Shade, model_windows, replica_windows};
 pub use crate::svg::{
     BURST_RATIO, BURST_SHARE, ChartOptions, LoadOptions, MAX_COLUMNS, TIME_QUANTILE, XScale,
     cdf_chart, cdf_chart_opts, cdf_chart_with, load_chart, load_chart_with, outcome_chart,
-    outcome_chart_opts, tiers_chart, tiers_chart_opts,
+    outcome_chart_opts, replicas_chart, replicas_chart_opts, tiers_chart, tiers_chart_opts,
 };
 pub use crate::table::{comparison_table, comparison_table_with, run_view, variant_view};
 

@@ -37,6 +37,10 @@ pub fn ci_table_with(report: &ReplicatedReport, extra: &[String]) -> String {
         report.seeds.first().copied().unwrap_or(0),
         report.seeds.last().copied().unwrap_or(0)
     ));
+    if let Some((h, rows)) = crate::ci::ci_replica_grid(report) {
+        out.push('\n');
+        out.push_str(&crate::table::replica_markdown(&h, &rows));
+    }
     out
 }
 

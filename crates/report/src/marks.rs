@@ -20,26 +20,36 @@ pub struct Shade {
 /// `workload.schedule` (open workloads) whose rate is above the base `workload.rate`, each ending
 /// at the next schedule point (or at the horizon).
 pub fn model_windows(m: &Model) -> Vec<Shade> {
+    windows(m, false)
+}
+
+/// [`model_windows`]; with `name_replica`, a window that strikes one replica says which
+/// (`replica 2: outage`).
+fn windows(m: &Model, name_replica: bool) -> Vec<Shade> {
+    let label = |replica: Option<u32>, what: String| match replica {
+        Some(k) if name_replica => format!("replica {k}: {what}"),
+        _ => what,
+    };
     let mut out = Vec::new();
     for o in &m.server.outages {
         out.push(Shade {
             from_ms: o.from.as_millis_f64(),
             to_ms: o.to.as_millis_f64(),
-            label: "outage".into(),
+            label: label(o.replica, "outage".into()),
         });
     }
     for d in &m.server.capacity_drops {
         out.push(Shade {
             from_ms: d.from.as_millis_f64(),
             to_ms: d.to.as_millis_f64(),
-            label: format!("capacity {}", fmt::int(d.capacity)),
+            label: label(d.replica, format!("capacity {}", fmt::int(d.capacity))),
         });
     }
     for w in &m.server.slow_windows {
         out.push(Shade {
             from_ms: w.from.as_millis_f64(),
             to_ms: w.to.as_millis_f64(),
-            label: format!("slow ×{}", factor(w.factor)),
+            label: label(w.replica, format!("slow ×{}", factor(w.factor))),
         });
     }
     let w = &m.workload;
@@ -59,6 +69,26 @@ pub fn model_windows(m: &Model) -> Vec<Shade> {
                 label: format!("load {}/s", fmt::num(p.rate.0)),
             });
         }
+    }
+    out.retain(|s| s.from_ms.is_finite() && s.to_ms.is_finite() && s.to_ms > s.from_ms);
+    out
+}
+
+/// The windows the replicas chart shades: [`model_windows`], each naming the replica it
+/// strikes (`replica 1: capacity 2`), then `server.failure_windows` (`replica 2: fails 100%`,
+/// or `fails 50%` on every replica).
+pub fn replica_windows(m: &Model) -> Vec<Shade> {
+    let mut out = windows(m, true);
+    for w in &m.server.failure_windows {
+        let pct = fmt::pct(w.probability).replace(".0%", "%");
+        out.push(Shade {
+            from_ms: w.from.as_millis_f64(),
+            to_ms: w.to.as_millis_f64(),
+            label: match w.replica {
+                Some(k) => format!("replica {k}: fails {pct}"),
+                None => format!("fails {pct}"),
+            },
+        });
     }
     out.retain(|s| s.from_ms.is_finite() && s.to_ms.is_finite() && s.to_ms > s.from_ms);
     out

@@ -71,6 +71,24 @@ pub(crate) fn thin_stroke(i: usize, n: usize) -> u32 {
     (1 + n.saturating_sub(i + 1)).min(4) as u32
 }
 
+/// Replica colours, in the replicas chart only (whose panels are each one variant's): replica
+/// `k` of a tier gets `REPLICAS[k % 8]` (ColorBrewer Dark2). Its legend names them.
+pub(crate) const REPLICAS: [RGBColor; 8] = [
+    RGBColor(0x1b, 0x9e, 0x77), // green
+    RGBColor(0xd9, 0x5f, 0x02), // orange
+    RGBColor(0x75, 0x70, 0xb3), // violet
+    RGBColor(0xe7, 0x29, 0x8a), // magenta
+    RGBColor(0x66, 0xa6, 0x1e), // leaf
+    RGBColor(0xe6, 0xab, 0x02), // mustard
+    RGBColor(0xa6, 0x76, 0x1d), // ochre
+    RGBColor(0x66, 0x66, 0x66), // grey
+];
+
+/// The colour of replica `k`.
+pub(crate) fn replica(k: usize) -> RGBColor {
+    REPLICAS[k % REPLICAS.len()]
+}
+
 // What the other colours mean; none is a variant colour.
 /// First attempts (neutral grey: the load that would come anyway).
 pub(crate) const FIRST: RGBColor = RGBColor(0x96, 0x96, 0x96);
@@ -118,4 +136,9 @@ pub(crate) fn marker_shape(i: usize) -> Vec<(i32, i32)> {
             (-2, -2),
         ],
     }
+}
+
+/// A triangle pointing down, its tip at (0, 6): an event (an ejection) marked from above.
+pub(crate) fn down_triangle() -> Vec<(i32, i32)> {
+    vec![(-6, -5), (6, -5), (0, 6)]
 }

@@ -4,8 +4,9 @@
 //! path), so nothing depends on the fonts installed on the machine; the SVG carries the text as
 //! `<text>` elements. Output is byte-identical for the same report.
 //!
-//! One file per chart (`load` with its `load_panel` and `columns`, `outcome`, `cdf`, `tiers`);
-//! this file holds what they share: the canvas, the hand-drawn legend, the titles.
+//! One file per chart (`load` with its `load_panel` and `columns`, `outcome`, `cdf`, `tiers`,
+//! `replicas`; the last two share `time_panels`); this file holds what they all share: the
+//! canvas, the hand-drawn legend, the titles.
 
 use crate::style::{ensure_fonts, font};
 
@@ -21,7 +22,9 @@ mod columns;
 mod load;
 mod load_panel;
 mod outcome;
+mod replicas;
 mod tiers;
+mod time_panels;
 
 pub use self::cdf::{XScale, cdf_chart, cdf_chart_opts, cdf_chart_with};
 use self::columns::*;
@@ -31,6 +34,7 @@ pub use self::load::{
 };
 use self::load_panel::*;
 pub use self::outcome::{outcome_chart, outcome_chart_opts};
+pub use self::replicas::{replicas_chart, replicas_chart_opts};
 pub use self::tiers::{tiers_chart, tiers_chart_opts};
 
 const WIDTH: u32 = 1200;
@@ -71,6 +75,8 @@ pub(crate) enum Swatch {
     Dot(RGBAColor),
     /// A ring (a marked point).
     Ring(RGBColor),
+    /// A triangle pointing down (an event marked at the top of a panel).
+    Down(RGBColor),
     /// A sweep line: solid or dashed, with its point marker ([`crate::style::marker_shape`]).
     Marked {
         color: RGBColor,
@@ -139,6 +145,15 @@ pub(crate) fn legend_to(
                 .map_err(&e)?,
             Swatch::Ring(c) => area
                 .draw(&Circle::new((x + 11, y), 6, c.stroke_width(2)))
+                .map_err(&e)?,
+            Swatch::Down(c) => area
+                .draw(&Polygon::new(
+                    crate::style::down_triangle()
+                        .into_iter()
+                        .map(|(a, b)| (x + 11 + a, y + b))
+                        .collect::<Vec<_>>(),
+                    c.filled(),
+                ))
                 .map_err(&e)?,
             Swatch::Marked {
                 color,

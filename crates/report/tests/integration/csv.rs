@@ -43,3 +43,35 @@ fn names_with_commas_are_quoted() {
     let text = series_csv(&report).unwrap();
     assert!(text.lines().nth(1).unwrap().starts_with("\"a, b\",0,0,"));
 }
+
+#[test]
+fn replicas_csv_one_row_per_variant_replica_and_bucket() {
+    use retrystorm_report::{REPLICAS_CSV_HEADER, replicas_csv};
+    let report = fixture::replicated();
+    let text = replicas_csv(&report).unwrap();
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "variant,tier,replica,bucket,start_ms,arrivals,served,rejected,ejections"
+    );
+    assert_eq!(REPLICAS_CSV_HEADER.join(","), text.lines().next().unwrap());
+    let rows: usize = report
+        .variants
+        .iter()
+        .map(|v| v.series.replicas.len() * v.series.first.len())
+        .sum();
+    assert_eq!(text.lines().count(), rows + 1);
+    let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+    let v = &report.variants[1];
+    let row = reader
+        .records()
+        .map(Result::unwrap)
+        .find(|r| r[0] == *v.name && &r[2] == "2" && &r[3] == "1000")
+        .unwrap();
+    assert_eq!(&row[1], "server");
+    assert_eq!(&row[4], "10000");
+    assert_eq!(row[5], v.series.replicas[2].arrivals[1000].to_string());
+    assert_eq!((&row[7], &row[8]), ("1", "1"));
+    // Without replicas: the header only.
+    let plain = replicas_csv(&fixture::report()).unwrap();
+    assert_eq!(plain.lines().count(), 1);
+}

@@ -173,3 +173,57 @@ pub fn split(mut r: RunReport) -> RunReport {
     }
     r
 }
+
+/// [`report`] with a replicated server: three replicas each, replica `k` getting `k + 1` sixths
+/// of the arrivals, replica 2 ejected at bucket 1,000 and rejecting from then on in the second
+/// variant; the summary rows to match.
+pub fn replicated() -> RunReport {
+    use retrystorm_core::summary::{ReplicaSeries, ReplicaSummary, TierSummary};
+    let mut r = report();
+    for (i, v) in r.variants.iter_mut().enumerate() {
+        let arrivals: Vec<u32> = v
+            .series
+            .first
+            .iter()
+            .zip(&v.series.retries)
+            .map(|(a, b)| a + b)
+            .collect();
+        let n = arrivals.len();
+        let series: Vec<ReplicaSeries> = (0..3u32)
+            .map(|k| {
+                let mine: Vec<u32> = arrivals.iter().map(|a| a * (k + 1) / 6).collect();
+                let mut ejections = vec![0; n];
+                let mut rejected = vec![0; n];
+                if i == 1 && k == 2 {
+                    ejections[1000] = 1;
+                    rejected[1000..].iter_mut().for_each(|x| *x = 1);
+                }
+                ReplicaSeries {
+                    replica: k,
+                    served: mine.clone(),
+                    arrivals: mine,
+                    rejected,
+                    ejections,
+                }
+            })
+            .collect();
+        let rows = series
+            .iter()
+            .map(|s| ReplicaSummary {
+                replica: s.replica,
+                arrivals: s.arrivals.iter().map(|&x| u64::from(x)).sum(),
+                served: s.served.iter().map(|&x| u64::from(x)).sum(),
+                rejected: s.rejected.iter().map(|&x| u64::from(x)).sum(),
+                errors: 0,
+                ejections: s.ejections.iter().map(|&x| u64::from(x)).sum(),
+            })
+            .collect();
+        v.summary.tiers = vec![TierSummary {
+            name: "server".into(),
+            replicas: rows,
+            ..TierSummary::default()
+        }];
+        v.series.replicas = series;
+    }
+    r
+}

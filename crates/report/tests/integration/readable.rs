@@ -8,7 +8,7 @@ use retrystorm_core::sweep::{Axis, Grid, SweepHeader};
 use retrystorm_report::sweep::{PointRow, sweep_chart};
 use retrystorm_report::{
     Bar, ChartOptions, LoadOptions, ParetoPoint, Shade, XScale, bar_chart, cdf_chart,
-    cdf_chart_opts, load_chart_with, outcome_chart_opts, pareto_chart, tiers_chart,
+    cdf_chart_opts, load_chart_with, outcome_chart_opts, pareto_chart, replicas_chart, tiers_chart,
     tiers_chart_opts,
 };
 
@@ -423,4 +423,23 @@ fn axes_end_near_the_last_data() {
         x <= slowest * 1.1 && x >= slowest / 10.0,
         "last x tick {x} against the slowest {slowest}"
     );
+}
+
+#[test]
+fn replicas_legend_is_outside_the_lines_and_names_every_replica() {
+    let report = fixture::replicated();
+    let svg = replicas_chart(&report).unwrap();
+    let labels: Vec<String> = (0..3).map(|k| format!("replica {k}")).collect();
+    // The replicas' colours (ColorBrewer Dark2), not the variants'.
+    assert_outside(&svg, &labels, &["#1B9E77", "#D95F02", "#7570B3"]);
+    // A panel per variant; the ejection marked and named once, its legend entries present.
+    assert_eq!(svg.matches(": tier 0: server, 3 replicas (").count(), 3);
+    assert_eq!(svg.matches("\nreplica 2 ejected\n").count(), 1);
+    assert!(svg.contains("\nejected by outlier detection (in the replica"));
+    assert!(svg.contains("\nrejected per bucket (dashed, in the replica"));
+    assert_eq!(svg, replicas_chart(&report).unwrap(), "deterministic");
+    // Without replicas: a note, no panel.
+    let plain = replicas_chart(&fixture::report()).unwrap();
+    assert!(plain.contains("no replica series in this report"));
+    assert!(!plain.contains("replicas ("));
 }

@@ -126,10 +126,6 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ),
     ("shedding", include_str!("../../../../models/shedding.toml")),
     ("stack", include_str!("../../../../models/stack.toml")),
-    (
-        "one-bad-replica",
-        include_str!("../../../../models/one-bad-replica.toml"),
-    ),
 ];
 
 pub fn init(a: InitArgs) -> Result<(), CliError> {

@@ -11,6 +11,7 @@ mod contract;
 mod engine_path;
 mod errors_doc;
 mod import;
+mod import_cluster;
 mod interrupt;
 mod map;
 mod merge;

@@ -28,3 +28,23 @@ pub fn assert_deterministic(model: &Model, seed: u64) -> VariantResult {
     assert_eq!(first, again, "{}", model.name);
     first
 }
+
+/// 1000 clients in 1 s against a server that fails every attempt, 3 attempts with no backoff, under
+/// the shared retry budget `budget` (the lines of `[budget]`): the load a budget must hold back.
+pub fn always_failing(budget: &str) -> String {
+    format!(
+        r#"
+        [workload]
+        clients = 1000
+        spread = "1s"
+        [retry]
+        max_attempts = 3
+        backoff = "immediate"
+        [server]
+        fail = "always"
+        [budget]
+        scope = "shared"
+        {budget}
+    "#
+    )
+}

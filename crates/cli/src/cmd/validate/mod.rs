@@ -21,6 +21,7 @@ use retrystorm_core::summary::{self, Summary};
 use serde::Serialize;
 
 mod experiment;
+mod replicas;
 mod suite;
 
 use experiment::*;
@@ -385,17 +386,6 @@ mod tests {
         // M/M/2 with a = 1: C = 1/3 (Kleinrock vol. 1, or by hand: (a^2/2!)/(1-rho) over the sum).
         assert!((erlang_c(2, 1.0) - 1.0 / 3.0).abs() < 1e-12);
         assert!((erlang_c(1, 0.5) - 0.5).abs() < 1e-12);
-    }
-
-    #[test]
-    fn erlang_k_m1_and_the_supermarket_limit_match_by_hand() {
-        // Erlang-1 arrivals are Poisson: sigma = rho (M/M/1).
-        assert!((erlang_k_m1_sigma(1, 0.7) - 0.7).abs() < 1e-12);
-        // E2/M/1 at rho = 0.5: sigma = (1 / (2 - sigma))^2, root (3 - sqrt(5)) / 2.
-        assert!((erlang_k_m1_sigma(2, 0.5) - (3.0 - 5f64.sqrt()) / 2.0).abs() < 1e-12);
-        // 0.5 + 0.5^3 + 0.5^7 + 0.5^15 + 0.5^31 + ...
-        let s = 0.5 + 0.125 + 0.0078125 + 0.5f64.powi(15) + 0.5f64.powi(31);
-        assert!((supermarket_mean_number(0.5) - s).abs() < 1e-15);
     }
 
     #[test]

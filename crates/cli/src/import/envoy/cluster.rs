@@ -1,9 +1,8 @@
 //! The cluster's load balancing (issue 27): `lb_policy` with `least_request_lb_config`,
-//! `common_lb_config.healthy_panic_threshold`, `outlier_detection` and the endpoints of
-//! `load_assignment`, as `[server]` keys (`replicas`, `balancer`, `choice_count`,
-//! `panic_threshold`) and `[server.outlier_detection]` (envoy `api/envoy/config/cluster/v3/
-//! cluster.proto`, `outlier_detection.proto`; `api/envoy/config/endpoint/v3/endpoint.proto`,
-//! `endpoint_components.proto`).
+//! `common_lb_config.healthy_panic_threshold` and `outlier_detection`, as `[server]` keys
+//! (`balancer`, `choice_count`, `panic_threshold`) and `[server.outlier_detection]` (envoy
+//! `api/envoy/config/cluster/v3/cluster.proto`, `outlier_detection.proto`). The endpoints of
+//! `load_assignment`, which give `replicas`, are counted in [`super::endpoints`].
 //!
 //! A field the document does not give is not written: the model's defaults are Envoy's. The
 //! balancer keys mean something only with `server.replicas > 1`, which the endpoint count gives;
@@ -14,11 +13,11 @@ use super::super::grpc::object;
 use super::super::{Emit, duration, quoted, refuse};
 use super::{Pending, keys, millis, uint32};
 use crate::CliError;
-use retrystorm_core::model::MAX_REPLICAS;
 use retrystorm_core::time::Duration;
 use serde_json::{Map, Value};
 
-/// The cluster fields read here, at the top of the document beside `circuit_breakers`.
+/// The cluster fields read here and in `endpoints`, at the top of the document beside
+/// `circuit_breakers`.
 pub(super) const FIELDS: [&str; 7] = [
     "lb_policy",
     "least_request_lb_config",
@@ -121,143 +120,6 @@ const OD_REFUSED: [(&str, &str); 7] = [
 /// Whether `root` holds any cluster field this module reads.
 pub(super) fn present(root: &Map<String, Value>) -> Option<&'static str> {
     FIELDS.iter().copied().find(|k| root.contains_key(*k))
-}
-
-/// The endpoint count of `load_assignment` (every `lb_endpoints` entry of every locality), or
-/// `None` without one; refuses what would make the replicas unequal.
-pub(super) fn endpoints(file: &str, root: &Map<String, Value>) -> Result<Option<u32>, CliError> {
-    let Some(la) = root.get("load_assignment") else {
-        return Ok(None);
-    };
-    let at = "load_assignment";
-    let la = object(file, at, la)?;
-    keys(
-        file,
-        at,
-        la,
-        &["cluster_name", "endpoints"],
-        &[
-            (
-                "policy",
-                "drop_overloads and overprovisioning_factor are not modelled",
-            ),
-            (
-                "named_endpoints",
-                "named endpoints are not read by this import",
-            ),
-        ],
-    )?;
-    let localities: &[Value] = match la.get("endpoints") {
-        None => &[],
-        Some(Value::Array(a)) => a,
-        Some(_) => return Err(refuse(file, &format!("{at}.endpoints"), "expected a list")),
-    };
-    let mut n: u64 = 0;
-    let mut weight: Option<(u64, String)> = None;
-    for (i, loc) in localities.iter().enumerate() {
-        let lat = format!("{at}.endpoints[{i}]");
-        let loc = object(file, &lat, loc)?;
-        keys(
-            file,
-            &lat,
-            loc,
-            &[
-                "locality",
-                "lb_endpoints",
-                "load_balancing_weight",
-                "priority",
-            ],
-            &[
-                (
-                    "leds_cluster_locality_config",
-                    "endpoints discovered by LEDS cannot be counted here; list them in lb_endpoints",
-                ),
-                (
-                    "load_balancer_endpoints",
-                    "not read by this import; list the endpoints in lb_endpoints",
-                ),
-                ("proximity", "not implemented by Envoy"),
-            ],
-        )?;
-        if let Some(p) = loc.get("priority") {
-            let p = uint32(file, &format!("{lat}.priority"), p)?;
-            if p != 0 {
-                return Err(refuse(
-                    file,
-                    &format!("{lat}.priority"),
-                    format!(
-                        "{p}: failover priority levels are not modelled: the model's replicas are one level (priority 0)"
-                    ),
-                ));
-            }
-        }
-        let list: &[Value] = match loc.get("lb_endpoints") {
-            None => &[],
-            Some(Value::Array(a)) => a,
-            Some(_) => {
-                return Err(refuse(
-                    file,
-                    &format!("{lat}.lb_endpoints"),
-                    "expected a list",
-                ));
-            }
-        };
-        for (j, ep) in list.iter().enumerate() {
-            let eat = format!("{lat}.lb_endpoints[{j}]");
-            let ep = object(file, &eat, ep)?;
-            keys(
-                file,
-                &eat,
-                ep,
-                &[
-                    "endpoint",
-                    "endpoint_name",
-                    "health_status",
-                    "metadata",
-                    "load_balancing_weight",
-                ],
-                &[],
-            )?;
-            if let Some(h) = ep.get("health_status") {
-                let ok = matches!(h.as_str(), Some("UNKNOWN" | "HEALTHY"));
-                if !ok {
-                    return Err(refuse(
-                        file,
-                        &format!("{eat}.health_status"),
-                        format!(
-                            "{h}: the model's replicas all start healthy; supported: UNKNOWN, HEALTHY"
-                        ),
-                    ));
-                }
-            }
-            let w = match ep.get("load_balancing_weight") {
-                None => 1,
-                Some(v) => uint32(file, &format!("{eat}.load_balancing_weight"), v)?,
-            };
-            match &weight {
-                None => weight = Some((w, eat.clone())),
-                Some((first, first_at)) if *first != w => {
-                    return Err(refuse(
-                        file,
-                        &format!("{eat}.load_balancing_weight"),
-                        format!(
-                            "{w}, and {first} at {first_at}: weighted endpoints are not modelled, the model's replicas take equal shares (give every endpoint one weight)"
-                        ),
-                    ));
-                }
-                Some(_) => {}
-            }
-            n += 1;
-        }
-    }
-    if n > u64::from(MAX_REPLICAS) {
-        return Err(refuse(
-            file,
-            &format!("{at}.endpoints"),
-            format!("{n} endpoints; the model has at most {MAX_REPLICAS} replicas per tier"),
-        ));
-    }
-    Ok(Some(n as u32))
 }
 
 /// The cluster's load balancing keys, to be written only beside `server.replicas > 1`.

@@ -1,8 +1,8 @@
 //! Envoy route `retry_policy` and cluster `circuit_breakers`, in YAML or JSON (envoy
 //! `api/envoy/config/route/v3/route_components.proto`, `RetryPolicy` and `RouteAction.timeout`;
 //! `api/envoy/config/cluster/v3/circuit_breaker.proto`, `CircuitBreakers.Thresholds`), and the
-//! cluster's load balancing ([`cluster`]: `lb_policy`, `common_lb_config`, `outlier_detection`,
-//! `load_assignment`).
+//! cluster's load balancing ([`cluster`]: `lb_policy`, `common_lb_config`, `outlier_detection`;
+//! [`endpoints`]: `load_assignment`).
 //!
 //! The file is one YAML (or JSON, a subset of YAML) document: a route (`match`, `route:
 //! {cluster, timeout, retry_policy}`), a `RouteAction` (`cluster`, `timeout`, `retry_policy`),
@@ -20,6 +20,7 @@
 mod backoff;
 mod breakers;
 mod cluster;
+mod endpoints;
 mod retry;
 mod yaml;
 
@@ -152,7 +153,7 @@ pub fn import(file: &str, text: &str, target: Target) -> Result<Emit, CliError> 
             "The cluster's load balancing: cluster.proto (lb_policy, *_lb_config), outlier_detection.proto, endpoint.proto (load_assignment).",
         );
     }
-    let replicas = cluster::endpoints(file, root)?;
+    let replicas = endpoints::count(file, root)?;
     // The route action: nested under `route:` in a Route, or the document itself.
     let (action, at_prefix) = match root.get("route") {
         Some(r) => {

@@ -20,6 +20,7 @@ mod path;
 mod peak_window;
 mod regression;
 mod replicas_errors;
+mod replicas_outputs;
 mod reports;
 mod schema;
 mod slow_windows;

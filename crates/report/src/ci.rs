@@ -161,13 +161,13 @@ pub fn ci_table_with(report: &ReplicatedReport, extra: &[String]) -> String {
         out.push_str(&crate::text::aligned(
             &h,
             &rows,
-            crate::table::replica_right,
+            crate::replica_rows::replica_right,
         ));
     }
     out
 }
 
-/// The replicas block of a replicated report (`crate::table::replica_grid`): each count
+/// The replicas block of a replicated report (`crate::replica_rows::replica_grid`): each count
 /// `mean ± half-width`. None without replicas.
 pub(crate) fn ci_replica_grid(
     report: &ReplicatedReport,
@@ -177,7 +177,7 @@ pub(crate) fn ci_replica_grid(
         .iter()
         .map(|v| (v.result.name.as_str(), &v.result.summary))
         .collect();
-    crate::table::replica_grid(&variants, |i, t, k, f| {
+    crate::replica_rows::replica_grid(&variants, |i, t, k, f| {
         cell(
             &report.variants[i].replications,
             &format!("tiers.{t}.replicas.{k}.{f}"),
@@ -274,8 +274,15 @@ fn replica_field(field: &str) -> Option<(usize, &str)> {
 
 /// One replicated variant as aligned `label: values` lines.
 fn replicated_view(v: &ReplicatedVariant) -> String {
-    let r = &v.replications;
     let mut used: BTreeSet<&str> = BTreeSet::new();
+    let mut rows = view_rows(v, &mut used);
+    rows.extend(other_rows(v, &used));
+    aligned_lines(rows)
+}
+
+/// The lines of [`VIEW`], each filled from the replications; the metrics they use go in `used`.
+fn view_rows<'a>(v: &ReplicatedVariant, used: &mut BTreeSet<&'a str>) -> Vec<(String, String)> {
+    let r = &v.replications;
     let mut rows: Vec<(String, String)> = Vec::new();
     for (label, template) in VIEW {
         let mut line = String::new();
@@ -314,6 +321,14 @@ fn replicated_view(v: &ReplicatedVariant) -> String {
         }
         rows.push((label.to_string(), line));
     }
+    rows
+}
+
+/// The metrics [`VIEW`] did not show: per-tier metrics grouped by tier (replicas under it), then
+/// every other one on its own line.
+fn other_rows(v: &ReplicatedVariant, used: &BTreeSet<&str>) -> Vec<(String, String)> {
+    let r = &v.replications;
+    let mut rows: Vec<(String, String)> = Vec::new();
     // Per-tier metrics (`tiers.0.served`): one line per tier, named as the tier is; a replicated
     // tier's replicas (`tiers.0.replicas.2.errors`) each a line under it, in replica order.
     let mut tiers: Vec<Tier> = Vec::new();
@@ -371,6 +386,11 @@ fn replicated_view(v: &ReplicatedVariant) -> String {
                 .map(|(n, items)| (format!("  replica {n}"), items.join(", "))),
         );
     }
+    rows
+}
+
+/// `label: value` lines, the values aligned after the longest label.
+fn aligned_lines(rows: Vec<(String, String)>) -> String {
     let width = rows
         .iter()
         .map(|(k, _)| k.chars().count())

@@ -26,6 +26,7 @@ pub mod markdown;
 mod marks;
 mod objective;
 mod pareto;
+mod replica_rows;
 mod style;
 mod svg;
 pub mod sweep;

@@ -39,7 +39,7 @@ pub fn ci_table_with(report: &ReplicatedReport, extra: &[String]) -> String {
     ));
     if let Some((h, rows)) = crate::ci::ci_replica_grid(report) {
         out.push('\n');
-        out.push_str(&crate::table::replica_markdown(&h, &rows));
+        out.push_str(&crate::replica_rows::replica_markdown(&h, &rows));
     }
     out
 }

@@ -3,9 +3,7 @@
 
 use std::fmt::Write as _;
 
-use retrystorm_core::summary::{
-    Ended, Layered, ReplicaSummary, RunReport, Summary, TierSummary, VariantResult,
-};
+use retrystorm_core::summary::{Ended, Layered, RunReport, Summary, TierSummary, VariantResult};
 
 use crate::fmt;
 
@@ -74,94 +72,15 @@ pub fn comparison_table_with(report: &RunReport, extra: &[String]) -> String {
         out.push_str("every settled intent's effect was applied exactly once\n");
     }
     out.push_str(&notes(report));
-    if let Some((h, rows)) = plain_replica_grid(report) {
+    if let Some((h, rows)) = crate::replica_rows::plain_replica_grid(report) {
         out.push('\n');
-        out.push_str(&crate::text::aligned(&h, &rows, replica_right));
+        out.push_str(&crate::text::aligned(
+            &h,
+            &rows,
+            crate::replica_rows::replica_right,
+        ));
     }
     out
-}
-
-/// The headers of the replicas block ([`replica_grid`]).
-const REPLICA_HEADERS: [&str; 8] = [
-    "variant",
-    "tier",
-    "replica",
-    "arrivals",
-    "served",
-    "rejected",
-    "errors",
-    "ejections",
-];
-
-/// The counts of a replica, as [`REPLICA_HEADERS`] names them after the replica's index.
-pub(crate) const REPLICA_FIELDS: [&str; 5] =
-    ["arrivals", "served", "rejected", "errors", "ejections"];
-
-/// Whether column `i` of the replicas block is right-aligned (the replica index and counts).
-pub(crate) fn replica_right(i: usize) -> bool {
-    i >= 2
-}
-
-/// Each variant's name and summary, in report order.
-fn summaries(report: &RunReport) -> Vec<(&str, &Summary)> {
-    report
-        .variants
-        .iter()
-        .map(|v| (v.name.as_str(), &v.summary))
-        .collect()
-}
-
-/// [`replica_grid`] of a one-seed report.
-fn plain_replica_grid(report: &RunReport) -> Option<(Vec<String>, Vec<Vec<String>>)> {
-    let variants = summaries(report);
-    replica_grid(&variants, |i, t, k, f| {
-        plain_replica_cell(variants[i].1, t, k, f)
-    })
-}
-
-/// A replica's count from the summary (`field` of [`REPLICA_FIELDS`]), grouped.
-fn plain_replica_cell(s: &Summary, tier: usize, k: usize, field: &str) -> String {
-    let Some(r) = s.tiers.get(tier).and_then(|t| t.replicas.get(k)) else {
-        return "-".into();
-    };
-    fmt::int(match field {
-        "arrivals" => r.arrivals,
-        "served" => r.served,
-        "rejected" => r.rejected,
-        "errors" => r.errors,
-        _ => r.ejections,
-    })
-}
-
-/// The replicas block under the comparison table, when some variant has a replicated tier: one
-/// row per (variant, replicated tier, replica), the variant and tier named on their group's first
-/// row; `cell(variant, tier, replica position, field)` gives each count. None without replicas.
-pub(crate) fn replica_grid(
-    variants: &[(&str, &Summary)],
-    cell: impl Fn(usize, usize, usize, &str) -> String,
-) -> Option<(Vec<String>, Vec<Vec<String>>)> {
-    let mut rows = Vec::new();
-    for (i, (name, s)) in variants.iter().enumerate() {
-        for (t, tier) in s.tiers.iter().enumerate() {
-            for (k, r) in tier.replicas.iter().enumerate() {
-                let (v, n) = if k == 0 {
-                    (name.to_string(), tier.name.clone())
-                } else {
-                    (String::new(), String::new())
-                };
-                let mut row = vec![v, n, r.replica.to_string()];
-                row.extend(REPLICA_FIELDS.iter().map(|f| cell(i, t, k, f)));
-                rows.push(row);
-            }
-        }
-    }
-    if rows.is_empty() {
-        return None;
-    }
-    Some((
-        REPLICA_HEADERS.iter().map(|h| h.to_string()).collect(),
-        rows,
-    ))
 }
 
 /// The comparison table as GitHub-flavoured markdown: the same columns and cells as
@@ -190,17 +109,11 @@ pub fn comparison_markdown_with(report: &RunReport, extra: &[String]) -> String 
             out.push_str("  \n");
         }
     }
-    if let Some((h, rows)) = plain_replica_grid(report) {
+    if let Some((h, rows)) = crate::replica_rows::plain_replica_grid(report) {
         out.push('\n');
-        out.push_str(&replica_markdown(&h, &rows));
+        out.push_str(&crate::replica_rows::replica_markdown(&h, &rows));
     }
     out
-}
-
-/// The replicas block ([`replica_grid`]) as a GFM table.
-pub(crate) fn replica_markdown(h: &[String], rows: &[Vec<String>]) -> String {
-    let right: Vec<bool> = (0..h.len()).map(replica_right).collect();
-    crate::gfm::table(h, &right, rows)
 }
 
 /// The headers and the `n` rows of cells of `cols`.
@@ -582,25 +495,10 @@ fn path_rows(s: &Summary) -> Vec<Row> {
     if s.tiers.len() > 1 || s.tiers.iter().any(|t| !t.replicas.is_empty()) {
         for t in &s.tiers {
             rows.push(tier_row(t));
-            rows.extend(t.replicas.iter().map(replica_row));
+            rows.extend(t.replicas.iter().map(crate::replica_rows::replica_row));
         }
     }
     rows
-}
-
-/// One replica of a replicated tier, indented under its tier's row.
-fn replica_row(r: &ReplicaSummary) -> Row {
-    (
-        format!("  replica {}", r.replica),
-        format!(
-            "arrivals {}, served {}, rejected {}, errors {}, ejections {}",
-            fmt::int(r.arrivals),
-            fmt::int(r.served),
-            fmt::int(r.rejected),
-            fmt::int(r.errors),
-            fmt::int(r.ejections)
-        ),
-    )
 }
 
 /// A layered path's hops, each with its retries, then the amplification at the bottom.

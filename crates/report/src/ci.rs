@@ -281,7 +281,7 @@ fn replicated_view(v: &ReplicatedVariant) -> String {
 }
 
 /// The lines of [`VIEW`], each filled from the replications; the metrics they use go in `used`.
-fn view_rows<'a>(v: &ReplicatedVariant, used: &mut BTreeSet<&'a str>) -> Vec<(String, String)> {
+fn view_rows(v: &ReplicatedVariant, used: &mut BTreeSet<&str>) -> Vec<(String, String)> {
     let r = &v.replications;
     let mut rows: Vec<(String, String)> = Vec::new();
     for (label, template) in VIEW {

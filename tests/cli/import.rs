@@ -110,10 +110,11 @@ fn unmappable_fields_exit_2_naming_them() {
     );
 }
 
-/// `retrystorm import envoy` on `yaml` (written to a temp file): stdout or the stderr of exit 2.
-fn envoy(yaml: &str, ext: &str) -> Result<String, String> {
+/// `retrystorm import envoy` on `yaml` written to a temp file named `name`: the exit code, stdout
+/// and stderr, the file's path written `FILE`.
+pub(crate) fn import_envoy(yaml: &str, name: &str) -> (Option<i32>, String, String) {
     let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join(format!("route.{ext}"));
+    let f = dir.path().join(name);
     std::fs::write(&f, yaml).unwrap();
     let out = retrystorm()
         .arg("import")
@@ -126,10 +127,15 @@ fn envoy(yaml: &str, ext: &str) -> Result<String, String> {
             .unwrap()
             .replace(&f.display().to_string(), "FILE")
     };
-    match out.status.code() {
-        Some(0) => Ok(text(out.stdout)),
-        Some(2) => Err(text(out.stderr)),
-        c => panic!("exit {c:?}: {}", String::from_utf8_lossy(&out.stderr)),
+    (out.status.code(), text(out.stdout), text(out.stderr))
+}
+
+/// `retrystorm import envoy` on `yaml` (written to a temp file): stdout or the stderr of exit 2.
+fn envoy(yaml: &str, ext: &str) -> Result<String, String> {
+    match import_envoy(yaml, &format!("route.{ext}")) {
+        (Some(0), out, _) => Ok(out),
+        (Some(2), _, err) => Err(err),
+        (c, _, err) => panic!("exit {c:?}: {err}"),
     }
 }
 

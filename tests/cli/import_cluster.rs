@@ -3,26 +3,12 @@
 //! route's retry host predicate but refuses a cluster's keys; a field that cannot act exits 2
 //! naming it.
 
-use crate::import::{retrystorm, run_out};
+use crate::import::{import_envoy, run_out};
 
 /// `retrystorm import envoy` on `yaml`: the exit code, stdout and stderr (the temp file's path
 /// as `FILE`).
 fn envoy_out(yaml: &str) -> (Option<i32>, String, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("cluster.yaml");
-    std::fs::write(&f, yaml).unwrap();
-    let out = retrystorm()
-        .arg("import")
-        .arg("envoy")
-        .arg(&f)
-        .output()
-        .unwrap();
-    let text = |b: Vec<u8>| {
-        String::from_utf8(b)
-            .unwrap()
-            .replace(&f.display().to_string(), "FILE")
-    };
-    (out.status.code(), text(out.stdout), text(out.stderr))
+    import_envoy(yaml, "cluster.yaml")
 }
 
 /// The value of `key` in `[section]` of the printed TOML.

@@ -2,7 +2,7 @@
 
 use std::io;
 
-use retrystorm_core::summary::{ReplicaSeries, RunReport};
+use retrystorm_core::summary::{ReplicaSeries, RunReport, VariantResult};
 
 use crate::{ReportError, fmt};
 
@@ -37,11 +37,7 @@ pub fn write_series_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), 
         .into_iter()
         .max()
         .unwrap_or(0);
-        let bucket_ms = if s.bucket_ms > 0.0 {
-            s.bucket_ms
-        } else {
-            v.summary.bucket_ms
-        };
+        let bucket_ms = bucket_ms(v);
         for i in 0..len {
             let first = s.first.get(i).copied().unwrap_or(0);
             let retries = s.retries.get(i).copied().unwrap_or(0);
@@ -65,9 +61,7 @@ pub fn write_series_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), 
 
 /// [`write_series_csv`] into a `String`.
 pub fn series_csv(report: &RunReport) -> Result<String, ReportError> {
-    let mut buf = Vec::new();
-    write_series_csv(report, &mut buf)?;
-    Ok(String::from_utf8(buf).expect("every field written is UTF-8"))
+    into_string(|buf| write_series_csv(report, buf))
 }
 
 /// The header row of the per-tier series (`--tiers-csv`), in column order.
@@ -90,11 +84,7 @@ pub fn write_tiers_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), R
     w.write_record(TIERS_CSV_HEADER).map_err(ReportError::Csv)?;
     for v in &report.variants {
         let s = &v.series;
-        let bucket_ms = if s.bucket_ms > 0.0 {
-            s.bucket_ms
-        } else {
-            v.summary.bucket_ms
-        };
+        let bucket_ms = bucket_ms(v);
         let one = [retrystorm_core::summary::TierSeries {
             name: "server".into(),
             first: s.first.clone(),
@@ -133,9 +123,7 @@ pub fn write_tiers_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), R
 
 /// [`write_tiers_csv`] into a `String`.
 pub fn tiers_csv(report: &RunReport) -> Result<String, ReportError> {
-    let mut buf = Vec::new();
-    write_tiers_csv(report, &mut buf)?;
-    Ok(String::from_utf8(buf).expect("every field written is UTF-8"))
+    into_string(|buf| write_tiers_csv(report, buf))
 }
 
 /// The header row of the per-replica series (`--replicas-csv`), in column order.
@@ -160,11 +148,7 @@ pub fn write_replicas_csv<W: io::Write>(report: &RunReport, out: W) -> Result<()
         .map_err(ReportError::Csv)?;
     for v in &report.variants {
         let s = &v.series;
-        let bucket_ms = if s.bucket_ms > 0.0 {
-            s.bucket_ms
-        } else {
-            v.summary.bucket_ms
-        };
+        let bucket_ms = bucket_ms(v);
         let one = [("server", &s.replicas)];
         let tiers: Vec<(&str, &Vec<ReplicaSeries>)> = if s.tiers.is_empty() {
             one.to_vec()
@@ -209,7 +193,23 @@ pub fn write_replicas_csv<W: io::Write>(report: &RunReport, out: W) -> Result<()
 
 /// [`write_replicas_csv`] into a `String`.
 pub fn replicas_csv(report: &RunReport) -> Result<String, ReportError> {
+    into_string(|buf| write_replicas_csv(report, buf))
+}
+
+/// A variant's bucket width: its series', or the summary's for a report read back without one.
+fn bucket_ms(v: &VariantResult) -> f64 {
+    if v.series.bucket_ms > 0.0 {
+        v.series.bucket_ms
+    } else {
+        v.summary.bucket_ms
+    }
+}
+
+/// What `write` writes, as a `String` (every CSV writer here writes UTF-8 only).
+fn into_string(
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), ReportError>,
+) -> Result<String, ReportError> {
     let mut buf = Vec::new();
-    write_replicas_csv(report, &mut buf)?;
+    write(&mut buf)?;
     Ok(String::from_utf8(buf).expect("every field written is UTF-8"))
 }

@@ -26,6 +26,7 @@ pub mod markdown;
 mod marks;
 mod objective;
 mod pareto;
+mod path_rows;
 mod replica_rows;
 mod style;
 mod svg;

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use retrystorm_core::summary::{Ended, Layered, RunReport, Summary, TierSummary, VariantResult};
+use retrystorm_core::summary::{Ended, RunReport, Summary, VariantResult};
 
 use crate::fmt;
 
@@ -339,7 +339,7 @@ fn percentiles(c: &retrystorm_core::summary::Percentiles) -> String {
 }
 
 /// A `key: value` row of [`variant_view`].
-type Row = (String, String);
+pub(crate) type Row = (String, String);
 
 /// One variant as an aligned `key: value` list.
 pub fn variant_view(v: &VariantResult) -> String {
@@ -348,7 +348,7 @@ pub fn variant_view(v: &VariantResult) -> String {
     rows.extend(load_rows(s));
     rows.extend(attempt_row(s));
     rows.extend(outcome_rows(s));
-    rows.extend(path_rows(s));
+    rows.extend(crate::path_rows::path_rows(s));
     rows.extend(extra_rows(s));
     aligned(&rows)
 }
@@ -482,79 +482,6 @@ fn outcome_rows(s: &Summary) -> Vec<Row> {
             ),
         ),
     ]
-}
-
-/// The request path, one line per hop and per tier (a path of one tier has neither, unless
-/// its tier is replicated), each replica of a replicated tier under it.
-fn path_rows(s: &Summary) -> Vec<Row> {
-    let mut rows = Vec::new();
-    if let Some(l) = &s.layered {
-        rows.extend(hop_rows(l));
-    }
-    // A path of several tiers, or one replicated tier: each tier, its replicas under it.
-    if s.tiers.len() > 1 || s.tiers.iter().any(|t| !t.replicas.is_empty()) {
-        for t in &s.tiers {
-            rows.push(tier_row(t));
-            rows.extend(t.replicas.iter().map(crate::replica_rows::replica_row));
-        }
-    }
-    rows
-}
-
-/// A layered path's hops, each with its retries, then the amplification at the bottom.
-fn hop_rows(l: &Layered) -> Vec<Row> {
-    let mut rows: Vec<Row> = l
-        .layers
-        .iter()
-        .map(|h| {
-            (
-                format!("hop {}", h.name),
-                format!(
-                    "received {}, sent {} ({} retries, {}x per call), failed {}, timeouts {}, budget denied {}",
-                    fmt::num(h.received as f64),
-                    fmt::num(h.sent as f64),
-                    fmt::num(h.retries as f64),
-                    fmt::fixed(h.per_call, 2),
-                    fmt::num(h.failed as f64),
-                    fmt::num(h.timeouts as f64),
-                    fmt::num(h.budget_denied as f64)
-                ),
-            )
-        })
-        .collect();
-    rows.push((
-        "bottom".into(),
-        format!(
-            "amplification {}x (worst case {}x{}), orphaned {} ({})",
-            fmt::fixed(l.amplification_bottom, 2),
-            fmt::fixed(l.worst_case_amplification, 0),
-            l.expected_amplification.map_or(String::new(), |e| format!(
-                ", closed form {}x",
-                fmt::fixed(e, 2)
-            )),
-            fmt::num(l.orphaned as f64),
-            fmt::pct(l.orphaned_share)
-        ),
-    ));
-    rows
-}
-
-/// One tier of a path of several (or a replicated one): its arrivals and what became of them.
-fn tier_row(t: &TierSummary) -> Row {
-    (
-        format!("tier {}", t.name),
-        format!(
-            "arrivals {} ({} retries), served {}, rejected {}, dropped {}, orphaned {}, mean busy {}, mean wait {} ms",
-            fmt::num(t.arrivals as f64),
-            fmt::num(t.retries as f64),
-            fmt::num(t.served as f64),
-            fmt::num(t.rejected as f64),
-            fmt::num(t.dropped_expired as f64),
-            fmt::num(t.orphaned as f64),
-            fmt::ms(t.mean_busy),
-            fmt::ms(t.mean_wait_ms)
-        ),
-    )
 }
 
 /// The summary's fields not in [`SHOWN`], sorted by name: fields added to the core after this

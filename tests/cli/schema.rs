@@ -24,7 +24,7 @@ fn json_of(toml_text: &str) -> Value {
 fn errors(v: &jsonschema::Validator, toml_text: &str) -> Vec<String> {
     let doc = json_of(toml_text);
     v.iter_errors(&doc)
-        .map(|e| format!("{}: {e}", e.instance_path))
+        .map(|e| format!("{}: {e}", e.instance_path()))
         .collect()
 }
 

@@ -129,6 +129,40 @@ pub fn load_resolved(
     })
 }
 
+/// The line (1-based) where `path` (`retry`, `tier[0].retry`, `server`) is written for the
+/// `[[variant]]` at `variant`: the variant's own key when it sets one under `path`'s first
+/// segment, else the deepest key along `path` in the base; none when the text has neither (a
+/// default). For pointing a finding about a resolved model at its source (`explain --sarif`).
+pub fn key_line(text: &str, variant: Option<usize>, path: &str) -> Option<usize> {
+    let doc = Doc {
+        origin: "",
+        text,
+        spans: toml_edit::Document::parse(text).ok(),
+    };
+    let raw: Vec<String> = path
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let segs: Vec<String> = raw
+        .iter()
+        .map(|s| s.split('[').next().unwrap_or(s).to_string())
+        .collect();
+    let in_variant = variant.filter(|&i| {
+        doc.spans.as_ref().is_some_and(|d| {
+            d.get("variant")
+                .and_then(|v| v.as_array_of_tables())
+                .and_then(|a| a.get(i))
+                .is_some_and(|t| segs.first().is_some_and(|s| t.contains_key(s)))
+        })
+    });
+    let at = match in_variant {
+        Some(i) => variant_span(&doc, i, &segs),
+        None => doc.find(&raw),
+    }?;
+    Some(doc.line_col(at).0)
+}
+
 /// The file parsed: its table (with a `name`, from the file's stem when it has none) and its
 /// `[[variant]]` tables, taken out; refused when it nests too deep or is not TOML.
 fn parse_file(doc: &Doc, origin: &str) -> Result<(Table, Option<Vec<Value>>), LoadError> {

@@ -30,4 +30,5 @@ mod tune;
 mod tune_chart;
 mod util;
 mod validate;
+mod verdict;
 mod warnings;

@@ -20,6 +20,7 @@ mod policy_lines; // each hop's policies as explain prints them
 mod prepare; // the steps commands share before their runs: outputs checked, model and grid resolved
 mod progress; // progress bars and notes on stderr
 mod run; // the one parallel runner; run_all, replicate
+mod stability; // the stability verdict in words: explain's lines, compare's column
 mod sweep_file; // the sweep file as the CLI reads, locks and summarizes it
 mod text; // plurals, shell quoting
 mod trace; // --trace: options and the JSON Lines writer

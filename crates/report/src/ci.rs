@@ -144,7 +144,22 @@ pub fn ci_table(report: &ReplicatedReport) -> String {
 
 /// [`ci_table`] with a column per `--metric` ([`ci_rows_with`]).
 pub fn ci_table_with(report: &ReplicatedReport, extra: &[String]) -> String {
-    let (h, r) = ci_rows_with(report, extra);
+    ci_table_labelled(report, extra, &[])
+}
+
+/// [`ci_table_with`] with the `labels` columns last (`compare --seeds N --verdict`).
+pub fn ci_table_labelled(
+    report: &ReplicatedReport,
+    extra: &[String],
+    labels: &[crate::table::Labels],
+) -> String {
+    let (mut h, mut r) = ci_rows_with(report, extra);
+    for l in labels {
+        h.push(l.header.clone());
+        for (row, cell) in r.iter_mut().zip(&l.cells) {
+            row.push(cell.clone());
+        }
+    }
     let mut out = text_table(&h, &r);
     if h.iter().any(|c| c == "recovery ms") {
         out.push_str("recovered: seeds whose goodput came back, with the 95% Wilson interval; recovery ms: - where some seed never recovered\n");

@@ -28,13 +28,16 @@ mod objective;
 mod pareto;
 mod path_rows;
 mod replica_rows;
+pub mod sarif;
 mod style;
 mod svg;
 pub mod sweep;
 mod table;
 mod text;
 
-pub use crate::ci::{ci_rows, ci_rows_with, ci_table, ci_table_with, ci_view, text_table};
+pub use crate::ci::{
+    ci_rows, ci_rows_with, ci_table, ci_table_labelled, ci_table_with, ci_view, text_table,
+};
 pub use crate::csv::{
     CSV_HEADER, REPLICAS_CSV_HEADER, TIERS_CSV_HEADER, replicas_csv, series_csv, tiers_csv,
     write_replicas_csv, write_series_csv, write_tiers_csv,
@@ -48,7 +51,10 @@ pub use crate::svg::{
     cdf_chart, cdf_chart_opts, cdf_chart_with, load_chart, load_chart_with, outcome_chart,
     outcome_chart_opts, replicas_chart, replicas_chart_opts, tiers_chart, tiers_chart_opts,
 };
-pub use crate::table::{comparison_table, comparison_table_with, run_view, variant_view};
+pub use crate::table::{
+    Labels, comparison_table, comparison_table_labelled, comparison_table_with, run_view,
+    variant_view,
+};
 
 pub use retrystorm_core::summary::RunReport;
 

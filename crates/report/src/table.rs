@@ -62,7 +62,28 @@ pub fn comparison_table(report: &RunReport) -> String {
 /// `--metric`), last, headed by its name: an integer grouped, another number as
 /// [`fmt::num`], `-` where the run did not produce it.
 pub fn comparison_table_with(report: &RunReport, extra: &[String]) -> String {
-    let (cols, outcomes) = comparison_columns(report, extra);
+    comparison_table_labelled(report, extra, &[])
+}
+
+/// A column of words the caller computed for each row (`compare --verdict`), shown last.
+pub struct Labels {
+    pub header: String,
+    /// One cell per variant, in the report's order.
+    pub cells: Vec<String>,
+}
+
+/// [`comparison_table_with`] with the `labels` columns after the metric columns.
+pub fn comparison_table_labelled(
+    report: &RunReport,
+    extra: &[String],
+    labels: &[Labels],
+) -> String {
+    let (mut cols, outcomes) = comparison_columns(report, extra);
+    cols.extend(labels.iter().map(|l| Column {
+        header: l.header.clone(),
+        align: Align::Left,
+        cells: l.cells.clone(),
+    }));
     let rows: Vec<&VariantResult> = report.variants.iter().collect();
     let any = |f: fn(&Summary) -> u64| rows.iter().any(|v| f(&v.summary) != 0);
     let (headers, cells) = grid(&cols, rows.len());

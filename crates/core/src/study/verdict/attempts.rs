@@ -53,6 +53,36 @@ pub(super) fn mean_delay(b: &Backoff, n: u32) -> f64 {
     }
 }
 
+/// The range the delay before retry `n` (0-based) falls in, `(low, high)` seconds: the window
+/// and its jitter's bounds (decorrelated jitter: from `base` to three times its mean before).
+pub(super) fn delay_range(b: &Backoff, n: u32) -> (f64, f64) {
+    let mean = mean_delay(b, n);
+    if b.kind == BackoffKind::Immediate || (b.kind == BackoffKind::Grpc && n == 0) {
+        return (mean, mean);
+    }
+    let w = b.window(n).0 as f64 / 1e9;
+    if b.kind == BackoffKind::Envoy {
+        return (0.0, w);
+    }
+    let s = &b.spread;
+    match b.jitter {
+        Jitter::None => (w, w),
+        Jitter::Full => (0.0, w),
+        Jitter::Equal => (w / 2.0, w),
+        Jitter::Proportional => (
+            w * (1.0 - s.randomization_factor),
+            w * (1.0 + s.randomization_factor),
+        ),
+        Jitter::Additive => (w, w * (1.0 + s.jitter_factor)),
+        Jitter::Absolute => (w, w + s.jitter_max.0 as f64 / 1e9),
+        Jitter::Polly => (0.75 * w, 1.25 * w),
+        Jitter::Decorrelated => {
+            let base = b.base.0 as f64 / 1e9;
+            (base.min(mean), (2.0 * mean - base).max(mean))
+        }
+    }
+}
+
 /// The attempts of one call that fails every attempt after `fail_s` seconds, within `limit`
 /// seconds (the call's deadline or its caller's timeout when the caller cancels); `class` is
 /// what the failure is seen as.

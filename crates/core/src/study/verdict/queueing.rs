@@ -130,14 +130,16 @@ impl Station {
 
     /// The largest load at which the mean response stays within `timeout`: the load an
     /// all-fail state must reach to keep every attempt timing out. Infinite when no load makes
-    /// the response that long; 0 when even an idle tier answers too late.
+    /// the response longer (unlimited workers without slowdown); 0 when even an idle tier
+    /// answers too late.
     pub fn timeout_capacity(&self, timeout: f64) -> f64 {
-        if self.response(0.0) > timeout {
-            return 0.0;
-        }
+        // Unlimited workers that do not slow down: no load makes a reply later.
         let Some(top) = self.capacity() else {
             return f64::INFINITY;
         };
+        if self.response(0.0) > timeout {
+            return 0.0;
+        }
         let (mut lo, mut hi) = (0.0, top);
         for _ in 0..60 {
             let mid = (lo + hi) / 2.0;

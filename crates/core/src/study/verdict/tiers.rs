@@ -17,19 +17,27 @@ fn secs(d: crate::time::Duration) -> f64 {
 }
 
 /// The clients' calls per second when healthy: `workload.rate`, or a closed loop's throughput
-/// (workers over think and response time, solved against tier 0's response at that load).
+/// (workers over think and response time, each tier of the path answering at that load, tier
+/// 0 bounding it).
 pub(super) fn healthy_client_calls(m: &Model, path: &PathSpec) -> f64 {
     let w = &m.workload;
     if w.kind != WorkloadKind::Closed {
         return w.rate.0;
     }
-    let s = Station::of(&path.tiers[0].server, &path.hops[0].network);
+    let stations: Vec<Station> = path
+        .tiers
+        .iter()
+        .zip(&path.hops)
+        .map(|(t, h)| Station::of(&t.server, &h.network))
+        .collect();
+    let response = |x: f64| stations.iter().map(|s| s.response(x)).sum::<f64>();
     let (n, think) = (w.workers as f64, w.think.mean_ns() / 1e9);
-    let cycle = |x: f64| x * (think + s.response(x)) - n;
-    let mut hi = s
-        .capacity()
-        .unwrap_or(f64::INFINITY)
-        .min(n / (think + s.response(0.0)).max(1e-12));
+    let cycle = |x: f64| x * (think + response(x)) - n;
+    let top = stations
+        .iter()
+        .filter_map(Station::capacity)
+        .fold(f64::INFINITY, f64::min);
+    let mut hi = top.min(n / (think + response(0.0)).max(1e-12));
     if cycle(hi) <= 0.0 {
         return hi;
     }
@@ -174,10 +182,9 @@ impl Judge<'_> {
                 v,
                 ratio,
                 format!(
-                    "{words} {} attempts/s arrive against {} requests/s served within the timeout ({} x)",
+                    "{words} {} attempts/s arrive against {} requests/s served within the timeout",
                     short(arriving),
                     short(fail_capacity),
-                    short(ratio)
                 ),
             )
         };
@@ -201,9 +208,10 @@ impl Judge<'_> {
     }
 
     fn capacity_term(&self, s: &Station, capacity: f64, timeout: Option<f64>) -> String {
-        let full = s
-            .capacity()
-            .map_or("unlimited".to_string(), |c| format!("{}/s", short(c)));
+        let Some(full) = s.capacity().map(|c| format!("{}/s", short(c))) else {
+            return "capacity: unlimited workers that do not slow down: no load makes a reply later"
+                .into();
+        };
         match timeout {
             Some(t) => format!(
                 "capacity: {full}; {}/s with a mean reply within the {} s timeout",

@@ -7,7 +7,7 @@
 //! and without randomness, it follows means, so a model near its edge may go either way in the
 //! simulator (`docs/verdict.md`, "Limits").
 
-use super::attempts::mean_delay;
+use super::attempts::delay_range;
 use super::{Judgement, Verdict, short};
 use crate::model::{Model, OutageAnswer, WorkloadKind};
 use crate::policy::Class;
@@ -30,8 +30,9 @@ pub struct TriggerOutcome {
     pub tips: Option<bool>,
     /// Seconds from the trigger's end to the last late reply, when it recovers.
     pub recovers_after_s: Option<f64>,
-    /// The longest wait for a worker in the fluid model, seconds.
-    pub peak_wait_s: f64,
+    /// The longest reply (wait, service and network) in the fluid model, seconds; none = past
+    /// the end of the run.
+    pub peak_reply_s: Option<f64>,
     pub why: String,
 }
 
@@ -44,7 +45,7 @@ pub(super) fn follow(m: &Model, j: &Judgement) -> Option<TriggerOutcome> {
         to_s,
         tips: None,
         recovers_after_s: None,
-        peak_wait_s: 0.0,
+        peak_reply_s: None,
         why,
     };
     match j.verdict {
@@ -101,7 +102,8 @@ struct Fluid<'a> {
     workers: Option<f64>,
     /// The most requests the tier holds (workers and queue); beyond it, refused at once.
     holds: f64,
-    /// Retries scheduled, by attempt number (1 = the first retry) and step.
+    /// Retries scheduled, by attempt number (1 = the first retry): a difference array over the
+    /// steps (a retry's mass spreads evenly over its jittered delay's range).
     retries: Vec<Vec<f64>>,
 }
 
@@ -202,6 +204,7 @@ impl<'a> Fluid<'a> {
             served[i + 1] = served[i] + full(i) * self.dt;
         }
         let (mut n, mut last_late, mut peak) = (0.0f64, None, 0.0f64);
+        let mut arriving = vec![0.0; self.retries.len()];
         for i in 0..self.steps {
             let t = self.at(i);
             let outage =
@@ -214,9 +217,10 @@ impl<'a> Fluid<'a> {
             let busy = self.workers.map_or(n, |w| n.min(w));
             let reply =
                 wait + self.service * factor * (1.0 + self.slowdown * busy.max(0.0)) + self.network;
-            peak = peak.max(wait);
+            peak = peak.max(reply);
             for a in 0..self.retries.len() {
-                let amount = if a == 0 { first } else { self.retries[a][i] };
+                arriving[a] += self.retries[a][i];
+                let amount = if a == 0 { first } else { arriving[a] };
                 if amount <= 0.0 {
                     continue;
                 }
@@ -239,12 +243,13 @@ impl<'a> Fluid<'a> {
                     }
                 };
                 if retried && a + 1 < self.retries.len() {
-                    let at = i
-                        + ((later + mean_delay(&backoff, a as u32)) / self.dt)
-                            .round()
-                            .max(1.0) as usize;
-                    if at < self.steps {
-                        self.retries[a + 1][at] += amount;
+                    let (lo, hi) = delay_range(&backoff, a as u32);
+                    let from = i + ((later + lo) / self.dt).round().max(1.0) as usize;
+                    let to = (i + ((later + hi) / self.dt).round().max(1.0) as usize).max(from) + 1;
+                    let per = amount / (to - from) as f64;
+                    if from < self.steps {
+                        self.retries[a + 1][from] += per;
+                        self.retries[a + 1][to.min(self.steps)] -= per;
                     }
                 }
             }
@@ -267,19 +272,19 @@ impl<'a> Fluid<'a> {
         let recovers_after_s = (!tips).then(|| last.map_or(0.0, |l| (l - to_s).max(0.0)));
         let why = if tips {
             format!(
-                "its trigger ({} s to {} s) tips it: replies are still late at the end ({} s), the longest wait {} s",
+                "its trigger ({} s to {} s) tips it: replies are still late at the end ({} s), the longest reply {}",
                 short(from_s),
                 short(to_s),
                 short(end),
-                short(peak)
+                wait(peak)
             )
         } else {
             format!(
-                "its trigger ({} s to {} s) does not tip it: the last late reply {} s after it, the longest wait {} s",
+                "its trigger ({} s to {} s) does not tip it: the last late reply {} s after it, the longest reply {}",
                 short(from_s),
                 short(to_s),
                 short(recovers_after_s.unwrap_or(0.0)),
-                short(peak)
+                wait(peak)
             )
         };
         TriggerOutcome {
@@ -287,8 +292,17 @@ impl<'a> Fluid<'a> {
             to_s,
             tips: Some(tips),
             recovers_after_s,
-            peak_wait_s: peak,
+            peak_reply_s: peak.is_finite().then_some(peak),
             why,
         }
+    }
+}
+
+/// A wait in words: seconds, or past the end of the run.
+fn wait(s: f64) -> String {
+    if s.is_finite() {
+        format!("{} s", short(s))
+    } else {
+        "past the end of the run".into()
     }
 }

@@ -139,15 +139,7 @@ pub fn key_line(text: &str, variant: Option<usize>, path: &str) -> Option<usize>
         text,
         spans: toml_edit::Document::parse(text).ok(),
     };
-    let raw: Vec<String> = path
-        .split('.')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect();
-    let segs: Vec<String> = raw
-        .iter()
-        .map(|s| s.split('[').next().unwrap_or(s).to_string())
-        .collect();
+    let (raw, segs) = path_segments(path);
     let in_variant = variant.filter(|&i| {
         doc.spans.as_ref().is_some_and(|d| {
             d.get("variant")
@@ -161,6 +153,20 @@ pub fn key_line(text: &str, variant: Option<usize>, path: &str) -> Option<usize>
         None => doc.find(&raw),
     }?;
     Some(doc.line_col(at).0)
+}
+
+/// A dotted path's segments as written (`tier[0]`) and without their indices (`tier`).
+fn path_segments(path: &str) -> (Vec<String>, Vec<String>) {
+    let raw: Vec<String> = path
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let segs = raw
+        .iter()
+        .map(|s| s.split('[').next().unwrap_or(s).to_string())
+        .collect();
+    (raw, segs)
 }
 
 /// The file parsed: its table (with a `name`, from the file's stem when it has none) and its
@@ -223,15 +229,7 @@ struct Source<'a> {
 impl Source<'_> {
     /// An error about `path`, pointing at the flag, the variant's line, or the base's line.
     fn locate(&self, path: &str, message: String) -> LoadError {
-        let raw: Vec<String> = path
-            .split('.')
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect();
-        let segs: Vec<String> = raw
-            .iter()
-            .map(|s| s.split('[').next().unwrap_or(s).to_string())
-            .collect();
+        let (raw, segs) = path_segments(path);
         if let Some(s) = self
             .sets
             .iter()

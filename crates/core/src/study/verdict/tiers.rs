@@ -378,14 +378,7 @@ impl Judge<'_> {
         for j in 0..=k {
             let hop = &self.path.hops[j];
             let own = hop.retry.timeout.map(secs);
-            let (class, fail_s) = if j == k {
-                (Class::Timeout, own.unwrap_or(0.0))
-            } else {
-                match own {
-                    Some(t) if t < span_below[j + 1] => (Class::Timeout, t),
-                    _ => (Class::ServerError, span_below[j + 1]),
-                }
-            };
+            let (class, fail_s) = failure(hop, j == k, span_below[j + 1]);
             let deadline = hop.retry.deadline.map(secs);
             let limit = match (deadline, cancel_limit) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -478,18 +471,24 @@ impl Judge<'_> {
         let mut span = vec![0.0; n + 1];
         for j in (0..=k).rev() {
             let hop = &self.path.hops[j];
-            let own = hop.retry.timeout.map(secs);
-            let (class, fail_s) = if j == k {
-                (Class::Timeout, own.unwrap_or(0.0))
-            } else {
-                match own {
-                    Some(t) if t < span[j + 1] => (Class::Timeout, t),
-                    _ => (Class::ServerError, span[j + 1]),
-                }
-            };
+            let (class, fail_s) = failure(hop, j == k, span[j + 1]);
             span[j] = orbit(hop, class, fail_s, hop.retry.deadline.map(secs)).span;
         }
         span
+    }
+}
+
+/// How a call of `hop` fails when everything below fails, and after how long: at the judged tier
+/// (`at_tier`) its own timeout; above it, its timeout when that comes before the calls below
+/// (`below` seconds) give up, else the 500 the tier answers then.
+fn failure(hop: &Hop, at_tier: bool, below: f64) -> (Class, f64) {
+    let own = hop.retry.timeout.map(secs);
+    if at_tier {
+        return (Class::Timeout, own.unwrap_or(0.0));
+    }
+    match own {
+        Some(t) if t < below => (Class::Timeout, t),
+        _ => (Class::ServerError, below),
     }
 }
 

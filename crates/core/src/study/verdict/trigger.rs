@@ -9,6 +9,7 @@
 
 use super::attempts::delay_range;
 use super::{Judgement, Verdict, short};
+use crate::backoff::Backoff;
 use crate::model::{Model, OutageAnswer, WorkloadKind};
 use crate::policy::Class;
 use crate::policy::budget::BudgetKind;
@@ -215,12 +216,13 @@ impl<'a> Fluid<'a> {
             let wait = self.wait(i, n, &served);
             let (_, factor) = self.capacity_at(i);
             let busy = self.workers.map_or(n, |w| n.min(w));
-            let reply =
-                wait + self.service * factor * (1.0 + self.slowdown * busy.max(0.0)) + self.network;
+            let reply = wait
+                + self.service * factor * (1.0 + self.slowdown * (busy - 1.0).max(0.0))
+                + self.network;
             peak = peak.max(reply);
-            for a in 0..self.retries.len() {
-                arriving[a] += self.retries[a][i];
-                let amount = if a == 0 { first } else { arriving[a] };
+            for (a, arrived) in arriving.iter_mut().enumerate() {
+                *arrived += self.retries[a][i];
+                let amount = if a == 0 { first } else { *arrived };
                 if amount <= 0.0 {
                     continue;
                 }
@@ -242,20 +244,29 @@ impl<'a> Fluid<'a> {
                         (self.timeout, late_retried)
                     }
                 };
-                if retried && a + 1 < self.retries.len() {
-                    let (lo, hi) = delay_range(&backoff, a as u32);
-                    let from = i + ((later + lo) / self.dt).round().max(1.0) as usize;
-                    let to = (i + ((later + hi) / self.dt).round().max(1.0) as usize).max(from) + 1;
-                    let per = amount / (to - from) as f64;
-                    if from < self.steps {
-                        self.retries[a + 1][from] += per;
-                        self.retries[a + 1][to.min(self.steps)] -= per;
-                    }
+                if retried {
+                    self.schedule(i, a, amount, later, &backoff);
                 }
             }
             n = (n - self.rate(i, n) * self.dt).max(0.0);
         }
         self.outcome(from_s, to_s, last_late, peak)
+    }
+
+    /// The retry of `amount` attempts number `a` that failed at step `i`, known `later`
+    /// seconds after: spread evenly over the steps its jittered delay may fall in.
+    fn schedule(&mut self, i: usize, a: usize, amount: f64, later: f64, backoff: &Backoff) {
+        if a + 1 >= self.retries.len() {
+            return;
+        }
+        let (lo, hi) = delay_range(backoff, a as u32);
+        let from = i + ((later + lo) / self.dt).round().max(1.0) as usize;
+        let to = (i + ((later + hi) / self.dt).round().max(1.0) as usize).max(from) + 1;
+        let per = amount / (to - from) as f64;
+        if from < self.steps {
+            self.retries[a + 1][from] += per;
+            self.retries[a + 1][to.min(self.steps)] -= per;
+        }
     }
 
     fn outcome(

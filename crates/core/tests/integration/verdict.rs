@@ -113,3 +113,75 @@ fn what_cannot_be_judged_says_why() {
     assert!(j.why.contains("burst"), "{}", j.why);
     assert!(j.ratio.is_none() && j.levers.is_empty());
 }
+
+/// Every variant of every shipped model is judged, in well under `explain`'s budget of 100 ms,
+/// and only a model without a steady load is unknown.
+#[test]
+fn every_shipped_model_is_judged_quickly() {
+    use retrystorm_core::model::WorkloadKind;
+    let dir = format!("{}/../../models", env!("CARGO_MANIFEST_DIR"));
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let files = |name: &str| {
+            let rel = name.split_once(':').map_or(name, |(_, f)| f);
+            std::fs::read_to_string(p.parent().unwrap().join(rel)).map_err(|e| e.to_string())
+        };
+        let Ok(s) =
+            retrystorm_core::load::load_resolved(&p.display().to_string(), &text, &[], &files)
+        else {
+            continue;
+        };
+        for m in &s.variants {
+            let start = std::time::Instant::now();
+            let j = judge(m);
+            let took = start.elapsed();
+            assert!(
+                took.as_millis() < 100,
+                "{}: {} took {took:?}",
+                p.display(),
+                m.name
+            );
+            let steady = matches!(m.workload.kind, WorkloadKind::Open | WorkloadKind::Closed);
+            assert_eq!(
+                j.verdict == Verdict::Unknown,
+                !steady,
+                "{}: {}: {}",
+                p.display(),
+                m.name,
+                j.why
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 80, "only {n} variants judged");
+}
+
+/// Retries stacked over tiers multiply at the bottom: retrying at every layer of
+/// `models/stack.toml` brings 3 x 3 x 3 attempts per intent to the database, 9 times what
+/// retrying at the client only brings; a budget per layer or cancellation makes it stable.
+#[test]
+fn stacked_retries_multiply() {
+    let every = judge(&variant("stack.toml", "retry at every layer"));
+    let client = judge(&variant("stack.toml", "retry at the client only"));
+    assert_eq!(every.verdict, Verdict::Vulnerable);
+    assert_eq!(every.deciding_tier, Some(2));
+    let (a, b) = (every.deciding().unwrap(), client.deciding().unwrap());
+    assert!(
+        (a.all_fail_per_s / b.all_fail_per_s - 9.0).abs() < 1e-9,
+        "{} {}",
+        a.all_fail_per_s,
+        b.all_fail_per_s
+    );
+    for name in ["a budget per layer", "every layer, cancellation on"] {
+        assert_eq!(
+            judge(&variant("stack.toml", name)).verdict,
+            Verdict::Stable,
+            "{name}"
+        );
+    }
+}

@@ -169,16 +169,18 @@ fn workload_rate(m: &Model, now: Verdict) -> Option<Lever> {
             bad = mid;
         }
     }
-    // Whole requests per second, rounded down so that the lever holds.
-    let shown = if good >= 10.0 { good.floor() } else { good };
+    // Rounded down (whole requests per second, or thousandths below 10/s) so that it holds as
+    // written.
+    let (shown, text) = if good >= 10.0 {
+        (good.floor(), format!("{}", good.floor()))
+    } else {
+        let g = (good * 1000.0).floor() / 1000.0;
+        (g, format!("{g}"))
+    };
     let v = at(shown);
     (v.verdict < now).then(|| Lever {
-        set: format!("workload.rate={}/s", short(shown)),
-        what: format!(
-            "a steady load of at most {}/s (now {}/s)",
-            short(shown),
-            short(rate)
-        ),
+        set: format!("workload.rate={text}/s"),
+        what: format!("a steady load of at most {text}/s (now {}/s)", short(rate)),
         verdict: v.verdict,
         ratio: v.ratio,
     })

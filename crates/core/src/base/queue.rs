@@ -18,8 +18,8 @@ use crate::time::Time;
 use super::calendar::CalendarQueue;
 use super::chunks::{Chunks, Pool};
 
-/// The engine's future event list, chosen once per run from the model (issue 32; the numbers
-/// are in `docs/performance.md`, "The event loop (issue 32, part 2)"): the calendar queue
+/// The engine's future event list, chosen once per run from the model (the numbers are in
+/// `docs/performance.md`, "The event queue"): the calendar queue
 /// ([`super::calendar`]) for open and replayed workloads, whose events are dense and near, and
 /// the radix heap below for bursts and closed loops (a burst's millions of timers spread over
 /// seconds measured 1.2x slower and 40% larger in the calendar queue, and its many small

@@ -107,7 +107,7 @@ const TABLE_METRICS: &[(&str, &str)] = &[
     ("p99 ms", "completion_ms.p99"),
 ];
 
-/// The metrics [`aggregate`] estimates for the table and the chart of `metric`: the table's
+/// The metrics [`aggregate()`] estimates for the table and the chart of `metric`: the table's
 /// columns, `bucket_ms` (the chart's label) and `intents` (its seed count stands for a
 /// per-attempt metric no run reached, [`aggregate::estimate`]).
 pub fn table_metrics(metric: &str) -> Vec<&str> {

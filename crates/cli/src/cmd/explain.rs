@@ -1,9 +1,9 @@
 //! `retrystorm explain MODEL`: the resolved model's key facts, warnings ([`crate::advice`]) and
 //! stability verdict ([`crate::stability`]), as text, `--json` and SARIF (`--sarif`).
 
-use crate::CliError;
 use crate::advice::explain_model;
 use crate::args::{ExplainArgs, FailOn};
+use crate::error::CliError;
 use crate::model_args::Resolved;
 use crate::prepare::study_outputs;
 use crate::{output, stability};

@@ -1,6 +1,6 @@
 //! `[network]`: latency and loss between a caller and the tier it calls.
 
-use crate::dist::Dist;
+use crate::base::dist::Dist;
 use serde::{Deserialize, Serialize};
 
 /// How a client learns that its request was lost before reaching the server.

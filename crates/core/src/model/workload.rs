@@ -1,8 +1,8 @@
 //! `[workload]`: who sends intents, when, and how many (burst, open, closed, contention, trace).
 
 use super::*;
-use crate::dist::Dist;
-use crate::time::{Duration, Time};
+use crate::base::dist::Dist;
+use crate::base::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
 /// Where intents come from.
@@ -22,7 +22,7 @@ pub enum WorkloadKind {
     /// versioned record).
     Contention,
     /// Production traffic replay: one intent per row of the `trace` file (CSV or JSON Lines of
-    /// timestamps, [`crate::replay`]), `speed` times as fast.
+    /// timestamps, [`crate::model::replay`]), `speed` times as fast.
     Trace,
 }
 
@@ -59,7 +59,7 @@ pub struct Workload {
     /// trace: the parsed arrivals, filled in by the loader from `trace` (the core reads no file).
     #[serde(skip)]
     #[schemars(skip)]
-    pub replay: std::sync::Arc<crate::replay::Trace>,
+    pub replay: std::sync::Arc<crate::model::replay::Trace>,
 }
 
 fn is_one(x: &f64) -> bool {

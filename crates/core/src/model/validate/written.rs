@@ -3,7 +3,7 @@
 //! values cannot tell a default from a written key, so these checks read the merged table.
 
 use super::*;
-use crate::shedding::SheddingKind;
+use crate::policy::shedding::SheddingKind;
 use toml::{Table, Value};
 
 /// The keys of the table at `path` (dotted), empty when it is absent.

@@ -1,9 +1,9 @@
 //! `[breaker]`: the breaker's configuration (resilience4j's `CircuitBreakerConfig`, its
 //! defaults and their checks).
 
-use crate::invalid::Invalid;
+use crate::base::invalid::Invalid;
+use crate::base::time::Duration;
 use crate::policy::Scope;
-use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -3,9 +3,9 @@
 //! the rate limits that sit on top in the all-fail state (a breaker's open share, a client-side
 //! limiter's floor).
 
-use crate::backoff::{Backoff, BackoffKind, Jitter};
 use crate::policy::Class;
 use crate::policy::Scope;
+use crate::policy::backoff::{Backoff, BackoffKind, Jitter};
 use crate::policy::breaker::{BreakerConfig, Forced, Placement, WindowType};
 use crate::policy::limiter::{LimiterConfig, LimiterKind};
 use crate::sim::path::spec::Hop;
@@ -238,7 +238,7 @@ pub(super) fn healthy_per_call(q: f64, max: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::Duration;
+    use crate::base::time::Duration;
 
     fn backoff(jitter: Jitter) -> Backoff {
         crate::model::Retry {

@@ -21,7 +21,7 @@
 //! `docs/verdict.md` gives each policy's contribution, the sources and the limits.
 //!
 //! It sits at the study floor: it reads the model and the path it resolves to
-//! ([`crate::path::spec::PathSpec`]), and does no I/O.
+//! ([`crate::sim::path::spec::PathSpec`]), and does no I/O.
 
 mod attempts;
 mod budget;

@@ -4,7 +4,7 @@
 //! whose service slows with concurrency is its fluid limit (Little's law: `n = a * s * (1 + k *
 //! (n - 1))`), the model of Brooker's `simple_collapse_sim`.
 
-use crate::dist::Dist;
+use crate::base::dist::Dist;
 use crate::model::{Network, Server};
 
 /// Above this many workers Erlang's C formula is taken as 0 below 99.9 % utilisation (a large
@@ -208,7 +208,7 @@ pub(super) fn tail(d: &Dist, t: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::Duration;
+    use crate::base::time::Duration;
 
     fn mm1(mean_ms: u64) -> Station {
         Station {

@@ -8,11 +8,11 @@ use super::queueing::Station;
 use super::{TierVerdict, Verdict, short};
 use crate::model::{FailMode, Model, WorkloadKind};
 use crate::policy::Class;
-use crate::shedding::SheddingKind;
+use crate::policy::shedding::SheddingKind;
 use crate::sim::path::spec::{Hop, PathSpec};
 
 /// Seconds of a duration.
-fn secs(d: crate::time::Duration) -> f64 {
+fn secs(d: crate::base::time::Duration) -> f64 {
     d.0 as f64 / 1e9
 }
 

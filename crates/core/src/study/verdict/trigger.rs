@@ -9,13 +9,13 @@
 
 use super::attempts::delay_range;
 use super::{Judgement, Verdict, short};
-use crate::backoff::Backoff;
+use crate::base::time::{Duration, Time};
 use crate::model::{Model, OutageAnswer, WorkloadKind};
 use crate::policy::Class;
+use crate::policy::backoff::Backoff;
 use crate::policy::budget::BudgetKind;
 use crate::policy::limiter::LimiterKind;
 use crate::sim::path::spec::PathSpec;
-use crate::time::{Duration, Time};
 use serde::Serialize;
 
 /// At most this many steps: the step widens for long horizons.

@@ -5,6 +5,7 @@
 //! [`metric`]) and the yes/no metrics whose mean is a share ([`SHARE_METRICS`]).
 
 use crate::base::diagnostics::closest;
+use crate::model::MAX_ATTEMPTS;
 use crate::summary::{AttemptPeak, LayerSummary, Layered, ReplicaSummary, Summary, TierSummary};
 use toml::Value;
 
@@ -166,6 +167,14 @@ pub fn check_metric(name: &str) -> Result<(), String> {
     if let Some((0, field)) = attempt_metric(name) {
         return Err(format!(
             "unknown metric `{name}`: attempts are numbered from 1 (the first try); did you mean `attempt_peaks.1.{field}`?"
+        ));
+    }
+    // An attempt no run can make would read 0 in every run: an expectation that cannot fail.
+    if let Some((n, _)) = attempt_metric(name)
+        && n > u64::from(MAX_ATTEMPTS)
+    {
+        return Err(format!(
+            "unknown metric `{name}`: attempts are numbered 1 to {MAX_ATTEMPTS} (retry.max_attempts is at most {MAX_ATTEMPTS}), so no run reaches this one"
         ));
     }
     if is_metric(name) {

@@ -170,15 +170,18 @@ fn service_time_rises_with_concurrency() {
     );
 }
 
+/// Four clients at once on four workers of 100 ms each.
+const FOUR_ON_FOUR: &str = r#"
+    [workload]
+    clients = 4
+    [server]
+    capacity = 4
+    service = "100ms"
+"#;
+
 #[test]
 fn capacity_drop_serialises_the_workers() {
-    let text = r#"
-        [workload]
-        clients = 4
-        [server]
-        capacity = 4
-        service = "100ms"
-    "#;
+    let text = FOUR_ON_FOUR;
     assert_eq!(run(&one(text), 1).summary.completion_ms.max, 100.0);
     let dropped =
         format!("{text}\ncapacity_drops = [{{ from = \"0s\", to = \"1s\", capacity = 1 }}]");
@@ -195,14 +198,9 @@ fn capacity_drop_serialises_the_workers() {
 /// starts, the queue waits (nothing is refused or answered) and is served when the pause ends.
 #[test]
 fn a_capacity_drop_to_zero_pauses_the_server() {
-    let text = r#"
-        [workload]
-        clients = 4
-        [server]
-        capacity = 4
-        service = "100ms"
-        capacity_drops = [{ from = "50ms", to = "1s", capacity = 0 }]
-    "#;
+    let text = &format!(
+        "{FOUR_ON_FOUR}capacity_drops = [{{ from = \"50ms\", to = \"1s\", capacity = 0 }}]\n"
+    );
     // The first four start at 0 and finish at 100 ms, inside the pause: nothing else waits.
     let s = run(&one(text), 1).summary;
     assert_eq!((s.succeeded, s.completion_ms.max), (4, 100.0));

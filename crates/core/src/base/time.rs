@@ -92,8 +92,12 @@ impl Duration {
             .char_indices()
             .find(|&(i, c)| {
                 let exponent_minus = c == '-' && s[..i].ends_with('e');
-                !(c.is_ascii_digit() || c == '.' || c == '_' || c == 'e' || c == '+')
-                    && !exponent_minus
+                !(c.is_ascii_digit()
+                    || c == '.'
+                    || c == '_'
+                    || c == 'e'
+                    || c == '+'
+                    || exponent_minus)
             })
             .map(|(i, _)| i)
             .ok_or_else(|| DurationError::NoUnit(text.to_string()))?;

@@ -109,7 +109,15 @@ fn outcome_rows(s: &Summary) -> Vec<Row> {
             format!("{} ms", fmt::ms(s.last_arrival_ms)),
         ),
         ("completion ms".into(), percentiles(&s.completion_ms)),
-        ("success ms".into(), percentiles(&s.success_ms)),
+        // With no success there is no time to a success: zeros would read as instant ones.
+        (
+            "success ms".into(),
+            if s.succeeded == 0 {
+                "none".into()
+            } else {
+                percentiles(&s.success_ms)
+            },
+        ),
         (
             "effects".into(),
             format!(

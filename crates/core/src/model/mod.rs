@@ -36,7 +36,8 @@ pub use backoff::BackoffSpec;
 pub use idempotency::*;
 pub use layers::*;
 pub use limits::{
-    BYTES_PER_INTENT, MAX_INTENTS, MAX_LAYERS, MAX_POLICY_INSTANCES, MAX_REPLICAS, MAX_WINDOWS,
+    BYTES_PER_INTENT, MAX_ATTEMPTS, MAX_INTENTS, MAX_LAYERS, MAX_POLICY_INSTANCES, MAX_REPLICAS,
+    MAX_WINDOWS,
 };
 pub use network::*;
 pub use replicas::*;

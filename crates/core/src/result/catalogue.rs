@@ -8,6 +8,7 @@ use crate::base::diagnostics::closest;
 use crate::result::summary::{
     AttemptPeak, LayerSummary, Layered, ReplicaSummary, Summary, TierSummary,
 };
+use crate::model::MAX_ATTEMPTS;
 use toml::Value;
 
 /// The metrics that are yes (1) or no (0) per run, for which
@@ -168,6 +169,14 @@ pub fn check_metric(name: &str) -> Result<(), String> {
     if let Some((0, field)) = attempt_metric(name) {
         return Err(format!(
             "unknown metric `{name}`: attempts are numbered from 1 (the first try); did you mean `attempt_peaks.1.{field}`?"
+        ));
+    }
+    // An attempt no run can make would read 0 in every run: an expectation that cannot fail.
+    if let Some((n, _)) = attempt_metric(name)
+        && n > u64::from(MAX_ATTEMPTS)
+    {
+        return Err(format!(
+            "unknown metric `{name}`: attempts are numbered 1 to {MAX_ATTEMPTS} (retry.max_attempts is at most {MAX_ATTEMPTS}), so no run reaches this one"
         ));
     }
     if is_metric(name) {

@@ -198,6 +198,17 @@ fn attempt_metrics_by_number_and_zero_past_the_last() {
     ] {
         assert!(check_metric(ok).is_ok(), "{ok}");
     }
+    // An attempt number no run reaches would read 0 in every run: refused.
+    assert!(check_metric("attempt_peaks.10000.peak").is_ok());
+    for unreachable in [
+        "attempt_peaks.10001.peak",
+        "attempt_peaks.18446744073709551616.peak",
+        "attempt_peaks.99999999999999999999.peak",
+    ] {
+        let e = check_metric(unreachable).unwrap_err();
+        assert!(e.contains("numbered 1 to 10000"), "{e}");
+        assert!(Expectation::parse(&format!("{unreachable} < 1")).is_err());
+    }
     let e = check_metric("attempt_peaks.0.peak").unwrap_err();
     assert!(e.contains("numbered from 1"), "{e}");
     assert!(e.contains("`attempt_peaks.1.peak`"), "{e}");

@@ -40,11 +40,18 @@ pub(super) struct Slot {
 /// before `t - width` and counts what is left: O(1) amortised per arrival. One window serves
 /// every count: after the evictions at `t` each count is that of `(t - width, t]`, and a kind's
 /// peak is updated only where one of its own arrives. Arrivals at one time of one kind share an
-/// entry, so memory is bounded by the peak (and by the distinct times in a window).
+/// entry however they interleave with other kinds ([`Windows::at_now`]), so memory is the
+/// distinct (time, kind) pairs in one window, never the arrivals: 10^9 attempts at one instant
+/// from 100,000 clients of 10,000 attempts each are 10,000 entries, not 10^9.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Windows {
     pub(super) width: u64,
     pub(super) recent: VecDeque<Slot>,
+    /// Entries popped from the front of `recent` so far: entry number `n` is `recent[n - popped]`.
+    pub(super) popped: u64,
+    /// Per kind (`2 * attempt + retry`), the time of its latest entry and that entry's number:
+    /// an arrival of a kind that already has an entry at its time joins it.
+    pub(super) at_now: Vec<(u64, u64)>,
     pub(super) in_window: u64,
     pub(super) retries_in_window: u64,
     pub(super) peak: u64,
@@ -109,7 +116,7 @@ impl Windows {
             Some(s) if s.t == t && s.attempt == attempt && s.retry == retry => s.n += n,
             _ => {
                 // Out of the window `(t - width, t]`: arrivals at `s` with `t - s >= width`
-                // (times never decrease, so `s <= t`).
+                // (times never decrease, so `s <= t`; entries at `t` itself stay).
                 while let Some(s) = self.recent.front() {
                     if t - s.t < self.width {
                         break;
@@ -120,13 +127,24 @@ impl Windows {
                     }
                     self.attempts[usize::from(s.attempt)].in_window -= s.n;
                     self.recent.pop_front();
+                    self.popped += 1;
                 }
-                self.recent.push_back(Slot {
-                    t,
-                    n,
-                    attempt,
-                    retry,
-                });
+                let kind = 2 * usize::from(attempt) + usize::from(retry);
+                if kind >= self.at_now.len() {
+                    self.at_now.resize(kind + 1, (0, u64::MAX));
+                }
+                let (at, entry) = self.at_now[kind];
+                if at == t && entry != u64::MAX {
+                    self.recent[(entry - self.popped) as usize].n += n;
+                } else {
+                    self.at_now[kind] = (t, self.popped + self.recent.len() as u64);
+                    self.recent.push_back(Slot {
+                        t,
+                        n,
+                        attempt,
+                        retry,
+                    });
+                }
             }
         }
         self.in_window += n;
@@ -276,6 +294,33 @@ mod tests {
         }
         let w = b.windows.as_ref().unwrap();
         assert_eq!((w.peak, w.recent.len()), (1000, 1));
+    }
+
+    /// Memory does not grow with arrivals: the window keeps one entry per distinct (time, kind)
+    /// inside it. Clients whose attempts all arrive at one instant, client after client (an
+    /// immediate retry after an instant rejection), are one entry per attempt number however
+    /// many clients there are; a stream past the window keeps only the window's times.
+    #[test]
+    fn the_window_keeps_distinct_times_and_kinds_not_arrivals() {
+        for clients in [100u64, 1000] {
+            let mut b = Buckets::with_windows(Duration(10), Duration(1_000));
+            for _ in 0..clients {
+                for a in 0..1000u16 {
+                    b.arrival(Time(5), a > 0, a);
+                }
+            }
+            assert_eq!(b.windows.as_ref().unwrap().recent.len(), 1000);
+            assert_eq!(b.window_peaks(), (clients * 1000, clients * 999));
+            assert!(b.attempt_peaks().iter().all(|a| a.peak_window == clients));
+        }
+        let mut b = Buckets::with_windows(Duration(10), Duration(1_000));
+        let mut most = 0;
+        for t in 0..1_000_000u64 {
+            b.arrival(Time(t), t % 3 > 0, (t % 3) as u16);
+            most = most.max(b.windows.as_ref().unwrap().recent.len());
+        }
+        assert_eq!(most, 1000);
+        assert_eq!(b.window_peaks(), (1000, 667));
     }
 
     /// Random sorted times with many ties, against the brute-force count, at widths that do and

@@ -86,7 +86,9 @@ impl Direct<'_> {
     /// never decreases and never passes the run's end). Right after it, a set `stop` ends the
     /// workload there. Returns `None`, having stopped early, once the intents run so far have
     /// more than `max_events` events: the run would stop at `max_events`, which the event loop
-    /// does (see [`Direct::ending`]), so the rest is not run; else whether `stop` ended it.
+    /// does (see [`Direct::ending`]), so the rest is not run; also once they keep more records
+    /// than [`super::records::MAX_RECORDS`] (the event loop runs it in less memory). Else
+    /// whether `stop` ended it.
     pub(super) fn run_intents(
         &mut self,
         progress: &mut dyn FnMut(Time),
@@ -117,7 +119,7 @@ impl Direct<'_> {
                         continue;
                     }
                     self.intent(c, at);
-                    if self.live_events > m.max_events {
+                    if self.live_events > m.max_events || self.rec.over_budget() {
                         return None;
                     }
                     if tick(self) {
@@ -149,7 +151,7 @@ impl Direct<'_> {
                         }
                     }
                     self.intent(id, t);
-                    if self.live_events > m.max_events {
+                    if self.live_events > m.max_events || self.rec.over_budget() {
                         return None;
                     }
                     if tick(self) {

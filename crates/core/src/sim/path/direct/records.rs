@@ -21,6 +21,13 @@ const KIND_MASK: u64 = (1 << KIND_BITS) - 1;
 /// Records kept in one vector before they move to chunks.
 const FLAT_MAX: usize = 1 << 16;
 
+/// The most records one run keeps (512 MiB at 4 bytes each, about twice that while vectors
+/// grow): a run that would keep more (a burst of 10^7 clients of 100 attempts, an open workload
+/// at 10^7/s for a minute) goes to the event loop, whose memory is the intents in flight and
+/// the arrivals inside one peak window, not every arrival of the run (`docs/performance.md`,
+/// "Memory bounds").
+pub(super) const MAX_RECORDS: u64 = 1 << 27;
+
 /// Fewer records than this are sorted by comparison; more are first spread over buckets by the
 /// top bits of their time ([`sort_by_time`]), at most 2^[`SPREAD_MAX_BITS`] buckets.
 const SPREAD_MIN: usize = 1 << 10;
@@ -41,6 +48,9 @@ pub(super) struct Records {
     /// Some attempt was served (the busy level moved).
     pub(super) busy_ops: bool,
     pub(super) max_op_time: u64,
+    /// Records kept so far, and the most this run may keep ([`MAX_RECORDS`]).
+    pub(super) kept: u64,
+    pub(super) budget: u64,
 }
 
 impl Records {
@@ -65,7 +75,14 @@ impl Records {
             bulk: 0,
             busy_ops: false,
             max_op_time: 0,
+            kept: 0,
+            budget: MAX_RECORDS,
         }
+    }
+
+    /// More records are kept than the run may hold: the event loop must run it.
+    pub(super) fn over_budget(&self) -> bool {
+        self.kept > self.budget
     }
 
     /// One record of `kind` at `t`.
@@ -77,6 +94,7 @@ impl Records {
         }
         self.busy_ops |= kind == OP_BEGIN;
         self.max_op_time = self.max_op_time.max(t.0);
+        self.kept += 1;
         if let Some(f) = &mut self.flat {
             if f.len() < FLAT_MAX {
                 return f.push(t.0 << KIND_BITS | u64::from(kind));

@@ -6,8 +6,9 @@
 //! lives in [`crate::load`]; this module is the typed form and its semantic checks.
 
 use crate::backoff::{Backoff, BackoffKind, Jitter};
+use crate::base::keys::{KeyTable, key};
 pub use crate::invalid::Invalid;
-use crate::policy::breaker::BreakerConfig;
+use crate::policy::breaker::{BREAKER_KEYS, BreakerConfig};
 use crate::policy::budget::BudgetConfig;
 use crate::policy::hedge::HedgeConfig;
 use crate::policy::limiter::LimiterConfig;
@@ -44,6 +45,19 @@ pub use retry::*;
 use serde::{Deserialize, Serialize};
 pub use server::*;
 pub use workload::*;
+
+/// The key tables of the sections that have one, for the test that checks them against the
+/// loader, the schema and the docs (`tests/cli/model_keys.rs`).
+pub const KEY_TABLES: [KeyTable; 8] = [
+    WORKLOAD_KEYS,
+    RETRY_KEYS,
+    NETWORK_KEYS,
+    IDEMPOTENCY_KEYS,
+    TIER_KEYS,
+    LAYER_KEYS,
+    BREAKER_KEYS,
+    ENGINE_KEYS,
+];
 
 /// One scenario, fully resolved (a variant is a `Model` too).
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
@@ -101,6 +115,22 @@ pub struct EngineConfig {
     /// `event-loop`: always the event loop (same results, slower).
     pub path: EnginePathChoice,
 }
+
+/// `[engine]`'s keys.
+pub const ENGINE_KEYS: KeyTable = KeyTable {
+    section: "engine",
+    schema: "EngineConfig",
+    docs: &[("docs/model.md", "## `[engine]`")],
+    runs: &[&[key(
+        "path",
+        "`\"auto\"`: the **direct path** when the model's clients are independent, else the \
+            event loop; `\"event-loop\"`: always the event loop. Any other value is refused (exit \
+            2). Both give the same bytes; the direct path is faster and smaller. `--set \
+            engine.path=event-loop` forces the event loop for one run (tests and benchmarks \
+            compare the two this way).",
+    )]],
+    expanded: &[],
+};
 
 impl EngineConfig {
     pub fn is_auto(&self) -> bool {

@@ -1,5 +1,6 @@
 //! `[network]`: latency and loss between a caller and the tier it calls.
 
+use crate::base::keys::{KeyTable, key};
 use crate::dist::Dist;
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +27,38 @@ pub struct Network {
     /// Probability a reply never reaches the client (the effect ran).
     pub response_loss: f64,
 }
+
+/// `[network]`'s keys (also a `[[tier]]`'s `network`).
+pub const NETWORK_KEYS: KeyTable = KeyTable {
+    section: "network",
+    schema: "Network",
+    docs: &[("docs/model.md", "## `[network]`")],
+    runs: &[&[
+        key("latency", "one-way latency distribution, both directions"),
+        key(
+            "request_latency",
+            "the request direction's latency distribution, instead of `latency`",
+        ),
+        key(
+            "response_latency",
+            "the response direction's latency distribution, instead of `latency`",
+        ),
+        key(
+            "request_loss",
+            "probability a request never reaches the server",
+        ),
+        key(
+            "loss_notice",
+            "how the client learns of a lost request: `error` (at once, as a connection error: the \
+            article's `throw` before `fetch`) or `timeout`",
+        ),
+        key(
+            "response_loss",
+            "probability a reply never reaches the client (the effect ran)",
+        ),
+    ]],
+    expanded: &[],
+};
 
 impl Default for Network {
     fn default() -> Self {

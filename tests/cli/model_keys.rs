@@ -1,7 +1,8 @@
 //! The model's key tables (`retrystorm_core::model::KEY_TABLES`) against what is built or written
 //! apart from them: the loader's `expected one of` list, the schema's properties, and the docs'
-//! key tables, which must name the same keys with the table's doc lines.
-//! `UPDATE_MODEL_KEYS=1` rewrites the docs' meaning cells from the tables instead.
+//! key tables, whose rows must be the tables' (name, default, doc line).
+//! `UPDATE_MODEL_KEYS=1 cargo test --test cli model_keys` writes the docs' rows from the tables
+//! first: each key's row rewritten, a missing key's row added after the key before it.
 
 use crate::errors_doc::cells;
 use assert_cmd::Command;
@@ -27,9 +28,10 @@ fn row_keys(cell: &str) -> Vec<String> {
     names.into_iter().collect::<Option<_>>().unwrap_or_default()
 }
 
-/// One docs row: the keys it names, its meaning cell, and where it is.
+/// One docs row: the keys it names, its default and meaning cells, and where it is.
 struct Row {
     keys: Vec<String>,
+    default: String,
     doc: String,
     file: &'static str,
     line: usize,
@@ -66,6 +68,7 @@ fn rows(t: &KeyTable) -> Vec<Row> {
             let c = cells(lines[i]);
             out.push(Row {
                 keys: row_keys(&c[0]),
+                default: c.get(1).cloned().unwrap_or_default(),
                 doc: c.last().cloned().unwrap_or_default(),
                 file,
                 line: i + 1,
@@ -152,13 +155,17 @@ fn the_docs_name_each_tables_keys_with_its_doc_line() {
                 .filter(|k| r.keys.iter().any(|n| n == k.name))
                 .collect();
             match keys[..] {
-                [k] if r.keys.len() == 1 && k.doc != r.doc => wrong.push(format!(
-                    "{}:{}: `{}` is not described by its table's doc line:\n  docs:  {}\n  table: {}",
-                    r.file, r.line, k.name, r.doc, k.doc
-                )),
+                [k] if r.keys.len() == 1 && (k.default, k.doc) != (&r.default, &r.doc) => wrong
+                    .push(format!(
+                        "{}:{}: `{}`'s row is not its table's:\n  docs:  {} | {}\n  table: {} | {}",
+                        r.file, r.line, k.name, r.default, r.doc, k.default, k.doc
+                    )),
                 _ if r.keys.len() > 1 => {
                     for k in keys {
-                        if !alone.iter().any(|(name, doc)| name == k.name && doc == k.doc) {
+                        if !alone
+                            .iter()
+                            .any(|(name, doc)| name == k.name && doc == k.doc)
+                        {
                             wrong.push(format!(
                                 "{}:{}: `{}` has no row of its own (with its doc line) in another section's table",
                                 r.file, r.line, k.name
@@ -172,30 +179,49 @@ fn the_docs_name_each_tables_keys_with_its_doc_line() {
     }
     assert!(
         wrong.is_empty(),
-        "{}\n(UPDATE_MODEL_KEYS=1 rewrites the meaning cells from the tables)",
+        "{}\n(UPDATE_MODEL_KEYS=1 writes the docs' rows from the tables)",
         wrong.join("\n")
     );
 }
 
-/// Rewrites the meaning cell of every row naming one key to that key's doc line.
+/// A key's docs row.
+fn row_of(k: &Key) -> String {
+    format!("| `{}` | {} | {} |", k.name, k.default, k.doc)
+}
+
+/// Writes each key's docs row from its table, and adds the rows of keys the docs miss (in the
+/// first place a table names) after the row of the key before it.
 fn update_docs() {
     for t in KEY_TABLES {
-        for &(file, heading) in t.docs {
+        let documented: BTreeSet<String> = rows(&t).into_iter().flat_map(|r| r.keys).collect();
+        for (n, &(file, heading)) in t.docs.iter().enumerate() {
             let text = read(file);
             let mut lines: Vec<String> = text.lines().map(String::from).collect();
-            for i in table_lines(file, &text, heading) {
-                let mut c = cells(&lines[i]);
-                let Some(k) = (match &row_keys(&c[0])[..] {
-                    [name] => all(&t).find(|k| k.name == name),
-                    _ => None,
-                }) else {
-                    continue;
-                };
-                if let Some(last) = c.last_mut() {
-                    *last = k.doc.to_string();
+            let range = table_lines(file, &text, heading);
+            let mut table: Vec<String> = lines[range.clone()].to_vec();
+            let names = |line: &str| row_keys(&cells(line)[0]);
+            for line in &mut table {
+                if let [name] = &names(line)[..]
+                    && let Some(k) = all(&t).find(|k| k.name == name)
+                {
+                    *line = row_of(k);
                 }
-                lines[i] = format!("| {} |", c.join(" | "));
             }
+            let mut after = 0;
+            for k in all(&t).filter(|_| n == 0) {
+                if documented.contains(k.name) {
+                    if let Some(i) = table
+                        .iter()
+                        .position(|l| names(l).iter().any(|x| x == k.name))
+                    {
+                        after = i + 1;
+                    }
+                } else {
+                    table.insert(after, row_of(k));
+                    after += 1;
+                }
+            }
+            lines.splice(range, table);
             let mut out = lines.join("\n");
             out.push('\n');
             std::fs::write(Path::new(env!("CARGO_MANIFEST_DIR")).join(file), out).unwrap();

@@ -2,14 +2,17 @@
 //!
 //! Each section keeps a [`KeyTable`] beside its struct. The loader's key lists (the `expected
 //! one of ...` of an unknown key) are built from the tables, the "has no effect" checks read
-//! [`Needs`], and a test (`tests/cli/model_keys.rs`) fails when the schema or the docs' key table
-//! of a section lists a key its table does not, misses one, or words one differently.
+//! [`Needs`], the docs' key tables are written from them (`UPDATE_MODEL_KEYS=1 cargo test --test
+//! cli model_keys`), and that test fails when the loader, the schema or the docs list a key a
+//! table does not, miss one, or word one differently.
 
 /// One key of a model section.
 #[derive(Clone, Copy, Debug)]
 pub struct Key {
     /// The key as a model file writes it.
     pub name: &'static str,
+    /// Its default as the docs show it (`"20s"`, none, "as `[server]`").
+    pub default: &'static str,
     /// What it means: the last column of its row in the docs' key table.
     pub doc: &'static str,
     /// What it needs to have an effect.
@@ -23,6 +26,8 @@ pub enum Needs {
     Nothing,
     /// Its section's `enabled = true` (`[breaker]`).
     Enabled,
+    /// A tier of two replicas or more (the balancer keys of `[server]`).
+    Replicas,
 }
 
 /// The keys of one section, in the order the loader lists them.
@@ -84,9 +89,10 @@ impl KeyTable {
 }
 
 /// A key that always acts (see [`Key::only_with`] for one that does not).
-pub const fn key(name: &'static str, doc: &'static str) -> Key {
+pub const fn key(name: &'static str, default: &'static str, doc: &'static str) -> Key {
     Key {
         name,
+        default,
         doc,
         needs: Needs::Nothing,
     }

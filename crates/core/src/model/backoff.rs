@@ -49,6 +49,7 @@ pub struct BackoffSpec {
 pub(crate) const BACKOFF_KEYS: [Key; 10] = [
     key(
         "backoff",
+        "`\"exponential\"`",
         "`immediate` (no delay), `constant` (`base`), `exponential`, `linear` (Polly: `base × \
         (n + 1)`), `envoy` (Envoy's jittered doubling in whole ms, `docs/policies.md`), \
         `grpc` (gRPC's connection backoff: `exponential`, but the first delay is `base` with \
@@ -56,35 +57,41 @@ pub(crate) const BACKOFF_KEYS: [Key; 10] = [
     ),
     key(
         "jitter",
+        "`\"full\"`",
         "`none`, `full`, `equal`, `decorrelated`, `polly` (Polly v8 `UseJitter`: ±25 %, or \
         decorrelated jitter V2 for `exponential`), `proportional` (`d × U[1 − r, 1 + r]`), \
         `additive` (`d + U[0, f × d)`), `absolute` (`d + U[0, J)`)",
     ),
-    key("base", "first window"),
-    key("cap", "largest window; must be >= `base`"),
-    key("multiplier", "growth per retry, >= 1"),
+    key("base", "`\"100ms\"`", "first window"),
+    key("cap", "`\"20s\"`", "largest window; must be >= `base`"),
+    key("multiplier", "`2`", "growth per retry, >= 1"),
     key(
         "first_exponent",
+        "`0`",
         "exponent of the first retry's window: 0 as in the article, 1 as in the AWS blog's \
         simulator (first window `2 * base`)",
     ),
     key(
         "randomization_factor",
+        "none",
         "`r` of `jitter = \"proportional\"`, in 0..=1 (cenkalti/backoff 0.5, gRPC 0.2); \
         required by it, refused with any other jitter",
     ),
     key(
         "jitter_factor",
+        "none",
         "`f` of `jitter = \"additive\"`, >= 0 (Kubernetes client-go 0.1; Spring's `multiplier \
         − 1`); required by it, refused with any other jitter",
     ),
     key(
         "jitter_max",
+        "none",
         "`J` of `jitter = \"absolute\"`, a duration (tenacity 1 s); required by it, refused \
         with any other jitter",
     ),
     key(
         "cap_applies",
+        "`\"before-jitter\"`",
         "for `proportional`, `additive` and `absolute` only: `before-jitter` caps the window \
         and lets the jitter go past `cap` (cenkalti, gRPC, Kubernetes, \
         google-http-java-client), `after-jitter` caps the jittered delay (resilience4j, \

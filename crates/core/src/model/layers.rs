@@ -63,23 +63,27 @@ pub const LAYER_KEYS: KeyTable = KeyTable {
     docs: &[("docs/layered.md", "### `[[layer]]` fields")],
     runs: &[
         &[
-            key("name", "shown in the per-layer report"),
+            key("name", "`layer{i}`", "shown in the per-layer report"),
             key(
                 "max_attempts",
+                "3",
                 "attempts per call, the first included (1 = never retry); 1..=10000",
             ),
             key(
                 "timeout",
+                "none",
                 "per-attempt timeout; none = wait however long it takes",
             ),
             key(
                 "latency",
+                "`0`",
                 "one-way latency to the layer below, each direction (a distribution)",
             ),
         ],
         &BACKOFF_KEYS,
         &[key(
             "budget",
+            "none",
             "a retry budget shared by every call through the layer (below)",
         )],
     ],
@@ -132,34 +136,40 @@ pub const TIER_KEYS: KeyTable = KeyTable {
     runs: &[&[
         key(
             "name",
+            "`\"tier{i}\"`",
             "shown in `summary.tiers[]` and `summary.layered.layers[]`",
         ),
         key(
             "server",
+            "as `[server]`",
             "every key of `[server]` except `contention`: workers, queue, service time, failures, \
             outages, capacity drops, slow windows, shedding, rate limit, crashes, `drop_expired`",
         ),
         key(
             "retry",
+            "as `[retry]`",
             "the retry policy of this tier's client towards the next tier: attempts, per-attempt \
             timeout, deadline, backoff and jitter, retry classes, Retry-After, `cancel`, `mode` \
             (fills this tier's `retry` and `budget`)",
         ),
         key(
             "network",
+            "as `[network]`",
             "the hop to the next tier: latency, request and response loss",
         ),
         key(
             "budget",
+            "off",
             "as `[budget]`, for this tier's client (one instance per tier: `scope` has nothing to \
             split)",
         ),
         key(
             "breaker",
+            "off",
             "as `[breaker]`, for this tier's client (one instance per tier: `scope` has nothing to \
             split)",
         ),
-        key("hedge", "as `[hedge]`, for this tier's client"),
+        key("hedge", "off", "as `[hedge]`, for this tier's client"),
     ]],
     expanded: &[],
 };

@@ -48,10 +48,12 @@ pub use workload::*;
 
 /// The key tables of the sections that have one, for the test that checks them against the
 /// loader, the schema and the docs (`tests/cli/model_keys.rs`).
-pub const KEY_TABLES: [KeyTable; 8] = [
+pub const KEY_TABLES: [KeyTable; 10] = [
     WORKLOAD_KEYS,
     RETRY_KEYS,
     NETWORK_KEYS,
+    SERVER_KEYS,
+    OUTLIER_KEYS,
     IDEMPOTENCY_KEYS,
     TIER_KEYS,
     LAYER_KEYS,
@@ -123,6 +125,7 @@ pub const ENGINE_KEYS: KeyTable = KeyTable {
     docs: &[("docs/model.md", "## `[engine]`")],
     runs: &[&[key(
         "path",
+        "`\"auto\"`",
         "`\"auto\"`: the **direct path** when the model's clients are independent, else the \
             event loop; `\"event-loop\"`: always the event loop. Any other value is refused (exit \
             2). Both give the same bytes; the direct path is faster and smaller. `--set \
@@ -267,6 +270,23 @@ mod tests {
     #[test]
     fn defaults_validate() {
         Model::default().validate().unwrap();
+    }
+
+    /// The keys refused on a tier of one replica are the ones `[server]`'s table says need two.
+    #[test]
+    fn the_balancer_keys_are_the_server_keys_that_need_replicas() {
+        let needs: Vec<&str> = SERVER_KEYS
+            .keys()
+            .filter(|k| k.needs == crate::base::keys::Needs::Replicas)
+            .map(|k| k.name)
+            .collect();
+        let checked: Vec<&str> = Server::default()
+            .balancer_keys()
+            .iter()
+            .map(|(k, _)| *k)
+            .filter(|k| *k != "replica")
+            .collect();
+        assert_eq!(checked, needs);
     }
 
     #[test]

@@ -34,26 +34,35 @@ pub const NETWORK_KEYS: KeyTable = KeyTable {
     schema: "Network",
     docs: &[("docs/model.md", "## `[network]`")],
     runs: &[&[
-        key("latency", "one-way latency distribution, both directions"),
+        key(
+            "latency",
+            "`\"0\"`",
+            "one-way latency distribution, both directions",
+        ),
         key(
             "request_latency",
+            "`latency`",
             "the request direction's latency distribution, instead of `latency`",
         ),
         key(
             "response_latency",
+            "`latency`",
             "the response direction's latency distribution, instead of `latency`",
         ),
         key(
             "request_loss",
+            "`0`",
             "probability a request never reaches the server",
         ),
         key(
             "loss_notice",
+            "`\"timeout\"`",
             "how the client learns of a lost request: `error` (at once, as a connection error: the \
             article's `throw` before `fetch`) or `timeout`",
         ),
         key(
             "response_loss",
+            "`0`",
             "probability a reply never reaches the client (the effect ran)",
         ),
     ]],

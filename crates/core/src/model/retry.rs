@@ -129,51 +129,61 @@ pub const RETRY_KEYS: KeyTable = KeyTable {
         &[
             key(
                 "max_attempts",
+                "`3`",
                 "attempts per intent, the first included (1 = never retry)",
             ),
             key(
                 "timeout",
+                "none",
                 "per-attempt timeout; none = wait for the reply however long",
             ),
             key(
                 "deadline",
+                "none",
                 "total time per intent; no retry starts that would begin after it",
             ),
         ],
         BACKOFF_KEYS.split_at(AFTER_BASE).0,
         &[key(
             "throttling_base",
+            "none (= `base`)",
             "the base of the delay after a 429 (the AWS SDKs' larger throttling base); <= `cap`",
         )],
         BACKOFF_KEYS.split_at(AFTER_BASE).1,
         &[
             key(
                 "restart_probability",
+                "`0`",
                 "probability the client restarts before a retry (see `idempotency.persist_key`)",
             ),
             key(
                 "retry_on",
+                "`[\"timeout\", \"connection\", \"503\", \"429\", \"5xx\", \"409\"]`",
                 "the answer classes retried (`docs/policies.md`, \"Answer classes and retries\"); \
                 `\"4xx\"` and `\"overloaded\"` are refused",
             ),
             key(
                 "retry_after",
+                "`\"honour\"`",
                 "what a server's `Retry-After` does: `honour` (wait it instead of the backoff, up to \
                 `retry_after_cap`), `ignore`, `aws` (the AWS SDKs' rule), `envoy` (Envoy's reset \
                 header); `docs/policies.md`",
             ),
             key(
                 "retry_after_cap",
+                "`cap`",
                 "the longest `Retry-After` honoured; longer ones are cut to it",
             ),
             key(
                 "cancel",
+                "`false`",
                 "cancellation propagation: when this caller stops waiting for an attempt, the tier \
                 below drops it if it is still queued and stops retrying below for it (\"The request \
                 path\", below)",
             ),
             key(
                 "mode",
+                "none",
                 "an SDK's retry mode, filling in its `[retry]` and `[budget]` settings under yours \
                 (`aws-legacy`, `aws-standard`, `aws-adaptive` (top level only: it adds `[limiter]`), \
                 `aws-standard-2026`, `aws-standard-2026-dynamodb`, `aws-js-standard`, \
@@ -187,6 +197,7 @@ pub const RETRY_KEYS: KeyTable = KeyTable {
             ),
             key(
                 "retry_host_predicate",
+                "`\"none\"`",
                 "which replica a retry or hedged copy may go to, when the tier this retry loop calls \
                 has `replicas >= 2` (\"Replicas\", below; refused otherwise): `none` (the balancer \
                 picks every attempt afresh, so a retry may meet the replica that failed), \
@@ -197,6 +208,7 @@ pub const RETRY_KEYS: KeyTable = KeyTable {
             ),
             key(
                 "host_selection_retry_max_attempts",
+                "`1`",
                 "Envoy's route `host_selection_retry_max_attempts`: how many more picks a retry may \
                 make while `previous-hosts` rejects the balancer's choice; after the last, the last \
                 pick is used, tried or not. A whole number in 0..=100; only with \
@@ -206,6 +218,7 @@ pub const RETRY_KEYS: KeyTable = KeyTable {
     ],
     expanded: &[key(
         "from",
+        "none",
         "a real configuration file, `\"SOURCE:FILE\"`: `\"envoy:route.yaml\"`, \
             `\"grpc:service-config.json[:SERVICE/METHOD]\"`, `\"aws:config[:PROFILE]\"`, read \
             relative to the model file and imported into `[retry]`, `[budget]` and `[hedge]` as \

@@ -50,10 +50,9 @@ pub(crate) const BACKOFF_KEYS: [Key; 10] = [
     key(
         "backoff",
         "`\"exponential\"`",
-        "`immediate` (no delay), `constant` (`base`), `exponential`, `linear` (Polly: `base × \
-        (n + 1)`), `envoy` (Envoy's jittered doubling in whole ms, `docs/policies.md`), \
-        `grpc` (gRPC's connection backoff: `exponential`, but the first delay is `base` with \
-        no jitter)",
+        "`immediate` (no delay), `constant` (`base`), `exponential`, `linear` (Polly: `base × (n + \
+        1)`), `envoy` (Envoy's jittered doubling in whole ms, `docs/policies.md`), `grpc` (gRPC's \
+        connection backoff: `exponential`, but the first delay is `base` with no jitter)",
     ),
     key(
         "jitter",
@@ -74,28 +73,27 @@ pub(crate) const BACKOFF_KEYS: [Key; 10] = [
     key(
         "randomization_factor",
         "none",
-        "`r` of `jitter = \"proportional\"`, in 0..=1 (cenkalti/backoff 0.5, gRPC 0.2); \
-        required by it, refused with any other jitter",
+        "`r` of `jitter = \"proportional\"`, in 0..=1 (cenkalti/backoff 0.5, gRPC 0.2); required \
+        by it, refused with any other jitter",
     ),
     key(
         "jitter_factor",
         "none",
-        "`f` of `jitter = \"additive\"`, >= 0 (Kubernetes client-go 0.1; Spring's `multiplier \
-        − 1`); required by it, refused with any other jitter",
+        "`f` of `jitter = \"additive\"`, >= 0 (Kubernetes client-go 0.1; Spring's `multiplier − \
+        1`); required by it, refused with any other jitter",
     ),
     key(
         "jitter_max",
         "none",
-        "`J` of `jitter = \"absolute\"`, a duration (tenacity 1 s); required by it, refused \
-        with any other jitter",
+        "`J` of `jitter = \"absolute\"`, a duration (tenacity 1 s); required by it, refused with \
+        any other jitter",
     ),
     key(
         "cap_applies",
         "`\"before-jitter\"`",
-        "for `proportional`, `additive` and `absolute` only: `before-jitter` caps the window \
-        and lets the jitter go past `cap` (cenkalti, gRPC, Kubernetes, \
-        google-http-java-client), `after-jitter` caps the jittered delay (resilience4j, \
-        tenacity, Spring Retry)",
+        "for `proportional`, `additive` and `absolute` only: `before-jitter` caps the window and \
+        lets the jitter go past `cap` (cenkalti, gRPC, Kubernetes, google-http-java-client), \
+        `after-jitter` caps the jittered delay (resilience4j, tenacity, Spring Retry)",
     ),
 ];
 

@@ -126,11 +126,11 @@ pub const ENGINE_KEYS: KeyTable = KeyTable {
     runs: &[&[key(
         "path",
         "`\"auto\"`",
-        "`\"auto\"`: the **direct path** when the model's clients are independent, else the \
-            event loop; `\"event-loop\"`: always the event loop. Any other value is refused (exit \
-            2). Both give the same bytes; the direct path is faster and smaller. `--set \
-            engine.path=event-loop` forces the event loop for one run (tests and benchmarks \
-            compare the two this way).",
+        "`\"auto\"`: the **direct path** when the model's clients are independent, else the event \
+        loop; `\"event-loop\"`: always the event loop. Any other value is refused (exit 2). Both \
+        give the same bytes; the direct path is faster and smaller. `--set \
+        engine.path=event-loop` forces the event loop for one run (tests and benchmarks compare \
+        the two this way).",
     )]],
     expanded: &[],
 };

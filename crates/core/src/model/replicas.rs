@@ -49,7 +49,13 @@ pub const OUTLIER_KEYS: KeyTable = KeyTable {
         key(
             "kind",
             "`\"envoy\"`",
-            "`envoy`: Envoy's detector (consecutive 5xx, consecutive gateway failures, success rate, failure percentage); `grpc`: gRPC's outlier detection LB policy (gRFC A50, \"xDS Outlier Detection Support\"), configured from these fields as gRPC's xDS client reads them: success rate and failure percentage only (the five consecutive-error and `always_eject_one_host` fields are refused), `max_ejection_time` 300 s by default, failure percentage on only when `enforcing_failure_percentage` is above 0, the first ejection always allowed",
+            "`envoy`: Envoy's detector (consecutive 5xx, consecutive gateway failures, success \
+            rate, failure percentage); `grpc`: gRPC's outlier detection LB policy (gRFC A50, \
+            \"xDS Outlier Detection Support\"), configured from these fields as gRPC's xDS client \
+            reads them: success rate and failure percentage only (the five consecutive-error and \
+            `always_eject_one_host` fields are refused), `max_ejection_time` 300 s by default, \
+            failure percentage on only when `enforcing_failure_percentage` is above 0, the first \
+            ejection always allowed",
         ),
         key(
             "interval",
@@ -59,7 +65,8 @@ pub const OUTLIER_KEYS: KeyTable = KeyTable {
         key(
             "base_ejection_time",
             "`\"30s\"`",
-            "an ejection lasts `base_ejection_time × ejections so far` (the multiplier goes down again while the replica stays healthy), at most `max_ejection_time`; positive",
+            "an ejection lasts `base_ejection_time × ejections so far` (the multiplier goes down \
+            again while the replica stays healthy), at most `max_ejection_time`; positive",
         ),
         key(
             "max_ejection_time",
@@ -74,7 +81,9 @@ pub const OUTLIER_KEYS: KeyTable = KeyTable {
         key(
             "max_ejection_percent",
             "`10`",
-            "percent of the replicas that may be ejected at once, 0..=100. Envoy ejects while `100 × (ejected + 1) / replicas <= max_ejection_percent`: with the default 10, fewer than 10 replicas eject nothing unless `always_eject_one_host`",
+            "percent of the replicas that may be ejected at once, 0..=100. Envoy ejects while `100 \
+            × (ejected + 1) / replicas <= max_ejection_percent`: with the default 10, fewer than \
+            10 replicas eject nothing unless `always_eject_one_host`",
         ),
         key(
             "always_eject_one_host",
@@ -94,7 +103,8 @@ pub const OUTLIER_KEYS: KeyTable = KeyTable {
         key(
             "consecutive_gateway_failure",
             "`5`",
-            "Envoy: eject after this many 502/503/504 in a row (a 503, a broken connection, a timeout)",
+            "Envoy: eject after this many 502/503/504 in a row (a 503, a broken connection, a \
+            timeout)",
         ),
         key(
             "enforcing_consecutive_gateway_failure",
@@ -114,17 +124,20 @@ pub const OUTLIER_KEYS: KeyTable = KeyTable {
         key(
             "success_rate_stdev_factor",
             "`1900`",
-            "thousandths: a replica whose success rate is below `mean − stdev × factor / 1000` is an outlier",
+            "thousandths: a replica whose success rate is below `mean − stdev × factor / 1000` is \
+            an outlier",
         ),
         key(
             "enforcing_success_rate",
             "`100`",
-            "percent chance that a success rate outlier is ejected; with `kind = \"grpc\"`, 0 turns success rate ejection off",
+            "percent chance that a success rate outlier is ejected; with `kind = \"grpc\"`, 0 \
+            turns success rate ejection off",
         ),
         key(
             "failure_percentage_threshold",
             "`85`",
-            "a replica with at least this percent of failures in an interval is an outlier (gRPC: above it)",
+            "a replica with at least this percent of failures in an interval is an outlier (gRPC: \
+            above it)",
         ),
         key(
             "failure_percentage_minimum_hosts",

@@ -165,9 +165,9 @@ pub const RETRY_KEYS: KeyTable = KeyTable {
             key(
                 "retry_after",
                 "`\"honour\"`",
-                "what a server's `Retry-After` does: `honour` (wait it instead of the backoff, up to \
-                `retry_after_cap`), `ignore`, `aws` (the AWS SDKs' rule), `envoy` (Envoy's reset \
-                header); `docs/policies.md`",
+                "what a server's `Retry-After` does: `honour` (wait it instead of the backoff, up \
+                to `retry_after_cap`), `ignore`, `aws` (the AWS SDKs' rule), `envoy` (Envoy's \
+                reset header); `docs/policies.md`",
             ),
             key(
                 "retry_after_cap",
@@ -178,40 +178,42 @@ pub const RETRY_KEYS: KeyTable = KeyTable {
                 "cancel",
                 "`false`",
                 "cancellation propagation: when this caller stops waiting for an attempt, the tier \
-                below drops it if it is still queued and stops retrying below for it (\"The request \
-                path\", below)",
+                below drops it if it is still queued and stops retrying below for it (\"The \
+                request path\", below)",
             ),
             key(
                 "mode",
                 "none",
                 "an SDK's retry mode, filling in its `[retry]` and `[budget]` settings under yours \
-                (`aws-legacy`, `aws-standard`, `aws-adaptive` (top level only: it adds `[limiter]`), \
-                `aws-standard-2026`, `aws-standard-2026-dynamodb`, `aws-js-standard`, \
-                `aws-js-standard-2026`; `docs/policies.md`, \"SDK retry modes\"), or a backoff \
-                library's defaults, filling in `[retry]` only (`grpc-connect`, `client-go`, \
-                `client-go-retry`, `cenkalti`, `resilience4j-random`, `tenacity`, `spring-random`; \
-                \"Backoff as the libraries ship it\"). Any key written beside it wins; a `jitter` \
-                written beside a library's mode drops the mode's jitter sizing (`cenkalti` with \
-                `jitter = \"full\"` is cenkalti's schedule with full jitter). `retrystorm explain` \
-                prints what the mode set. Also in a `[[tier]]`'s `retry`.",
+                (`aws-legacy`, `aws-standard`, `aws-adaptive` (top level only: it adds \
+                `[limiter]`), `aws-standard-2026`, `aws-standard-2026-dynamodb`, \
+                `aws-js-standard`, `aws-js-standard-2026`; `docs/policies.md`, \"SDK retry \
+                modes\"), or a backoff library's defaults, filling in `[retry]` only \
+                (`grpc-connect`, `client-go`, `client-go-retry`, `cenkalti`, \
+                `resilience4j-random`, `tenacity`, `spring-random`; \"Backoff as the libraries \
+                ship it\"). Any key written beside it wins; a `jitter` written beside a library's \
+                mode drops the mode's jitter sizing (`cenkalti` with `jitter = \"full\"` is \
+                cenkalti's schedule with full jitter). `retrystorm explain` prints what the mode \
+                set. Also in a `[[tier]]`'s `retry`.",
             ),
             key(
                 "retry_host_predicate",
                 "`\"none\"`",
-                "which replica a retry or hedged copy may go to, when the tier this retry loop calls \
-                has `replicas >= 2` (\"Replicas\", below; refused otherwise): `none` (the balancer \
-                picks every attempt afresh, so a retry may meet the replica that failed), \
-                `previous-hosts` (Envoy's `envoy.retry_host_predicates.previous_hosts`: the balancer \
-                is asked again while it picks a replica this call already tried; `previous_hosts` \
-                also accepted), `same-host` (every attempt of a call goes to its first attempt's \
-                replica: a client holding one connection; `same_host` also accepted)",
+                "which replica a retry or hedged copy may go to, when the tier this retry loop \
+                calls has `replicas >= 2` (\"Replicas\", below; refused otherwise): `none` (the \
+                balancer picks every attempt afresh, so a retry may meet the replica that \
+                failed), `previous-hosts` (Envoy's `envoy.retry_host_predicates.previous_hosts`: \
+                the balancer is asked again while it picks a replica this call already tried; \
+                `previous_hosts` also accepted), `same-host` (every attempt of a call goes to its \
+                first attempt's replica: a client holding one connection; `same_host` also \
+                accepted)",
             ),
             key(
                 "host_selection_retry_max_attempts",
                 "`1`",
-                "Envoy's route `host_selection_retry_max_attempts`: how many more picks a retry may \
-                make while `previous-hosts` rejects the balancer's choice; after the last, the last \
-                pick is used, tried or not. A whole number in 0..=100; only with \
+                "Envoy's route `host_selection_retry_max_attempts`: how many more picks a retry \
+                may make while `previous-hosts` rejects the balancer's choice; after the last, \
+                the last pick is used, tried or not. A whole number in 0..=100; only with \
                 `retry_host_predicate = \"previous-hosts\"`",
             ),
         ],
@@ -220,10 +222,10 @@ pub const RETRY_KEYS: KeyTable = KeyTable {
         "from",
         "none",
         "a real configuration file, `\"SOURCE:FILE\"`: `\"envoy:route.yaml\"`, \
-            `\"grpc:service-config.json[:SERVICE/METHOD]\"`, `\"aws:config[:PROFILE]\"`, read \
-            relative to the model file and imported into `[retry]`, `[budget]` and `[hedge]` as \
-            `retrystorm import` prints them (`docs/import.md`). Any key written beside it wins. \
-            Not with `mode`. Also in a `[[tier]]`'s `retry`.",
+        `\"grpc:service-config.json[:SERVICE/METHOD]\"`, `\"aws:config[:PROFILE]\"`, read \
+        relative to the model file and imported into `[retry]`, `[budget]` and `[hedge]` as \
+        `retrystorm import` prints them (`docs/import.md`). Any key written beside it wins. Not \
+        with `mode`. Also in a `[[tier]]`'s `retry`.",
     )],
 };
 

@@ -51,7 +51,8 @@ pub struct BreakerConfig {
     pub forced: Option<Forced>,
 }
 
-/// `[breaker]`'s keys (also a `[[tier]]`'s `breaker`): every one but `enabled` needs the breaker on.
+/// `[breaker]`'s keys (also a `[[tier]]`'s `breaker`): every one but `enabled` needs the
+/// breaker on.
 pub const BREAKER_KEYS: KeyTable = KeyTable {
     section: "breaker",
     schema: "BreakerConfig",

@@ -261,40 +261,46 @@ pub const SERVER_KEYS: KeyTable = KeyTable {
             (Envoy's `LEAST_REQUEST`: the fewest active requests of `choice_count` random picks), \
             `p2c-ewma` (Finagle's `P2CPeakEwma`: the lower peak-EWMA latency cost of two distinct \
             random replicas). Needs `replicas >= 2`",
-        ),
+        )
+        .only_with(Needs::Replicas),
         key(
             "choice_count",
             "`2`",
             "random picks per choice of `least-request` (Envoy's \
             `least_request_lb_config.choice_count`), at least 2; only with `balancer = \
             \"least-request\"`",
-        ),
+        )
+        .only_with(Needs::Replicas),
         key(
             "ewma_decay",
             "`\"10s\"`",
             "the decay time of `p2c-ewma`'s latency average (Finagle's `decayTime`), a positive \
             duration; only with `balancer = \"p2c-ewma\"`",
-        ),
+        )
+        .only_with(Needs::Replicas),
         key(
             "balancer_scope",
             "`\"shared\"`",
             "`shared`: one balancer for every caller (a proxy in front of the tier, one view of \
             active requests and latency); `client`: one per client process (client-side \
             balancing, each with its own view)",
-        ),
+        )
+        .only_with(Needs::Replicas),
         key(
             "panic_threshold",
             "`50`",
             "Envoy's `common_lb_config.healthy_panic_threshold`, percent in 0..=100: while fewer \
             than this share of the replicas is left by outlier detection, the balancer ignores \
             the ejections and picks among all of them; `0` never panics",
-        ),
+        )
+        .only_with(Needs::Replicas),
         key(
             "outlier_detection",
             "none",
             "`[server.outlier_detection]`: passive health checking that ejects bad replicas from \
             the balancer's choice, Envoy's or gRPC's (the table below)",
-        ),
+        )
+        .only_with(Needs::Replicas),
         key(
             "failure_windows",
             "`[]`",

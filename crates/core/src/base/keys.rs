@@ -1,10 +1,11 @@
 //! A model key's one definition: its name, its doc line and what it needs to have an effect.
 //!
 //! Each section keeps a [`KeyTable`] beside its struct. The loader's key lists (the `expected
-//! one of ...` of an unknown key) are built from the tables, the "has no effect" checks read
-//! [`Needs`], the docs' key tables are written from them (`UPDATE_MODEL_KEYS=1 cargo test --test
-//! cli model_keys`), and that test fails when the loader, the schema or the docs list a key a
-//! table does not, miss one, or word one differently.
+//! one of ...` of an unknown key) of the sections read by hand are built from the tables; the
+//! breaker's "has no effect" check reads [`Needs::Enabled`], and the one-replica check's keys are
+//! tested against [`Needs::Replicas`]; the docs' key tables are written from the tables
+//! (`UPDATE_MODEL_KEYS=1 cargo test --test cli model_keys`), and that test fails when the
+//! loader, the schema or the docs list a key a table does not, miss one, or word one differently.
 
 /// One key of a model section.
 #[derive(Clone, Copy, Debug)]

@@ -1,6 +1,8 @@
 //! The `retrystorm` binary end to end, one test binary by topic (ripgrep's `tests/`): each module
 //! runs the command as a user would (`assert_cmd`) and checks what it prints and writes. The
-//! allocation guard (`tests/alloc_free.rs`) is its own binary: it swaps the global allocator.
+//! allocation guard (`tests/alloc_free.rs`) is its own binary: it swaps the global allocator. So
+//! is the check of the source tree's structure (`tests/structure.rs`): it reads the sources and
+//! runs no command.
 //!
 //! `cargo test --test cli MODULE` runs one topic, e.g. `cargo test --test cli errors_doc`.
 

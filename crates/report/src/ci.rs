@@ -125,12 +125,12 @@ pub fn ci_rows_with(
         .map(|v| {
             let mut r = vec![v.result.name.clone()];
             r.extend(cols.iter().map(|(_, m)| cell(&v.replications, m)));
-            r.extend(extra.iter().map(|m| {
-                match retrystorm_core::summary::absent_attempt_value(m) {
+            r.extend(extra.iter().map(
+                |m| match retrystorm_core::catalogue::absent_attempt_value(m) {
                     Some(x) if !v.replications.mean.contains_key(m) => pm(x, Some(0.0)),
                     _ => cell(&v.replications, m),
-                }
-            }));
+                },
+            ));
             r
         })
         .collect();
@@ -186,7 +186,7 @@ pub(crate) fn ci_replica_grid(
 }
 
 /// Every metric of every variant as `mean ± half-width`, grouped in lines as the one-seed view
-/// (`table::variant_view`) groups them; metrics not in a group follow by name.
+/// (`variant_view::variant_view`) groups them; metrics not in a group follow by name.
 pub fn ci_view(report: &ReplicatedReport) -> String {
     let mut out = format!(
         "model: {}\nseeds: {} ({}..={}), means ± 95% CI half-width\n",

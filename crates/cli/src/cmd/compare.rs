@@ -5,7 +5,7 @@ use crate::grid::{check_grid_size, parse_axes};
 use crate::model_args::{Resolved, base_is_a_variant, has_named_variants};
 use crate::prepare::{self, Views};
 use crate::text::plural;
-use crate::{CliError, output};
+use crate::{error::CliError, output};
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;
 use retrystorm_core::sweep::Grid;

@@ -1,8 +1,8 @@
 //! `retrystorm explain MODEL`: the resolved model's key facts and warnings ([`crate::advice`]).
 
-use crate::CliError;
 use crate::advice::explain_model;
 use crate::args::ExplainArgs;
+use crate::error::CliError;
 use crate::model_args::load_model;
 use retrystorm_core::model::Model;
 

@@ -44,7 +44,7 @@ macro_rules! pending_set_tests {
         #[test]
         fn clock_never_goes_back_under_random_pushes() {
             let mut q = $queue::new();
-            let mut s = crate::rng::Stream::new(1, 0, crate::rng::Purpose::Start, 0);
+            let mut s = crate::base::rng::Stream::new(1, 0, crate::base::rng::Purpose::Start, 0);
             for i in 0..1000u32 {
                 q.push(Time(s.range_u64(0, 1000)), i);
             }
@@ -55,7 +55,7 @@ macro_rules! pending_set_tests {
                 last = t;
                 n += 1;
                 if n < 5000 {
-                    q.push(t.after(crate::time::Duration(s.range_u64(0, 100))), n);
+                    q.push(t.after(crate::base::time::Duration(s.range_u64(0, 100))), n);
                 }
             }
         }

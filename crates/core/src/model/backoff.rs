@@ -9,9 +9,9 @@
 //! which [`BACKOFF_KEYS`] is one run), with the backoff keys handed to [`BackoffSpec::read`].
 //! Serialization and the schema use the derives with `flatten`.
 
-use crate::backoff::{Backoff, BackoffKind, CapApplies, Jitter, Spread};
 use crate::base::keys::{Key, key};
-use crate::time::Duration;
+use crate::base::time::Duration;
+use crate::policy::backoff::{Backoff, BackoffKind, CapApplies, Jitter, Spread};
 use serde::Serialize;
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::fmt;

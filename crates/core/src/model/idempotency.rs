@@ -1,7 +1,7 @@
 //! `[idempotency]`: keys, the store that remembers them, and when an effect commits.
 
 use crate::base::keys::{KeyTable, key};
-use crate::time::Duration;
+use crate::base::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// How the client chooses idempotency keys.

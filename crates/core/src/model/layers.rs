@@ -2,13 +2,13 @@
 
 use super::backoff::{BACKOFF_KEYS, BackoffSpec, Found, Next, Section, deserialize_section, set};
 use super::*;
-use crate::backoff::Backoff;
+use crate::base::dist::Dist;
 use crate::base::keys::{KeyTable, key};
-use crate::dist::Dist;
+use crate::base::time::Duration;
+use crate::policy::backoff::Backoff;
 use crate::policy::breaker::BreakerConfig;
 use crate::policy::budget::BudgetConfig;
 use crate::policy::hedge::HedgeConfig;
-use crate::time::Duration;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// One layer of a layered request path (`[[layer]]`): a caller with its own retry policy that

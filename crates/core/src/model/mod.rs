@@ -3,19 +3,19 @@
 //! Every field has a default, so a model file states only what it changes. Field names are a
 //! contract (users' model files and `--set` flags spell them): add, never rename. The reference
 //! with units, defaults and sources is `docs/model.md`. Loading from TOML (with file/line errors)
-//! lives in [`crate::load`]; this module is the typed form and its semantic checks.
+//! lives in [`crate::model::load`]; this module is the typed form and its semantic checks.
 
-use crate::backoff::{Backoff, BackoffKind, Jitter};
+pub use crate::base::invalid::Invalid;
 use crate::base::keys::{KeyTable, key};
-pub use crate::invalid::Invalid;
+use crate::base::time::{Duration, Time};
+pub use crate::base::time::{Rate, Window};
+use crate::policy::backoff::{Backoff, BackoffKind, Jitter};
 use crate::policy::breaker::{BREAKER_KEYS, BreakerConfig};
 use crate::policy::budget::BudgetConfig;
 use crate::policy::hedge::HedgeConfig;
 use crate::policy::limiter::LimiterConfig;
 use crate::policy::recovery::RecoveryConfig;
 use crate::policy::{Class, Scope};
-use crate::time::{Duration, Time};
-pub use crate::time::{Rate, Window};
 
 pub mod limits;
 pub mod load;
@@ -86,7 +86,7 @@ pub struct Model {
     pub server: Server,
     pub idempotency: Idempotency,
     /// A layered request path (`[[layer]]` tables, top first): when non-empty the run uses the
-    /// layered engine ([`crate::layered`]), whose bottom is `server.fail` and `server.service`.
+    /// layered engine ([`crate::sim::layered`]), whose bottom is `server.fail` and `server.service`.
     #[serde(rename = "layer", skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<Layer>,
     /// The tiers between the clients and `[server]` (`[[tier]]` tables, top first): each is a

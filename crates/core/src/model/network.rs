@@ -1,7 +1,7 @@
 //! `[network]`: latency and loss between a caller and the tier it calls.
 
+use crate::base::dist::Dist;
 use crate::base::keys::{KeyTable, key};
-use crate::dist::Dist;
 use serde::{Deserialize, Serialize};
 
 /// How a client learns that its request was lost before reaching the server.

@@ -4,12 +4,12 @@
 //! [`crate::policy::balancer`] and [`crate::policy::outlier`].
 
 use crate::base::keys::{KeyTable, key};
+use crate::base::time::{Duration, Time};
 use crate::policy::Scope;
 use crate::policy::balancer::{self, Kind};
 use crate::policy::outlier::envoy::EnvoyConfig;
 use crate::policy::outlier::grpc::{FailurePercentageEjection, GrpcConfig, SuccessRateEjection};
 use crate::policy::outlier::{Detector, envoy::EnvoyDetector, grpc::GrpcDetector};
-use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
 /// `server.balancer`: how a caller chooses the replica for an attempt.

@@ -2,10 +2,10 @@
 
 use super::backoff::{BACKOFF_KEYS, BackoffSpec, Found, Next, Section, deserialize_section, set};
 use super::replicas::HostPredicate;
-use crate::backoff::Backoff;
 use crate::base::keys::{KeyTable, key};
+use crate::base::time::Duration;
 use crate::policy::Class;
-use crate::time::Duration;
+use crate::policy::backoff::Backoff;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::ops::{Deref, DerefMut};
 

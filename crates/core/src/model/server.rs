@@ -2,12 +2,12 @@
 //! the server-side policies it carries.
 
 use super::replicas::{BalancerKind, FailureWindow, OutlierDetection, is_one};
+use crate::base::dist::Dist;
 use crate::base::keys::{KeyTable, Needs, key};
-use crate::dist::Dist;
+use crate::base::time::Duration;
 use crate::policy::Scope;
 use crate::policy::ratelimit::{RateLimitConfig, RetryAfter};
-use crate::shedding::SheddingConfig;
-use crate::time::Duration;
+use crate::policy::shedding::SheddingConfig;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -352,7 +352,7 @@ pub struct Server {
     /// AWS blog's contention model, `docs/layered.md`): an attempt reads the version, then writes
     /// if it is unchanged, else gets a 409. Last tier only.
     pub contention: bool,
-    /// Adaptive shedding at dequeue (`[server.shedding]`, [`crate::shedding`]): CoDel drops
+    /// Adaptive shedding at dequeue (`[server.shedding]`, [`crate::policy::shedding`]): CoDel drops
     /// requests that queued too long, answered as `shed_answer` says.
     #[serde(skip_serializing_if = "SheddingConfig::is_default")]
     pub shedding: SheddingConfig,

@@ -1,9 +1,9 @@
 //! `[workload]`: who sends intents, when, and how many (burst, open, closed, contention, trace).
 
 use super::*;
+use crate::base::dist::Dist;
 use crate::base::keys::{KeyTable, key};
-use crate::dist::Dist;
-use crate::time::{Duration, Time};
+use crate::base::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
 /// Where intents come from.
@@ -23,7 +23,7 @@ pub enum WorkloadKind {
     /// versioned record).
     Contention,
     /// Production traffic replay: one intent per row of the `trace` file (CSV or JSON Lines of
-    /// timestamps, [`crate::replay`]), `speed` times as fast.
+    /// timestamps, [`crate::model::replay`]), `speed` times as fast.
     Trace,
 }
 
@@ -60,7 +60,7 @@ pub struct Workload {
     /// trace: the parsed arrivals, filled in by the loader from `trace` (the core reads no file).
     #[serde(skip)]
     #[schemars(skip)]
-    pub replay: std::sync::Arc<crate::replay::Trace>,
+    pub replay: std::sync::Arc<crate::model::replay::Trace>,
 }
 
 /// `[workload]`'s keys.

@@ -32,9 +32,9 @@
 //! is above the initial `workload.rate` (a spike), ending at the first later point back at or
 //! below it.
 
-use crate::invalid::Invalid;
-use crate::time::Window;
-use crate::time::{Duration, Time};
+use crate::base::invalid::Invalid;
+use crate::base::time::Window;
+use crate::base::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
 /// The `[recovery]` section.
@@ -226,7 +226,7 @@ mod tests {
 
     /// Poisson successes at `per_s` in 100 ms buckets over `secs`, none in `[gap.0, gap.1)` s.
     fn poisson(seed: u64, per_s: f64, secs: u64, gap: (f64, f64)) -> Vec<u32> {
-        let mut s = crate::rng::Stream::new(seed, 0, crate::rng::Purpose::Arrivals, 0);
+        let mut s = crate::base::rng::Stream::new(seed, 0, crate::base::rng::Purpose::Arrivals, 0);
         let mut g = vec![0u32; (secs * 10) as usize];
         let mut t = s.exponential(1.0 / per_s);
         while t < secs as f64 {

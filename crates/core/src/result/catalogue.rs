@@ -5,11 +5,13 @@
 //! [`metric`]) and the yes/no metrics whose mean is a share ([`SHARE_METRICS`]).
 
 use crate::base::diagnostics::closest;
-use crate::summary::{AttemptPeak, LayerSummary, Layered, ReplicaSummary, Summary, TierSummary};
+use crate::result::summary::{
+    AttemptPeak, LayerSummary, Layered, ReplicaSummary, Summary, TierSummary,
+};
 use toml::Value;
 
 /// The metrics that are yes (1) or no (0) per run, for which
-/// [`crate::stats::Aggregate::shares`] holds a [`crate::stats::Share`].
+/// [`crate::result::aggregate::Aggregate::shares`] holds a [`crate::result::stats::Share`].
 pub const SHARE_METRICS: [&str; 1] = ["recovered"];
 
 /// Top-level field names of a serde struct, read from its `Deserialize` implementation.

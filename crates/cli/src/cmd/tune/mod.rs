@@ -13,7 +13,7 @@ use crate::model_args::{Resolved, pick_variant};
 use crate::run::Runner;
 use crate::sweep_file::stamped;
 use crate::text::plural;
-use crate::{CliError, output, progress};
+use crate::{error::CliError, output, progress};
 use retrystorm_core::expect::{self, Expectation};
 use retrystorm_core::model::Model;
 use retrystorm_core::summary::Summary;

@@ -45,7 +45,7 @@ pub struct Scenario {
 /// Loads a model file. `origin` is how errors name it (usually its path). A `retry.from`
 /// reference is refused: use [`load_resolved`] with a resolver that reads files.
 pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, LoadError> {
-    load_resolved(origin, text, sets, &crate::preset::no_files)
+    load_resolved(origin, text, sets, &crate::model::preset::no_files)
 }
 
 /// As [`load`], resolving `retry.from = "SOURCE:FILE"` with `resolve` (the imported sections
@@ -54,7 +54,7 @@ pub fn load_resolved(
     origin: &str,
     text: &str,
     sets: &[Override],
-    resolve: crate::preset::Resolver<'_>,
+    resolve: crate::model::preset::Resolver<'_>,
 ) -> Result<Scenario, LoadError> {
     let doc = Doc {
         origin,
@@ -88,7 +88,8 @@ pub fn load_resolved(
         };
         let locate = |path: &str, message: String| from.locate(path, message);
         // `retry.mode`: the SDK's settings under the user's own keys.
-        crate::preset::expand_model_from(&mut merged, resolve).map_err(|(p, m)| locate(&p, m))?;
+        crate::model::preset::expand_model_from(&mut merged, resolve)
+            .map_err(|(p, m)| locate(&p, m))?;
         let kept = merged.clone();
         let model: Model = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|e| {
             let path = e.path().to_string();
@@ -244,10 +245,10 @@ impl Source<'_> {
 fn replay(
     origin: &str,
     model: &Model,
-    resolve: crate::preset::Resolver<'_>,
-    cache: &mut Vec<(String, std::sync::Arc<crate::replay::Trace>)>,
+    resolve: crate::model::preset::Resolver<'_>,
+    cache: &mut Vec<(String, std::sync::Arc<crate::model::replay::Trace>)>,
     notes: &mut Vec<String>,
-) -> Result<std::sync::Arc<crate::replay::Trace>, Result<LoadError, String>> {
+) -> Result<std::sync::Arc<crate::model::replay::Trace>, Result<LoadError, String>> {
     let file = model.workload.trace.clone().unwrap_or_default();
     if let Some((_, t)) = cache.iter().find(|(f, _)| *f == file) {
         return Ok(t.clone());
@@ -258,7 +259,7 @@ fn replay(
         .unwrap_or(std::path::Path::new(""))
         .join(&file);
     let t = std::sync::Arc::new(
-        crate::replay::Trace::parse(&shown.display().to_string(), &text).map_err(Ok)?,
+        crate::model::replay::Trace::parse(&shown.display().to_string(), &text).map_err(Ok)?,
     );
     if let Some(r) = t.reordered {
         notes.push(format!(

@@ -5,7 +5,7 @@
 //! `[[tier]]`, a `[[layer]]`).
 
 use super::*;
-use crate::invalid::{invalid, probability};
+use crate::base::invalid::{invalid, probability};
 
 mod backoff;
 mod path;

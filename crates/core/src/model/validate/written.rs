@@ -6,7 +6,7 @@
 use super::*;
 use crate::base::keys::{KeyTable, Needs};
 use crate::policy::breaker::BREAKER_KEYS;
-use crate::shedding::SheddingKind;
+use crate::policy::shedding::SheddingKind;
 use toml::{Table, Value};
 
 /// The keys of the table at `path` (dotted), empty when it is absent.

@@ -4,8 +4,8 @@
 //! `DecorrelatedJitterBackoffV2`.
 
 use super::{Backoff, CapApplies};
-use crate::rng::Stream;
-use crate::time::Duration;
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
 
 impl Backoff {
     /// `jitter(window)` for retry `n`, with the cap where `spread.cap_applies` puts it: on the

@@ -54,8 +54,8 @@
 
 mod libraries;
 
-use crate::rng::Stream;
-use crate::time::Duration;
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// How the delay grows with the retry count.

@@ -44,9 +44,9 @@ pub mod retry_host;
 #[cfg(test)]
 pub(crate) mod tests;
 
-use crate::invalid::{Invalid, invalid};
-use crate::rng::Stream;
-use crate::time::{Duration, Time};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::rng::Stream;
+use crate::base::time::{Duration, Time};
 use ewma::PeakEwma;
 
 /// A source of uniform 64-bit draws: the engine passes its keyed [`Stream`], tests a script. The

@@ -1,10 +1,10 @@
 //! `[breaker]`: the breaker's configuration (resilience4j's `CircuitBreakerConfig`, its
 //! defaults and their checks).
 
+use crate::base::invalid::Invalid;
 use crate::base::keys::{KeyTable, Needs, key};
-use crate::invalid::Invalid;
+use crate::base::time::Duration;
 use crate::policy::Scope;
-use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -1,7 +1,7 @@
 //! SRE client-side adaptive throttling (*Site Reliability Engineering*, ch. 21).
 
+use crate::base::time::{Duration, Time};
 use crate::policy::window::WindowedAdder;
-use crate::time::{Duration, Time};
 
 /// The SRE book's client-side adaptive throttling.
 #[derive(Clone, Debug)]

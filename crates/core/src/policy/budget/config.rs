@@ -1,8 +1,8 @@
 //! The `[budget]` section: which budget, its settings and their checks.
 
-use crate::invalid::Invalid;
+use crate::base::invalid::Invalid;
+use crate::base::time::Duration;
 use crate::policy::Scope;
-use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -1,7 +1,7 @@
 //! Finagle's `RetryBudget` (`com.twitter.finagle.service.RetryBudget`).
 
+use crate::base::time::{Duration, Time};
 use crate::policy::window::WindowedAdder;
-use crate::time::{Duration, Time};
 
 /// Finagle's `TokenRetryBudget` over a leaky bucket.
 #[derive(Clone, Debug)]

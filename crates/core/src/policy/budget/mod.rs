@@ -53,8 +53,8 @@ pub use grpc::*;
 pub use ratio::*;
 pub use tower::*;
 
+use crate::base::time::Time;
 use crate::policy::Class;
-use crate::time::Time;
 
 /// One running budget, of the configured kind: the state a `[budget]` ([`BudgetConfig`]) keeps
 /// for one scope.

@@ -1,6 +1,6 @@
 //! tower's retry budget (`TpsBudget`) and Linkerd's `retryBudget`.
 
-use crate::time::{Duration, Time};
+use crate::base::time::{Duration, Time};
 
 /// tower's retry budget: `tower/src/retry/budget.rs` (`Budget`, `Bucket`; tower 0.4.13) and
 /// `tower/src/retry/budget/tps_budget.rs` (`TpsBudget`; tower 0.5.3), whose arithmetic is the

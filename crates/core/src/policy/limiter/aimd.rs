@@ -1,7 +1,7 @@
 //! Netflix concurrency-limits `AIMDLimit`.
 
 use super::*;
-use crate::time::Duration;
+use crate::base::time::Duration;
 
 /// Netflix's `AIMDLimit` behind a `SimpleLimiter`.
 #[derive(Clone, Debug)]

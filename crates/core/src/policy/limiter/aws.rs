@@ -1,7 +1,7 @@
 //! botocore's adaptive retry mode: `ClientRateLimiter` with its CUBIC calculator.
 
 use super::*;
-use crate::time::{Duration, Time};
+use crate::base::time::{Duration, Time};
 
 /// botocore's `ClientRateLimiter` with its `CubicCalculator`, `TokenBucket` and `RateClocker`.
 #[derive(Clone, Debug)]

@@ -1,8 +1,8 @@
 //! The `[limiter]` section: which limiter, its settings and their checks.
 
-use crate::invalid::{Invalid, invalid};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::Duration;
 use crate::policy::Scope;
-use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -1,7 +1,7 @@
 //! Netflix concurrency-limits `Gradient2Limit`.
 
 use super::*;
-use crate::time::Duration;
+use crate::base::time::Duration;
 
 /// `ExpAvgMeasurement`: the mean of the first `warmup` samples, then an EWMA with factor
 /// `2 / (window + 1)`.

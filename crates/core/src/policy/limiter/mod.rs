@@ -65,9 +65,9 @@ pub use config::*;
 pub use gradient2::*;
 pub use vegas::*;
 
+use crate::base::rng::Stream;
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
-use crate::rng::Stream;
-use crate::time::{Duration, Time};
 
 fn secs(t: Time) -> f64 {
     t.0 as f64 / 1e9

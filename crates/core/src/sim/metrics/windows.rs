@@ -1,6 +1,6 @@
 //! The most arrivals in any sliding window, and the bottom's load per attempt number.
 
-use crate::time::Time;
+use crate::base::time::Time;
 use std::collections::VecDeque;
 
 /// Arrival series per stored bucket by attempt number are kept for attempts 1 to
@@ -56,7 +56,7 @@ pub(super) struct Windows {
     pub(super) series: Vec<Vec<u32>>,
     pub(super) by_attempt: bool,
     /// The sliding-window peaks are counted by the caller ([`SortedWindow`]) and set at the
-    /// end ([`crate::metrics::Buckets::set_window_peaks`]): arrivals skip the window here.
+    /// end ([`crate::sim::metrics::Buckets::set_window_peaks`]): arrivals skip the window here.
     pub(super) counted_elsewhere: bool,
 }
 
@@ -158,7 +158,7 @@ pub struct SortedWindow {
 }
 
 impl SortedWindow {
-    /// A window of `width` ns (at least 1), as [`crate::metrics::Buckets::with_windows`]'.
+    /// A window of `width` ns (at least 1), as [`crate::sim::metrics::Buckets::with_windows`]'.
     pub fn new(width: u64) -> Self {
         SortedWindow {
             width: width.max(1),
@@ -226,9 +226,9 @@ pub(super) fn bump_by(v: &mut Vec<u32>, i: usize, n: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::{Buckets, MAX_STORED_BUCKETS, series};
-    use crate::summary::AttemptPeak;
-    use crate::time::Duration;
+    use crate::base::time::Duration;
+    use crate::result::summary::AttemptPeak;
+    use crate::sim::metrics::{Buckets, MAX_STORED_BUCKETS, series};
 
     /// The most of `times` in any half-open window `[s, s + w)`, by brute force over every
     /// start `s` that can matter (each time, and each time minus `w - 1`).
@@ -288,7 +288,7 @@ mod tests {
             let range = 1 + (case as u64 * 37) % 500;
             let mut times: Vec<u64> = (0..n)
                 .map(|_| {
-                    x = crate::rng::mix64(x);
+                    x = crate::base::rng::mix64(x);
                     x % range
                 })
                 .collect();
@@ -312,7 +312,7 @@ mod tests {
             let w = [1, 5, 10, 33, 250][case as usize % 5];
             let mut arr: Vec<(u64, u16)> = (0..1 + case % 80)
                 .map(|_| {
-                    x = crate::rng::mix64(x);
+                    x = crate::base::rng::mix64(x);
                     (x % (1 + case * 7), (x >> 40) as u16 % 4)
                 })
                 .collect();
@@ -379,7 +379,7 @@ mod tests {
             let w = [1, 4, 10, 33, 250][case as usize % 5];
             let mut arr: Vec<(u64, u16, u64)> = (0..1 + case % 70)
                 .map(|_| {
-                    x = crate::rng::mix64(x);
+                    x = crate::base::rng::mix64(x);
                     (x % (1 + case * 5), (x >> 40) as u16 % 5, 1 + (x >> 20) % 3)
                 })
                 .collect();

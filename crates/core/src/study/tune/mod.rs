@@ -16,8 +16,8 @@ pub mod kn;
 pub mod pareto;
 pub mod sample;
 
-use crate::expect::{Expectation, Op};
-use crate::stats::Estimate;
+use crate::result::expect::{Expectation, Op};
+use crate::result::stats::Estimate;
 use conclude::Search;
 
 /// One objective: a summary metric to minimise or maximise.
@@ -54,8 +54,8 @@ pub fn parse_indifference(s: &str, metric: &str) -> Result<Indifference, String>
     }
     let x = match t.parse::<f64>() {
         Ok(x) => x,
-        Err(_) if metric.contains("_ms") => crate::time::Duration::parse(t)
-            .map(crate::time::Duration::as_millis_f64)
+        Err(_) if metric.contains("_ms") => crate::base::time::Duration::parse(t)
+            .map(crate::base::time::Duration::as_millis_f64)
             .map_err(|e| format!("{s:?}: {e}"))?,
         Err(_) => return Err(format!("expected 5% or a positive number, got {s:?}")),
     };
@@ -529,7 +529,7 @@ pub fn snippet(params: &[(String, String)]) -> String {
             continue;
         }
         let (table, key) = k.rsplit_once('.').unwrap_or(("", k));
-        let line = format!("{key} = {}", crate::load::parse_value(v));
+        let line = format!("{key} = {}", crate::model::load::parse_value(v));
         match tables.iter_mut().find(|(t, _)| t == table) {
             Some((_, lines)) => lines.push(line),
             None => tables.push((table.to_string(), vec![line])),

@@ -3,14 +3,14 @@
 
 use super::records::{OP_ARRIVAL, OP_BEGIN, OP_DONE, OP_SUCCESS};
 use super::{Direct, stream};
+use crate::base::rng::{EntityKey, Purpose, Stream};
+use crate::base::time::{Duration, Time};
 use crate::model::{
     CommitMode, CrashPoint, FailMode, LossNotice, OutageAnswer, RetryAfterPolicy, WorkloadKind,
 };
 use crate::policy::Class;
 use crate::policy::backoff::{Backoff, Jitter};
-use crate::rng::{EntityKey, Purpose, Stream};
 use crate::sim::path::{from_retry_after_ms, to_retry_after_ms};
-use crate::time::{Duration, Time};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// As in `call.rs`: botocore's `_RETRY_AFTER_MAX_ADDITIONAL`.
@@ -70,7 +70,7 @@ impl Intent {
             awaiting: false,
             settled: Settled::No,
             in_flight: 0,
-            prev_backoff: crate::backoff::NO_STATE,
+            prev_backoff: crate::policy::backoff::NO_STATE,
             applied: 0,
             finalised: None,
         }
@@ -492,7 +492,7 @@ impl Direct<'_> {
         }
         self.n.retry_after_waits += u64::from(honour.is_some());
         // (`restart_probability` only changes the idempotency key, which nothing reads here.)
-        it.prev_backoff = carry.unwrap_or(delay.0.min(crate::backoff::NO_STATE - 1));
+        it.prev_backoff = carry.unwrap_or(delay.0.min(crate::policy::backoff::NO_STATE - 1));
         self.push(now + delay, Ev::Send);
     }
 

@@ -9,7 +9,7 @@
 //! would pop them (time, then insertion); the counters are sums; the completion times go to the
 //! same order-free histogram; the load series, bucket peaks and sliding-window peaks are fed the
 //! arrivals, successes and busy levels sorted by time (ties do not change them, see
-//! [`crate::metrics::Buckets::arrival`]); the run's end, event count and how it ended follow from
+//! [`crate::sim::metrics::Buckets::arrival`]); the run's end, event count and how it ended follow from
 //! each intent's last event and the timeouts left pending after it (the loop stops as soon as
 //! nothing is live, so such a timeout counts only if it fires before the last intent ends).
 //!
@@ -32,19 +32,19 @@ pub use rule::{EnginePath, engine_path};
 
 use self::intent::Ev;
 use self::records::Records;
-use crate::dist::Dist;
-use crate::metrics::{Completions, MAX_STORED_BUCKETS};
+use crate::base::dist::Dist;
+use crate::base::rng::{Purpose, Stream};
+use crate::base::time::{Duration, Time};
 use crate::model::Model;
 use crate::policy::ClassSet;
 use crate::policy::backoff::{Backoff, BackoffKind, Jitter};
-use crate::rng::{Purpose, Stream};
+use crate::result::summary::{Ended, VariantResult};
+use crate::sim::metrics::{Completions, MAX_STORED_BUCKETS};
 use crate::sim::path::Counters;
-use crate::summary::{Ended, VariantResult};
-use crate::time::{Duration, Time};
 use std::sync::atomic::AtomicBool;
 
 /// Runs `m` on the direct path, or returns `None` when it must take the event loop (see the
-/// module's notes). `full`: the series and CDFs too (else the summary only). [`crate::run_model`]
+/// module's notes). `full`: the series and CDFs too (else the summary only). [`crate::sim::path::run_model`]
 /// calls it first and runs the event loop when it returns `None`.
 pub fn run(
     m: &Model,

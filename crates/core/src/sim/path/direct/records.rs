@@ -1,10 +1,10 @@
 //! The time-ordered records that feed the bottom's buckets: arrivals by attempt, successes and
 //! the busy level's steps, kept compactly per chunk of time and fed in time order at the end.
 
-use crate::metrics::SortedWindow;
+use crate::base::time::Time;
 use crate::model::{Model, WorkloadKind};
+use crate::sim::metrics::SortedWindow;
 use crate::sim::path::tier::TierState;
-use crate::time::Time;
 
 /// Kinds of the time-ordered records that feed the bottom's buckets, in the low `KIND_BITS`
 /// bits; above them the time within the record's chunk.
@@ -194,7 +194,7 @@ impl Sink<'_> {
 
     /// With no busy level: counts per bucket and attempt need no time order within a bucket
     /// (a bucket's peak is its final count), so each bucket's arrivals of one attempt number go
-    /// to [`crate::metrics::Buckets::arrivals`] in one call when the records leave the bucket.
+    /// to [`crate::sim::metrics::Buckets::arrivals`] in one call when the records leave the bucket.
     /// The successes only add to their bucket's count. Only the window goes record by record.
     fn feed_counted<I: Iterator<Item = (u64, u32)> + Clone>(&mut self, records: I) {
         let base = self.ts.buckets.base_width().0;
@@ -352,7 +352,7 @@ mod tests {
         ] {
             let mut v: Vec<u64> = (0..n)
                 .map(|i| {
-                    x = crate::rng::mix64(x);
+                    x = crate::base::rng::mix64(x);
                     // A third of the records at one instant, the rest spread.
                     let t = if i % 3 == 0 { range / 2 } else { x % range };
                     t << KIND_BITS | (x >> 60)

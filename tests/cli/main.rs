@@ -17,6 +17,7 @@ mod import_cluster;
 mod interrupt;
 mod map;
 mod merge;
+mod model_keys;
 mod outputs;
 mod path;
 mod peak_window;

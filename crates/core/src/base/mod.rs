@@ -9,6 +9,8 @@
 //!   workloads, the radix heap (also here) for bursts and closed loops; `chunks`: the radix
 //!   heap's buckets, first-in-first-out lists in fixed chunks from a shared pool.
 //! - [`invalid`]: a semantic error of a model, naming the dotted field.
+//! - [`keys`]: a model key's one definition (name, doc line, what it needs), in a table per
+//!   section.
 //! - [`diagnostics`]: a refused input located in its file (`file:line:col: field: message`) and
 //!   the "did you mean" of an unknown word.
 
@@ -65,6 +67,7 @@ mod chunks;
 pub mod diagnostics;
 pub mod dist;
 pub mod invalid;
+pub mod keys;
 pub mod queue;
 pub mod rng;
 pub mod time;

@@ -36,8 +36,8 @@ use crate::dist::Dist;
 use crate::metrics::{Completions, MAX_STORED_BUCKETS};
 use crate::model::Model;
 use crate::policy::ClassSet;
-use crate::policy::backoff::{Backoff, BackoffKind, Jitter};
-use crate::rng::{Purpose, Stream};
+use crate::policy::backoff::{Backoff, BackoffKind};
+use crate::sim::draws::Draws;
 use crate::sim::path::Counters;
 use crate::summary::{Ended, VariantResult};
 use crate::time::{Duration, Time};
@@ -115,6 +115,8 @@ struct Counts {
 struct Direct<'m> {
     m: &'m Model,
     seed: u64,
+    /// Every stream of the run, keyed by `sim/draws.rs` as the event loop keys them.
+    draws: Draws,
     horizon: Time,
     retry_on: ClassSet,
     retry_after_cap: Duration,
@@ -140,19 +142,13 @@ struct Direct<'m> {
     seq: u32,
     /// The model's backoff, built once.
     backoff: Backoff,
-    /// `backoff.window(n)` in ns for every retry `n`, when the delay is the window (no jitter),
-    /// or a uniform draw in it (full or equal jitter) of an exponential, linear or constant
-    /// backoff: the same values as `Backoff::delay`'s, without the floating point per retry.
-    /// Empty for every other backoff.
+    /// `backoff.window(n)` in ns for every retry `n` of an exponential, linear or constant
+    /// backoff, handed to the jitter (`Backoff::next_delay`): the same values, without the
+    /// floating point per retry. Empty for every other backoff.
     windows: Vec<u64>,
     /// Every attempt is rejected the instant it is sent ([`rejected::rejects_at_once`]): the
     /// intents take the loop of [`Direct::intent_rejected`].
     rejected_at_once: bool,
-}
-
-#[inline]
-fn stream(seed: u64, id: u64, purpose: Purpose, index: u64) -> Stream {
-    Stream::new(seed, id, purpose, index)
 }
 
 /// [`Direct::windows`] for `m`.
@@ -161,7 +157,7 @@ fn window_table(m: &Model) -> Vec<u64> {
     let tabled = matches!(
         b.kind,
         BackoffKind::Exponential | BackoffKind::Linear | BackoffKind::Constant
-    ) && matches!(b.jitter, Jitter::Full | Jitter::Equal | Jitter::None);
+    );
     if !tabled {
         return Vec::new();
     }
@@ -173,6 +169,7 @@ impl<'m> Direct<'m> {
         Direct {
             m,
             seed,
+            draws: Draws::new(seed),
             horizon: Time::ZERO + m.horizon,
             retry_on: ClassSet::of(&m.retry.retry_on),
             retry_after_cap: m.retry.retry_after_cap.unwrap_or(m.retry.cap),

@@ -173,8 +173,8 @@ pub fn replicas(s: &Server, r: &Retry) -> Option<String> {
         },
         b.kind.name()
     );
-    if let retrystorm_core::policy::balancer::Kind::LeastRequest { choice_count } = b.kind {
-        line.push_str(&format!(" (best of {choice_count} random choices)"));
+    if let Some(more) = b.kind.describe(&b.params) {
+        line.push_str(&more);
     }
     line.push_str(match r.retry_host_predicate {
         HostPredicate::None => "; a retry or hedge is placed afresh (it may meet the same replica)",

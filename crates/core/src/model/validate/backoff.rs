@@ -64,7 +64,7 @@ pub(super) fn validate_sizing(prefix: &str, z: &BackoffSpec) -> Result<(), Inval
             ));
         }
     }
-    if z.cap_applies.is_some() && z.jitter.amount_key().is_none() {
+    if z.cap_applies.is_some() && z.jitter.amount().is_none() {
         return Err(invalid(
             &format!("{prefix}.cap_applies"),
             format!(

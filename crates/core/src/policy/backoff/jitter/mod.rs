@@ -100,11 +100,6 @@ macro_rules! jitters {
                 match self { $(Jitter::$kind => <$ty as JitterRule>::AMOUNT,)* }
             }
 
-            /// The model key that sizes this jitter, if it has one.
-            pub fn amount_key(self) -> Option<&'static str> {
-                self.amount().map(|a| a.key)
-            }
-
             /// See [`JitterRule::CARRIES_STATE`].
             pub fn carries_state(self) -> bool {
                 match self { $(Jitter::$kind => <$ty as JitterRule>::CARRIES_STATE,)* }

@@ -1,9 +1,9 @@
 //! The policies of each hop as `explain` prints them: the retry policy, budget, breaker, limiter
 //! and rate limit that decide a result, as the model file's own `key = value` pairs.
 //!
-//! Which keys belong to which kind of budget or limiter is read from the model's JSON schema (the
-//! doc comment of each key starts with the kinds it sizes: `aws: the initial quota`), so a key
-//! added to a policy shows here without a second list to keep.
+//! Which keys size a budget or a limiter is each kind's own answer (`BudgetKind::limits`,
+//! `LimiterKind::keys`, written in the algorithm's file), so a policy added to the core shows
+//! here without a second list to keep.
 
 use retrystorm_core::model::{Discipline, HostPredicate, OutlierKind, Retry, Server};
 use retrystorm_core::policy::Scope;
@@ -37,50 +37,6 @@ fn fields(config: &impl Serialize) -> serde_json::Map<String, Value> {
     }
 }
 
-/// The keys of `T` whose schema description names `kind` before its colon (`aimd, gradient2:
-/// the smallest limit`), clause by clause (`aws-adaptive: ...; gradient2: ...`). A clause that
-/// also names a version (`aws, version "2026": ...`) counts only when `version` is that one.
-fn keys_of_kind<T: schemars::JsonSchema>(kind: &str, version: Option<&str>) -> Vec<String> {
-    let schema = schemars::schema_for!(T);
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    props
-        .iter()
-        .filter(|(_, p)| {
-            let text = p
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
-            text.split("; ").any(|clause| {
-                clause.split_once(": ").is_some_and(|(names, _)| {
-                    let names: Vec<&str> = names.split(", ").collect();
-                    let versioned = names
-                        .iter()
-                        .find_map(|n| n.strip_prefix("version "))
-                        .map(|v| v.trim_matches('"'));
-                    names
-                        .iter()
-                        .any(|n| n.split_whitespace().next() == Some(kind))
-                        && versioned.is_none_or(|v| Some(v) == version)
-                })
-            })
-        })
-        .map(|(k, _)| k.clone())
-        .collect()
-}
-
-/// The serialized name of a kind (`token-bucket`).
-fn kind_name(kind: &impl Serialize) -> String {
-    match serde_json::to_value(kind) {
-        Ok(Value::String(s)) => s,
-        _ => String::new(),
-    }
-}
-
 /// `retry: max_attempts = 3, backoff = exponential, base = 100ms, ...`: the keys that are set.
 pub fn retry(r: &Retry) -> String {
     let f = fields(r);
@@ -107,19 +63,8 @@ pub fn budget(b: &BudgetConfig) -> Option<String> {
     if b.kind == BudgetKind::None {
         return None;
     }
-    let kind = kind_name(&b.kind);
-    // tower and linkerd size themselves with finagle's keys (ttl, min_retries_per_sec,
-    // percent_can_retry), as their doc comments say.
-    let sized_by = match kind.as_str() {
-        "tower" | "linkerd" => "finagle",
-        k => k,
-    };
-    let f = fields(b);
-    let version = f.get("version").and_then(Value::as_str);
-    Some(format!(
-        "budget: {}",
-        kind_line(&f, &kind, &keys_of_kind::<BudgetConfig>(sized_by, version))
-    ))
+    let line = kind_line(&fields(b), b.kind.name(), b.kind.limits(b));
+    Some(format!("budget: {line}"))
 }
 
 /// `limiter: kind = aimd, scope = client, initial_limit = 20, ...`, or `None` without one.
@@ -127,25 +72,19 @@ pub fn limiter(l: &LimiterConfig) -> Option<String> {
     if l.kind == LimiterKind::None {
         return None;
     }
-    let kind = kind_name(&l.kind);
-    Some(format!(
-        "limiter: {}",
-        kind_line(
-            &fields(l),
-            &kind,
-            &keys_of_kind::<LimiterConfig>(&kind, None)
-        )
-    ))
+    let line = kind_line(&fields(l), l.kind.name(), l.kind.keys());
+    Some(format!("limiter: {line}"))
 }
 
-/// `kind = K, scope = S` and the keys that size this kind (left out when unset).
-fn kind_line(f: &serde_json::Map<String, Value>, kind: &str, keys: &[String]) -> String {
+/// `kind = K, scope = S` and the keys that size this kind, in the section's order (left out when
+/// unset).
+fn kind_line(f: &serde_json::Map<String, Value>, kind: &str, keys: &[&str]) -> String {
     let mut parts = vec![format!("kind = {kind}")];
     if let Some(s) = f.get("scope") {
         parts.push(pair("scope", s));
     }
-    for k in keys {
-        if let Some(v) = f.get(k).filter(|v| !v.is_null()) {
+    for (k, v) in f {
+        if keys.contains(&k.as_str()) && !v.is_null() {
             parts.push(pair(k, v));
         }
     }
@@ -234,8 +173,8 @@ pub fn replicas(s: &Server, r: &Retry) -> Option<String> {
         },
         b.kind.name()
     );
-    if let retrystorm_core::policy::balancer::Kind::LeastRequest { choice_count } = b.kind {
-        line.push_str(&format!(" (best of {choice_count} random choices)"));
+    if let Some(more) = b.kind.describe(&b.params) {
+        line.push_str(&more);
     }
     line.push_str(match r.retry_host_predicate {
         HostPredicate::None => "; a retry or hedge is placed afresh (it may meet the same replica)",

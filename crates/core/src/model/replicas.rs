@@ -6,25 +6,12 @@
 use crate::base::keys::{KeyTable, key};
 use crate::base::time::{Duration, Time};
 use crate::policy::Scope;
-use crate::policy::balancer::{self, Kind};
+pub use crate::policy::balancer::BalancerKind;
+use crate::policy::balancer::{self, Params};
 use crate::policy::outlier::envoy::EnvoyConfig;
 use crate::policy::outlier::grpc::{FailurePercentageEjection, GrpcConfig, SuccessRateEjection};
 use crate::policy::outlier::{Detector, envoy::EnvoyDetector, grpc::GrpcDetector};
 use serde::{Deserialize, Serialize};
-
-/// `server.balancer`: how a caller chooses the replica for an attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum BalancerKind {
-    /// Envoy's round robin (the default `lb_policy`).
-    RoundRobin,
-    /// Envoy's random.
-    Random,
-    /// Envoy's least request: the better of `choice_count` random choices.
-    LeastRequest,
-    /// Finagle's power of two choices over peak-EWMA latency.
-    P2cEwma,
-}
 
 /// `server.outlier_detection.kind`: whose outlier detection.
 #[derive(
@@ -371,7 +358,8 @@ impl HostPredicate {
 /// The balancer a tier's callers use, resolved from its `server` keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BalancerSpec {
-    pub kind: Kind,
+    pub kind: BalancerKind,
+    pub params: Params,
     pub scope: Scope,
     pub panic_threshold: u32,
 }
@@ -383,18 +371,12 @@ impl super::Server {
         if self.replicas <= 1 {
             return None;
         }
-        let kind = match self.balancer.unwrap_or(BalancerKind::RoundRobin) {
-            BalancerKind::RoundRobin => Kind::RoundRobin,
-            BalancerKind::Random => Kind::Random,
-            BalancerKind::LeastRequest => Kind::LeastRequest {
+        Some(BalancerSpec {
+            kind: self.balancer.unwrap_or(BalancerKind::RoundRobin),
+            params: Params {
                 choice_count: self.choice_count.unwrap_or(balancer::DEFAULT_CHOICE_COUNT),
-            },
-            BalancerKind::P2cEwma => Kind::P2cEwma {
                 decay: self.ewma_decay.unwrap_or(balancer::DEFAULT_DECAY),
             },
-        };
-        Some(BalancerSpec {
-            kind,
             scope: self.balancer_scope.unwrap_or(Scope::Shared),
             panic_threshold: self
                 .panic_threshold

@@ -6,9 +6,8 @@
 
 use crate::base::diagnostics::closest;
 use crate::result::summary::{
-    AttemptPeak, LayerSummary, Layered, ReplicaSummary, Summary, TierSummary,
+    AttemptPeak, LayerSummary, Layered, MAX_ATTEMPTS, ReplicaSummary, Summary, TierSummary,
 };
-use crate::model::MAX_ATTEMPTS;
 use toml::Value;
 
 /// The metrics that are yes (1) or no (0) per run, for which

@@ -6,6 +6,10 @@
 use crate::result::stats::Share;
 use serde::{Deserialize, Serialize};
 
+/// The highest attempt number a run can report (`attempt_peaks.N`): the most attempts a retry
+/// loop may make (`retry.max_attempts`, a layer's or a tier's; the model's limits use it).
+pub const MAX_ATTEMPTS: u32 = 10_000;
+
 /// Version of the JSON layout; readers refuse files with a different major number.
 pub const SCHEMA_VERSION: u32 = 1;
 

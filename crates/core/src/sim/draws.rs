@@ -13,13 +13,14 @@
 //! | [`Draws::think`] | worker | `Think` | intents started so far |
 //! | per attempt: service, failure, crash, client error, losses, adaptive throttling (`Shed`), backoff, Retry-After, restart | intent id | its purpose | [`AttemptKey::index`] |
 //! | per attempt: request and response latency | intent id | `RequestLatency`, `ResponseLatency` | the index, or with write contention `2 * index` (read) and `2 * index + 1` (write) |
+//! | [`Draws::backoff_of`] (the direct path's backoff, from [`Draws::intent_key`]) | intent id | `Backoff` | the attempt number |
 //!
 //! The index of an attempt is its number at the top and, below the top, a hash of the attempt
 //! numbers along its path ([`child_path`]): the same attempt of the same intent draws the same
 //! whatever a policy did elsewhere (common random numbers), and a path of one tier draws as a
 //! plain attempt number.
 
-use crate::base::rng::{Purpose, Stream, mix64};
+use crate::base::rng::{EntityKey, Purpose, Stream, mix64};
 
 /// The key of the call that attempt `attempt` of the call keyed `path` creates below (the top
 /// call's key is 0).
@@ -173,6 +174,18 @@ impl Draws {
     pub(crate) fn backoff(self, k: AttemptKey) -> Stream {
         self.attempt(k, Purpose::Backoff)
     }
+    /// The part of intent `intent`'s keys that depends on `(seed, intent)` only: computed once
+    /// by a path that draws many times for one intent (the direct path).
+    #[inline]
+    pub(crate) fn intent_key(self, intent: u64) -> EntityKey {
+        EntityKey::new(self.seed, intent)
+    }
+    /// [`Draws::backoff`] of the top call's attempt `index`, from the intent's
+    /// [`Draws::intent_key`]: the same stream, two mixes fewer.
+    #[inline]
+    pub(crate) fn backoff_of(self, key: EntityKey, index: u64) -> Stream {
+        Stream::of_entity(key, Purpose::Backoff, index)
+    }
     /// The jitter Envoy adds to a server's reset header.
     #[inline]
     pub(crate) fn retry_after(self, k: AttemptKey) -> Stream {
@@ -242,6 +255,8 @@ mod tests {
             for (stream, purpose) in per {
                 assert_eq!(first(stream), s(17, purpose, i), "{purpose:?}");
             }
+            let keyed = d.backoff_of(d.intent_key(17), i);
+            assert_eq!(first(keyed), s(17, Purpose::Backoff, i));
             let (out, back) = (Purpose::RequestLatency, Purpose::ResponseLatency);
             assert_eq!(first(d.request_latency(k, Round::Only)), s(17, out, i));
             assert_eq!(first(d.response_latency(k, Round::Only)), s(17, back, i));

@@ -36,58 +36,41 @@ pub(super) fn validate_backoff(prefix: &str, b: &Backoff) -> Result<(), Invalid>
 
 /// Each sized jitter has its key, each key its jitter, and the amounts are in range.
 pub(super) fn validate_sizing(prefix: &str, z: &BackoffSpec) -> Result<(), Invalid> {
-    let name = |j: Jitter| match j {
-        Jitter::None => "none",
-        Jitter::Full => "full",
-        Jitter::Equal => "equal",
-        Jitter::Decorrelated => "decorrelated",
-        Jitter::Polly => "polly",
-        Jitter::Proportional => "proportional",
-        Jitter::Additive => "additive",
-        Jitter::Absolute => "absolute",
-    };
-    let written = [
-        (
-            "randomization_factor",
-            Jitter::Proportional,
-            z.randomization_factor.is_some(),
-        ),
-        ("jitter_factor", Jitter::Additive, z.jitter_factor.is_some()),
-        ("jitter_max", Jitter::Absolute, z.jitter_max.is_some()),
-    ];
-    for (key, kind, set) in written {
+    // The sizes written (unset ones are not serialized).
+    let written = serde_json::to_value(z).unwrap_or_default();
+    for &kind in Jitter::ALL {
+        let Some(amount) = kind.amount() else {
+            continue;
+        };
+        let (key, set) = (amount.key, written.get(amount.key).is_some());
         if set && z.jitter != kind {
             return Err(invalid(
                 &format!("{prefix}.{key}"),
                 format!(
                     "has no effect: it sizes jitter = \"{}\" and this policy's jitter is \"{}\" (set it beside the jitter that uses it, in the same variant)",
-                    name(kind),
-                    name(z.jitter)
+                    kind.name(),
+                    z.jitter.name()
                 ),
             ));
         }
         if !set && z.jitter == kind {
-            let what = match kind {
-                Jitter::Proportional => {
-                    "a number in 0..=1, the share of the window the delay may move either way (cenkalti/backoff: 0.5, gRPC: 0.2)"
-                }
-                Jitter::Additive => {
-                    "a number >= 0, the share of the window added at most (Kubernetes client-go: 0.1)"
-                }
-                _ => "a duration, the most added to the window (tenacity: \"1s\")",
-            };
             return Err(invalid(
                 &format!("{prefix}.jitter"),
-                format!("jitter = \"{}\" needs {prefix}.{key}: {what}", name(kind)),
+                format!(
+                    "jitter = \"{}\" needs {prefix}.{key}: {}",
+                    kind.name(),
+                    amount.takes
+                ),
             ));
         }
     }
-    if z.cap_applies.is_some() && z.jitter.amount_key().is_none() {
+    if z.cap_applies.is_some() && z.jitter.amount().is_none() {
         return Err(invalid(
             &format!("{prefix}.cap_applies"),
             format!(
-                "has no effect: only jitter = \"proportional\", \"additive\" or \"absolute\" can pass the cap, and this policy's jitter is \"{}\"",
-                name(z.jitter)
+                "has no effect: only jitter = {} can pass the cap, and this policy's jitter is \"{}\"",
+                sized_jitters(),
+                z.jitter.name()
             ),
         ));
     }
@@ -108,6 +91,19 @@ pub(super) fn validate_sizing(prefix: &str, z: &BackoffSpec) -> Result<(), Inval
         ));
     }
     Ok(())
+}
+
+/// The jitters with a size, as the messages list them: `"proportional", "additive" or "absolute"`.
+fn sized_jitters() -> String {
+    let names: Vec<String> = Jitter::ALL
+        .iter()
+        .filter(|j| j.amount().is_some())
+        .map(|j| format!("\"{}\"", j.name()))
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.concat(),
+    }
 }
 
 /// `[retry]` or a tier's `retry`, under `p`.

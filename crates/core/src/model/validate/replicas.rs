@@ -2,7 +2,6 @@
 //! them.
 
 use super::*;
-use crate::policy::balancer::Kind;
 
 /// `server.replicas`, the balancer keys, `outlier_detection`, `failure_windows` and every
 /// window's `replica`, under `p`.
@@ -34,22 +33,21 @@ pub(super) fn validate_replicas(p: &str, s: &Server) -> Result<(), Invalid> {
     let Some(spec) = s.balancer_spec() else {
         return Ok(());
     };
-    spec.kind.validate(p).map_err(|e| match spec.kind {
-        Kind::P2cEwma { .. } => invalid(&at("ewma_decay"), e.message),
-        _ => e,
-    })?;
-    let kind = s.balancer.unwrap_or(BalancerKind::RoundRobin);
-    if s.choice_count.is_some() && kind != BalancerKind::LeastRequest {
-        return Err(invalid(
-            &at("choice_count"),
-            "has no effect: only balancer = \"least-request\" draws several choices",
-        ));
-    }
-    if s.ewma_decay.is_some() && kind != BalancerKind::P2cEwma {
-        return Err(invalid(
-            &at("ewma_decay"),
-            "has no effect: only balancer = \"p2c-ewma\" keeps a latency EWMA",
-        ));
+    spec.kind.validate(&spec.params, p)?;
+    // A key only another balancer reads changes nothing.
+    for (key, set) in s.balancer_keys() {
+        if let Some((reader, what)) = BalancerKind::reader_of(key)
+            && set
+            && reader != spec.kind
+        {
+            return Err(invalid(
+                &at(key),
+                format!(
+                    "has no effect: only balancer = \"{}\" {what}",
+                    reader.name()
+                ),
+            ));
+        }
     }
     if spec.panic_threshold > 100 {
         return Err(invalid(

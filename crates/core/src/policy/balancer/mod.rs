@@ -1,28 +1,17 @@
-//! Choosing a replica for an attempt (issue 27, "Replicas behind a load balancer"): the balancers
-//! as pure, deterministic state machines. No model key selects them yet; the engine wiring waits
-//! for the event-loop work of issue 32.
+//! Choosing a replica for an attempt (`server.balancer`, `docs/replicas.md`): the balancers as
+//! pure, deterministic state machines. Every balancer implements [`Pick`], one file each, and the
+//! list of balancers is written once, in [`balancers!`] below (it makes the `server.balancer`
+//! names, [`BalancerKind`], and the one-line dispatch of [`Algorithm`]).
 //!
-//! - **`round-robin`**: Envoy's `RoundRobinLoadBalancer` with equal weights
-//!   (envoyproxy/envoy `source/extensions/load_balancing_policies/round_robin/round_robin_lb.h`,
-//!   `unweightedHostPick`): `hosts[rr_index++ % hosts.len()]`, the index starting at a random
-//!   `seed_` drawn when the balancer is built (`EdfLoadBalancerBase`, `seed_(random_.random())`,
-//!   so that proxies do not all start on the same host). The index survives changes to the host
-//!   list (an ejection) and is taken modulo the new length.
-//! - **`random`**: Envoy's `RandomLoadBalancer`: `hosts[random() % hosts.len()]`.
-//! - **`least-request`**: Envoy's `LeastRequestLoadBalancer` with equal weights and the default
-//!   `selection_method = N_CHOICES` (`source/extensions/load_balancing_policies/least_request/
-//!   least_request_lb.cc`, `unweightedHostPickNChoices`; docs "Load balancers", "Weighted least
-//!   request"): `choice_count` draws (default 2) of `random() % hosts.len()`, *with* replacement;
-//!   a later sample replaces the candidate only with strictly fewer active requests, so ties keep
-//!   the earlier one.
-//! - **`p2c-ewma`**: Finagle's `P2CPeakEwma` (twitter/finagle `finagle-core/src/main/scala/com/
-//!   twitter/finagle/loadbalancer/PeakEwma.scala`, `p2c/P2CPick.scala`): two *distinct* random
-//!   replicas, the one with the lower peak-EWMA cost wins (ties to the first); see [`ewma`].
+//! - [`round_robin`]: Envoy's round robin.
+//! - [`random`]: Envoy's random.
+//! - [`least_request`]: Envoy's least request, the best of `choice_count` random choices.
+//! - [`p2c_ewma`]: Finagle's power of two choices over peak-EWMA cost ([`ewma`]).
 //! - [`retry_host`]: Envoy's `previous_hosts` retry host predicate with
 //!   `host_selection_retry_max_attempts`, for retries and hedges to another replica.
 //! - [`hosts_to_use`]: Envoy's panic threshold: the replicas a pick chooses among.
 //!
-//! # How the engine will drive it
+//! # How the engine drives it
 //!
 //! One [`Balancer`] per (tier, calling client) when the balancer is per client, one per tier when
 //! it is shared (one sidecar or proxy in front of every client). It keeps its own view of the
@@ -33,21 +22,24 @@
 //! them in panic), [`Balancer::start`] when the attempt is sent and [`Balancer::finish`] when its
 //! answer, error or timeout comes back (Finagle ends its metric on failures too).
 //!
-//! Draws come from one [`Stream`] per balancer, keyed `(seed, tier << 32 | client)` with a purpose
-//! of its own (a new `Purpose` discriminant, added with the wiring), never from the arrival,
-//! service, loss or backoff streams: two variants that differ only in their balancer still see
-//! the same workload (common random numbers), and a pick never shifts another draw.
+//! Draws come from one [`Stream`] per balancer (`sim/draws.rs`, `Draws::balancer`), never from the
+//! arrival, service, loss or backoff streams: two variants that differ only in their balancer
+//! still see the same workload (common random numbers), and a pick never shifts another draw.
 
 pub mod ewma;
+pub mod least_request;
+pub mod p2c_ewma;
+pub mod random;
 pub mod retry_host;
+pub mod round_robin;
 
 #[cfg(test)]
 pub(crate) mod tests;
 
-use crate::base::invalid::{Invalid, invalid};
+use crate::base::invalid::Invalid;
 use crate::base::rng::Stream;
 use crate::base::time::{Duration, Time};
-use ewma::PeakEwma;
+use serde::{Deserialize, Serialize};
 
 /// A source of uniform 64-bit draws: the engine passes its keyed [`Stream`], tests a script. The
 /// balancers reduce a draw with `% n` as Envoy does (`random_.random() % hosts.size()`); the bias
@@ -75,81 +67,160 @@ pub const DEFAULT_DECAY: Duration = Duration::from_secs(10);
 /// Envoy's `healthy_panic_threshold` default: 50 %.
 pub const DEFAULT_PANIC_THRESHOLD_PERCENT: u32 = 50;
 
-/// Which balancer, with its parameters.
+/// The settings the balancers read, resolved from the `[server]` keys (their defaults when unset).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    RoundRobin,
-    Random,
-    /// Envoy's least request: the best of `choice_count` random choices.
-    LeastRequest {
-        choice_count: u32,
-    },
-    /// Finagle's power of two choices over peak-EWMA cost; `decay` is its `decayTime`.
-    P2cEwma {
-        decay: Duration,
-    },
+pub struct Params {
+    /// `server.choice_count`: least request's random choices.
+    pub choice_count: u32,
+    /// `server.ewma_decay`: Finagle's `decayTime`.
+    pub decay: Duration,
 }
 
-impl Kind {
-    /// The name the issue gives it (and a model key will use).
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::RoundRobin => "round-robin",
-            Kind::Random => "random",
-            Kind::LeastRequest { .. } => "least-request",
-            Kind::P2cEwma { .. } => "p2c-ewma",
-        }
-    }
-
-    /// Envoy refuses `choice_count < 2` (`LeastRequest` proto, `uint32 = {gte: 2}`); Finagle's
-    /// `Ema` requires `decayTime > 0`.
-    pub fn validate(self, path: &str) -> Result<(), Invalid> {
-        match self {
-            Kind::LeastRequest { choice_count } if choice_count < 2 => Err(invalid(
-                &format!("{path}.choice_count"),
-                format!("must be at least 2 (Envoy's least request), got {choice_count}"),
-            )),
-            Kind::P2cEwma { decay } if decay == Duration::ZERO => Err(invalid(
-                &format!("{path}.decay"),
-                "must be a positive duration, e.g. \"10s\" (Finagle's default)",
-            )),
-            _ => Ok(()),
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            choice_count: DEFAULT_CHOICE_COUNT,
+            decay: DEFAULT_DECAY,
         }
     }
 }
 
-/// One balancer's state: its round-robin index and its view of each replica.
+/// What every balancer does: choose a replica for an attempt, and hear when one goes out and
+/// when it comes back. The attempts in flight per replica ([`Balancer::active`]) are kept for
+/// all of them.
+pub trait Pick: Clone + std::fmt::Debug {
+    /// The `[server]` keys only this balancer reads, each with what it does for the balancer
+    /// (the message when it is set for another: `only balancer = "least-request" draws several
+    /// choices`).
+    const KEYS: &'static [(&'static str, &'static str)] = &[];
+
+    /// A balancer over `replicas` replicas, built at `now` (it may draw its starting state).
+    fn new(p: &Params, replicas: u32, now: Time, draw: &mut impl Draw) -> Self;
+
+    /// The ranges its source accepts for its settings, under `path` (the `[server]` table).
+    fn validate(_p: &Params, _path: &str) -> Result<(), Invalid> {
+        Ok(())
+    }
+
+    /// What `explain` adds after the balancer's name (` (best of 2 random choices)`), if any.
+    fn describe(_p: &Params) -> Option<String> {
+        None
+    }
+
+    /// The replica among `hosts` (not empty, replica indices in a stable order); `active[r]`
+    /// is the attempts in flight to replica `r`.
+    fn pick(&mut self, hosts: &[u32], active: &[u32], draw: &mut impl Draw, now: Time) -> u32;
+
+    /// An attempt went out to `replica`.
+    #[inline]
+    fn start(&mut self, _replica: u32) {}
+
+    /// The attempt sent to `replica` at `sent` answered (or failed, or timed out) at `now`.
+    #[inline]
+    fn finish(&mut self, _replica: u32, _sent: Time, _now: Time) {}
+}
+
+/// Every balancer, once: `Variant = "name" => its type`, with the doc line the schema shows.
+macro_rules! balancers {
+    ($($(#[$doc:meta])* $kind:ident = $name:literal => $ty:ty,)*) => {
+        /// `server.balancer`: how a caller chooses the replica for an attempt.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+        pub enum BalancerKind {
+            $($(#[$doc])* #[serde(rename = $name)] $kind,)*
+        }
+
+        impl BalancerKind {
+            /// The name written in a model file.
+            pub fn name(self) -> &'static str {
+                match self { $(BalancerKind::$kind => $name,)* }
+            }
+
+            /// The balancer that reads `key` alone, with what the key does ([`Pick::KEYS`]).
+            pub fn reader_of(key: &str) -> Option<(BalancerKind, &'static str)> {
+                let readers = [$((BalancerKind::$kind, <$ty as Pick>::KEYS),)*];
+                readers.into_iter().find_map(|(kind, keys)| {
+                    keys.iter().find(|(k, _)| *k == key).map(|(_, what)| (kind, *what))
+                })
+            }
+
+            /// See [`Pick::validate`].
+            pub fn validate(self, p: &Params, path: &str) -> Result<(), Invalid> {
+                match self { $(BalancerKind::$kind => <$ty as Pick>::validate(p, path),)* }
+            }
+
+            /// See [`Pick::describe`].
+            pub fn describe(self, p: &Params) -> Option<String> {
+                match self { $(BalancerKind::$kind => <$ty as Pick>::describe(p),)* }
+            }
+        }
+
+        /// One balancer's algorithm state, of the configured kind.
+        #[derive(Clone, Debug)]
+        pub enum Algorithm {
+            $($kind($ty),)*
+        }
+
+        impl Algorithm {
+            fn new(kind: BalancerKind, p: &Params, replicas: u32, now: Time, draw: &mut impl Draw) -> Self {
+                match kind { $(BalancerKind::$kind => Algorithm::$kind(<$ty as Pick>::new(p, replicas, now, draw)),)* }
+            }
+
+            #[inline]
+            fn pick(&mut self, hosts: &[u32], active: &[u32], draw: &mut impl Draw, now: Time) -> u32 {
+                match self { $(Algorithm::$kind(a) => Pick::pick(a, hosts, active, draw, now),)* }
+            }
+
+            #[inline]
+            fn start(&mut self, replica: u32) {
+                match self { $(Algorithm::$kind(a) => Pick::start(a, replica),)* }
+            }
+
+            #[inline]
+            fn finish(&mut self, replica: u32, sent: Time, now: Time) {
+                match self { $(Algorithm::$kind(a) => Pick::finish(a, replica, sent, now),)* }
+            }
+        }
+    };
+}
+
+balancers! {
+    /// Envoy's round robin (the default `lb_policy`).
+    RoundRobin = "round-robin" => round_robin::RoundRobin,
+    /// Envoy's random.
+    Random = "random" => random::Random,
+    /// Envoy's least request: the better of `choice_count` random choices.
+    LeastRequest = "least-request" => least_request::LeastRequest,
+    /// Finagle's power of two choices over peak-EWMA latency.
+    P2cEwma = "p2c-ewma" => p2c_ewma::P2cEwma,
+}
+
+/// One balancer's state: its algorithm's and its view of each replica.
 #[derive(Clone, Debug)]
 pub struct Balancer {
-    kind: Kind,
-    rr_index: u64,
+    kind: BalancerKind,
+    algorithm: Algorithm,
     /// Attempts sent through this balancer and not yet answered, per replica.
     active: Vec<u32>,
-    /// Finagle's per-node metric; empty unless the kind is `p2c-ewma`.
-    ewma: Vec<PeakEwma>,
 }
 
 impl Balancer {
     /// A balancer over `replicas` replicas, built at `now`. Round robin draws its starting index
     /// here, as Envoy's constructor does; the other kinds draw nothing.
-    pub fn new(kind: Kind, replicas: u32, now: Time, draw: &mut impl Draw) -> Self {
-        let rr_index = match kind {
-            Kind::RoundRobin => draw.next_u64(),
-            _ => 0,
-        };
-        let ewma = match kind {
-            Kind::P2cEwma { decay } => (0..replicas).map(|_| PeakEwma::new(decay, now)).collect(),
-            _ => Vec::new(),
-        };
+    pub fn new(
+        kind: BalancerKind,
+        p: &Params,
+        replicas: u32,
+        now: Time,
+        draw: &mut impl Draw,
+    ) -> Self {
         Balancer {
             kind,
-            rr_index,
+            algorithm: Algorithm::new(kind, p, replicas, now, draw),
             active: vec![0; replicas as usize],
-            ewma,
         }
     }
 
-    pub fn kind(&self) -> Kind {
+    pub fn kind(&self) -> BalancerKind {
         self.kind
     }
 
@@ -161,74 +232,31 @@ impl Balancer {
     /// The replica for one attempt among `hosts` (replica indices, in a stable order); `None` when
     /// `hosts` is empty. Finagle's `load` decays the EWMA as it is read, hence `&mut` and `now`.
     pub fn pick(&mut self, hosts: &[u32], draw: &mut impl Draw, now: Time) -> Option<u32> {
-        let n = hosts.len() as u64;
-        if n == 0 {
+        if hosts.is_empty() {
             return None;
         }
-        let host = match self.kind {
-            Kind::RoundRobin => {
-                let i = self.rr_index % n;
-                self.rr_index = self.rr_index.wrapping_add(1);
-                hosts[i as usize]
-            }
-            Kind::Random => hosts[draw.below(n) as usize],
-            Kind::LeastRequest { choice_count } => self.least_request(hosts, choice_count, draw),
-            Kind::P2cEwma { .. } => self.p2c_ewma(hosts, draw, now),
-        };
-        Some(host)
-    }
-
-    /// `unweightedHostPickNChoices`: with replacement; strictly fewer active requests replaces.
-    fn least_request(&self, hosts: &[u32], choice_count: u32, draw: &mut impl Draw) -> u32 {
-        let n = hosts.len() as u64;
-        let mut best = hosts[draw.below(n) as usize];
-        for _ in 1..choice_count {
-            let sampled = hosts[draw.below(n) as usize];
-            if self.active(sampled) < self.active(best) {
-                best = sampled;
-            }
-        }
-        best
-    }
-
-    /// `P2CPick.pick`: `a` uniform, `b` uniform over the others (the "hole" at `a` skipped),
-    /// then `if (nodeA.load <= nodeB.load) nodeA else nodeB`.
-    fn p2c_ewma(&mut self, hosts: &[u32], draw: &mut impl Draw, now: Time) -> u32 {
-        let n = hosts.len() as u64;
-        if n == 1 {
-            return hosts[0];
-        }
-        let a = draw.below(n);
-        let mut b = draw.below(n - 1);
-        if b >= a {
-            b += 1;
-        }
-        let (a, b) = (hosts[a as usize], hosts[b as usize]);
-        let load_a = self.ewma[a as usize].cost(now);
-        let load_b = self.ewma[b as usize].cost(now);
-        if load_a <= load_b { a } else { b }
+        Some(self.algorithm.pick(hosts, &self.active, draw, now))
     }
 
     /// An attempt went out to `replica` (the caller keeps its send time for [`finish`](Self::finish)).
     pub fn start(&mut self, replica: u32) {
         self.active[replica as usize] += 1;
-        if let Some(m) = self.ewma.get_mut(replica as usize) {
-            m.start();
-        }
+        self.algorithm.start(replica);
     }
 
     /// The attempt sent to `replica` at `sent` answered (or failed, or timed out) at `now`.
     pub fn finish(&mut self, replica: u32, sent: Time, now: Time) {
         let a = &mut self.active[replica as usize];
         *a = a.saturating_sub(1);
-        if let Some(m) = self.ewma.get_mut(replica as usize) {
-            m.end(sent, now);
-        }
+        self.algorithm.finish(replica, sent, now);
     }
 
     /// Finagle's cost of `replica` at `now` (`p2c-ewma` only).
     pub fn ewma_cost(&mut self, replica: u32, now: Time) -> Option<f64> {
-        self.ewma.get_mut(replica as usize).map(|m| m.cost(now))
+        match &mut self.algorithm {
+            Algorithm::P2cEwma(p) => p.cost(replica, now),
+            _ => None,
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-use super::ewma::PENALTY;
+use super::ewma::{PENALTY, PeakEwma};
 use super::retry_host::{Attempt, PreviousHosts, choose};
 use super::*;
 use crate::base::rng::Purpose;
@@ -18,6 +18,33 @@ impl Draw for Script {
 
 const ALL5: [u32; 5] = [0, 1, 2, 3, 4];
 
+/// A kind with its settings, as `Server::balancer_spec` resolves them.
+type Spec = (BalancerKind, Params);
+
+fn spec(kind: BalancerKind) -> Spec {
+    (kind, Params::default())
+}
+
+fn least_request(choice_count: u32) -> Spec {
+    let p = Params {
+        choice_count,
+        ..Params::default()
+    };
+    (BalancerKind::LeastRequest, p)
+}
+
+fn p2c_ewma(decay: Duration) -> Spec {
+    let p = Params {
+        decay,
+        ..Params::default()
+    };
+    (BalancerKind::P2cEwma, p)
+}
+
+fn build((kind, p): Spec, replicas: u32, now: Time, draw: &mut impl Draw) -> Balancer {
+    Balancer::new(kind, &p, replicas, now, draw)
+}
+
 fn picks(b: &mut Balancer, hosts: &[u32], draws: Vec<u64>, n: usize) -> Vec<u32> {
     let mut s = Script(draws);
     let out = (0..n)
@@ -29,7 +56,12 @@ fn picks(b: &mut Balancer, hosts: &[u32], draws: Vec<u64>, n: usize) -> Vec<u32>
 
 #[test]
 fn round_robin_starts_at_its_seed_and_keeps_its_index_when_hosts_change() {
-    let mut b = Balancer::new(Kind::RoundRobin, 5, Time(0), &mut Script(vec![7]));
+    let mut b = build(
+        spec(BalancerKind::RoundRobin),
+        5,
+        Time(0),
+        &mut Script(vec![7]),
+    );
     assert_eq!(picks(&mut b, &ALL5, vec![], 5), [2, 3, 4, 0, 1]);
     // Replicas 2 and 4 ejected: the index (now 12) goes on, modulo the shorter list.
     assert_eq!(picks(&mut b, &[0, 1, 3], vec![], 4), [0, 1, 3, 0]);
@@ -38,16 +70,14 @@ fn round_robin_starts_at_its_seed_and_keeps_its_index_when_hosts_change() {
 
 #[test]
 fn random_takes_a_draw_modulo_the_hosts() {
-    let mut b = Balancer::new(Kind::Random, 5, Time(0), &mut Script(vec![]));
+    let mut b = build(spec(BalancerKind::Random), 5, Time(0), &mut Script(vec![]));
     assert_eq!(picks(&mut b, &[0, 2, 4], vec![12, 4, 3], 3), [0, 2, 0]);
 }
 
 #[test]
 fn least_request_takes_the_less_loaded_of_two_random_choices() {
-    let kind = Kind::LeastRequest {
-        choice_count: DEFAULT_CHOICE_COUNT,
-    };
-    let mut b = Balancer::new(kind, 5, Time(0), &mut Script(vec![]));
+    let kind = least_request(DEFAULT_CHOICE_COUNT);
+    let mut b = build(kind, 5, Time(0), &mut Script(vec![]));
     for _ in 0..3 {
         b.start(1);
     }
@@ -63,8 +93,8 @@ fn least_request_takes_the_less_loaded_of_two_random_choices() {
     b.finish(1, Time(0), Time(5));
     assert_eq!(b.active(1), 0, "more answers than sends saturate at 0");
     assert_eq!(picks(&mut b, &ALL5, vec![3, 1], 1), [1]);
-    let three = Kind::LeastRequest { choice_count: 3 };
-    let mut b3 = Balancer::new(three, 5, Time(0), &mut Script(vec![]));
+    let three = least_request(3);
+    let mut b3 = build(three, 5, Time(0), &mut Script(vec![]));
     b3.start(1);
     b3.start(3);
     assert_eq!(picks(&mut b3, &ALL5, vec![1, 3, 4], 1), [4]);
@@ -75,10 +105,8 @@ fn least_request_on_two_hosts_takes_the_busier_one_a_quarter_of_the_time() {
     // The proto's own example (`least_request.proto`, `FULL_SCAN`): "Consider a workload type
     // that is only deployed on 2 hosts. With default settings, the N_CHOICES method will return
     // the host with more active requests 25% of the time." Every pair of draws, once each:
-    let kind = Kind::LeastRequest {
-        choice_count: DEFAULT_CHOICE_COUNT,
-    };
-    let mut b = Balancer::new(kind, 2, Time(0), &mut Script(vec![]));
+    let kind = least_request(DEFAULT_CHOICE_COUNT);
+    let mut b = build(kind, 2, Time(0), &mut Script(vec![]));
     b.start(0);
     let got = picks(&mut b, &[0, 1], vec![0, 0, 0, 1, 1, 0, 1, 1], 4);
     assert_eq!(
@@ -94,7 +122,7 @@ fn least_request_beats_random_on_the_maximum_load() {
     // replica under random balancing holds far more than under least request.
     let mut stream = Stream::new(1, 2, Purpose::Start, 0);
     let mut max_load = |kind| {
-        let mut b = Balancer::new(kind, 50, Time(0), &mut Script(vec![]));
+        let mut b = build(kind, 50, Time(0), &mut Script(vec![]));
         let hosts: Vec<u32> = (0..50).collect();
         for _ in 0..5000 {
             let r = b.pick(&hosts, &mut stream, Time(0)).unwrap();
@@ -102,8 +130,8 @@ fn least_request_beats_random_on_the_maximum_load() {
         }
         (0..50).map(|r| b.active(r)).max().unwrap()
     };
-    let random = max_load(Kind::Random);
-    let lr = max_load(Kind::LeastRequest { choice_count: 2 });
+    let random = max_load(spec(BalancerKind::Random));
+    let lr = max_load(least_request(2));
     assert!(
         lr <= 103 && random >= 115,
         "least request {lr}, random {random}"
@@ -112,10 +140,8 @@ fn least_request_beats_random_on_the_maximum_load() {
 
 #[test]
 fn p2c_ewma_samples_two_distinct_replicas() {
-    let kind = Kind::P2cEwma {
-        decay: DEFAULT_DECAY,
-    };
-    let mut b = Balancer::new(kind, 5, Time(0), &mut Script(vec![]));
+    let kind = p2c_ewma(DEFAULT_DECAY);
+    let mut b = build(kind, 5, Time(0), &mut Script(vec![]));
     // a = 2, b = 2 % 4 = 2 hits the hole and moves to 3; both cost 0, so `a` wins ties.
     assert_eq!(picks(&mut b, &ALL5, vec![2, 2], 1), [2]);
     // Make 2 slow: its cost is now above 3's and 4's zero.
@@ -171,10 +197,8 @@ fn peak_ewma_cost_and_decay_by_hand() {
 
 #[test]
 fn an_unmeasured_replica_with_pending_work_costs_the_penalty() {
-    let kind = Kind::P2cEwma {
-        decay: DEFAULT_DECAY,
-    };
-    let mut b = Balancer::new(kind, 2, Time(0), &mut Script(vec![]));
+    let kind = p2c_ewma(DEFAULT_DECAY);
+    let mut b = build(kind, 2, Time(0), &mut Script(vec![]));
     b.start(0);
     b.start(1);
     b.finish(1, Time(0), Time(1_000_000_000));
@@ -185,14 +209,14 @@ fn an_unmeasured_replica_with_pending_work_costs_the_penalty() {
     // Replica 0 is sampled first, yet the measured replica 1 wins.
     assert_eq!(picks(&mut b, &[0, 1], vec![0, 0], 1), [1]);
     assert_eq!(
-        Balancer::new(Kind::Random, 2, now, &mut Script(vec![])).ewma_cost(0, now),
+        build(spec(BalancerKind::Random), 2, now, &mut Script(vec![])).ewma_cost(0, now),
         None
     );
 }
 
 #[test]
 fn previous_hosts_asks_again_then_lets_the_last_pick_stand() {
-    let mut b = Balancer::new(Kind::Random, 5, Time(0), &mut Script(vec![]));
+    let mut b = build(spec(BalancerKind::Random), 5, Time(0), &mut Script(vec![]));
     let mut prev = PreviousHosts::default();
     prev.attempted(2);
     let retry = |max_attempts| Attempt::Retry {
@@ -223,7 +247,7 @@ fn previous_hosts_makes_a_retry_to_the_failed_host_rare() {
     // Five replicas, random balancing, the first try went to replica 0: a retry goes back to it
     // with probability 1/5 without the predicate and (1/5)^2 = 0.04 with the default one re-pick.
     let mut stream = Stream::new(3, 4, Purpose::Start, 0);
-    let mut b = Balancer::new(Kind::Random, 5, Time(0), &mut stream);
+    let mut b = build(spec(BalancerKind::Random), 5, Time(0), &mut stream);
     let mut prev = PreviousHosts::default();
     prev.attempted(0);
     let n = 20_000;
@@ -256,25 +280,41 @@ fn panic_threshold_routes_to_every_replica_when_too_few_are_healthy() {
     assert_eq!(out, ALL5, "40 % healthy: panic, all replicas");
     assert!(!hosts_to_use(2, ejected(&[0, 1]), 0, &mut out));
     assert!(out.is_empty(), "threshold 0 never panics: no host at all");
-    let mut b = Balancer::new(Kind::Random, 2, Time(0), &mut Script(vec![]));
+    let mut b = build(spec(BalancerKind::Random), 2, Time(0), &mut Script(vec![]));
     assert_eq!(b.pick(&out, &mut Script(vec![]), Time(0)), None);
 }
 
 #[test]
 fn kinds_are_checked_and_named() {
-    let lr1 = Kind::LeastRequest { choice_count: 1 };
-    assert_eq!(lr1.validate("t").unwrap_err().path, "t.choice_count");
-    let zero = Kind::P2cEwma {
-        decay: Duration::ZERO,
-    };
-    assert_eq!(zero.validate("t").unwrap_err().path, "t.decay");
-    assert!(Kind::LeastRequest { choice_count: 2 }.validate("t").is_ok());
-    let names: Vec<_> = [Kind::RoundRobin, Kind::Random, lr1, zero]
-        .iter()
-        .map(|k| k.name())
-        .collect();
+    let ((lr, lr1), (p2c, zero)) = (least_request(1), p2c_ewma(Duration::ZERO));
+    let lr1 = lr.validate(&lr1, "t").unwrap_err();
+    assert_eq!(lr1.path, "t.choice_count");
+    assert_eq!(
+        lr1.message,
+        "must be at least 2 (Envoy's least request), got 1"
+    );
+    assert_eq!(p2c.validate(&zero, "t").unwrap_err().path, "t.ewma_decay");
+    let (lr, two) = least_request(2);
+    assert!(lr.validate(&two, "t").is_ok());
+    assert_eq!(
+        lr.describe(&two).as_deref(),
+        Some(" (best of 2 random choices)")
+    );
+    assert_eq!(BalancerKind::Random.describe(&Params::default()), None);
+    let kinds = [
+        BalancerKind::RoundRobin,
+        BalancerKind::Random,
+        BalancerKind::LeastRequest,
+        BalancerKind::P2cEwma,
+    ];
+    let names: Vec<_> = kinds.iter().map(|k| k.name()).collect();
     assert_eq!(
         names,
         ["round-robin", "random", "least-request", "p2c-ewma"]
     );
+    assert_eq!(
+        BalancerKind::reader_of("ewma_decay"),
+        Some((BalancerKind::P2cEwma, "keeps a latency EWMA"))
+    );
+    assert_eq!(BalancerKind::reader_of("balancer_scope"), None);
 }

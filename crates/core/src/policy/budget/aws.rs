@@ -1,7 +1,35 @@
-//! The AWS SDKs' standard retry quota (botocore `retries/standard.py`, smithy `StandardRetryStrategy`).
+//! The AWS SDK standard retry quota (AWS SDKs and Tools Reference Guide, "Retry behavior",
+//! standard mode; botocore `retries/standard.py` `RetryQuotaChecker`, aws-sdk-js-v3
+//! `defaultRetryQuota.ts`): a quota of `INITIAL_RETRY_TOKENS = 500`; a retry costs
+//! `RETRY_COST = 5`, or `TIMEOUT_RETRY_COST = 10` after a timeout; no retry when the quota
+//! cannot pay; a success refunds what its retry cost, or `NO_RETRY_INCREMENT = 1` when it needed
+//! no retry, never above the initial quota. `version` picks who pays what ([`AwsVersion`]):
+//! botocore's long-standing rule, the JS SDK's (smithy-typescript `StandardRetryStrategy`,
+//! 10 for every transient error), or the 2026 rule (botocore `RetryQuotaChecker._RETRY_COST_V2
+//! = 14`, `_THROTTLING_RETRY_COST = 5`, behind `AWS_NEW_RETRIES_2026`).
 
-use super::*;
+use super::{Budget, BudgetConfig};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::Time;
 use crate::policy::Class;
+use serde::{Deserialize, Serialize};
+
+/// Which published AWS quota rule decides a retry's cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AwsVersion {
+    /// botocore `RetryQuotaChecker` before 2026: `timeout_cost` after a timeout (botocore's
+    /// `ConnectTimeoutError`, `ReadTimeoutError`), `retry_cost` otherwise.
+    Classic,
+    /// smithy-typescript (aws-sdk-js-v3) `StandardRetryStrategy.getCapacityCost`: `timeout_cost`
+    /// for every "TRANSIENT" error (timeouts, connection errors, 500/502/503/504), `retry_cost`
+    /// otherwise (throttling).
+    Js,
+    /// botocore behind `AWS_NEW_RETRIES_2026` (and smithy's `SMITHY_NEW_RETRIES_2026`):
+    /// `throttling_cost` after a throttling error, `retry_cost_v2` otherwise (timeouts included).
+    #[serde(rename = "2026")]
+    V2026,
+}
 
 /// The AWS SDK standard-mode retry quota.
 #[derive(Clone, Debug)]
@@ -63,5 +91,63 @@ impl AwsQuota {
     }
     pub fn available(&self) -> u32 {
         self.available
+    }
+}
+
+impl Budget for AwsQuota {
+    fn new(c: &BudgetConfig) -> Self {
+        AwsQuota::new(c)
+    }
+
+    /// A positive quota and positive costs.
+    fn validate(c: &BudgetConfig) -> Result<(), Invalid> {
+        if c.quota == 0 {
+            return Err(invalid("budget.quota", "must be at least 1"));
+        }
+        let costs = [
+            ("budget.retry_cost", c.retry_cost),
+            ("budget.timeout_cost", c.timeout_cost),
+            ("budget.throttling_cost", c.throttling_cost),
+            ("budget.retry_cost_v2", c.retry_cost_v2),
+        ];
+        if let Some((path, _)) = costs.iter().find(|(_, c)| *c == 0) {
+            return Err(invalid(
+                path,
+                "must be at least 1 (a free retry is no budget)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The quota, the version and the costs that version charges.
+    fn limits(c: &BudgetConfig) -> &'static [&'static str] {
+        const ALL: &[&str] = &[
+            "quota",
+            "retry_cost",
+            "timeout_cost",
+            "no_retry_increment",
+            "version",
+            "throttling_cost",
+            "retry_cost_v2",
+        ];
+        // The last two are charged under the 2026 rule only.
+        if c.version == AwsVersion::V2026 {
+            ALL
+        } else {
+            &ALL[..5]
+        }
+    }
+
+    /// A success refunds.
+    #[inline]
+    fn on_outcome(&mut self, _now: Time, class: Class, _retryable: bool, cost: u32) {
+        if class == Class::Success {
+            self.release(cost);
+        }
+    }
+
+    #[inline]
+    fn try_retry(&mut self, _now: Time, class: Class) -> Option<u32> {
+        self.acquire(class)
     }
 }

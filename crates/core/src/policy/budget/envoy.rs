@@ -1,6 +1,9 @@
-//! Envoy's retry budget and `max_retries` (retries in progress).
+//! Envoy's retry budget and `max_retries`: a limit on the retries in progress.
 
-use super::*;
+use super::{Budget, BudgetConfig};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::Time;
+use crate::policy::Class;
 
 /// Envoy's retry limit (`source/common/upstream/resource_manager_impl.h`, `RetryBudgetImpl`;
 /// `source/common/router/retry_state_impl.cc`): a retry may start while the retries in
@@ -63,5 +66,55 @@ impl EnvoyBudget {
     }
     pub fn retries_in_progress(&self) -> u64 {
         self.retries
+    }
+}
+
+impl Budget for EnvoyBudget {
+    fn new(c: &BudgetConfig) -> Self {
+        EnvoyBudget::new(c)
+    }
+
+    fn validate(c: &BudgetConfig) -> Result<(), Invalid> {
+        if let Some(p) = c.budget_percent
+            && !(p.is_finite() && (0.0..=100.0).contains(&p))
+        {
+            return Err(invalid(
+                "budget.budget_percent",
+                format!("Envoy's budget_percent is a percentage in [0, 100], got {p}"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
+        &["budget_percent", "min_retry_concurrency", "max_retries"]
+    }
+
+    /// Every attempt sent is active until its outcome.
+    #[inline]
+    fn on_send(&mut self, _now: Time, _first: bool, _u: f64) -> bool {
+        self.sent();
+        true
+    }
+
+    /// Envoy's counts give back what an unsent attempt held.
+    #[inline]
+    fn on_unsent(&mut self, counted: bool, retry: bool) {
+        if counted {
+            self.ended(retry);
+        } else if retry {
+            self.retry_dropped();
+        }
+    }
+
+    /// `cost` is 1 when a retry made this attempt (what `try_retry` returned).
+    #[inline]
+    fn on_outcome(&mut self, _now: Time, _class: Class, _retryable: bool, cost: u32) {
+        self.ended(cost > 0);
+    }
+
+    #[inline]
+    fn try_retry(&mut self, _now: Time, _class: Class) -> Option<u32> {
+        self.try_start().then_some(1)
     }
 }

@@ -1,6 +1,13 @@
-//! Finagle's `RetryBudget` (`com.twitter.finagle.service.RetryBudget`).
+//! Finagle's `RetryBudget` (`com.twitter.finagle.service.RetryBudget`): every request deposits
+//! 1000 into a leaky bucket (a [`WindowedAdder`] over `ttl`), a retry withdraws
+//! `1000 / percentCanRetry` and is allowed only when the balance covers it; the balance has a
+//! reserve of `minRetriesPerSec * ttl(s) * withdrawal` so that a quiet client may still retry.
+//! Deposits and withdrawals both expire after `ttl`. Defaults: ttl 10 s, 10 retries/s, 20 %.
 
+use super::{Budget, BudgetConfig};
+use crate::base::invalid::{Invalid, invalid};
 use crate::base::time::{Duration, Time};
+use crate::policy::Class;
 use crate::policy::window::WindowedAdder;
 
 /// Finagle's `TokenRetryBudget` over a leaky bucket.
@@ -49,5 +56,52 @@ impl FinagleBudget {
     /// Retries the budget would allow now.
     pub fn balance(&mut self, now: Time) -> i64 {
         (self.bucket.sum(now) + self.reserve) / self.withdrawal
+    }
+}
+
+/// The keys Finagle's `RetryBudget.apply(ttl, minRetriesPerSec, percentCanRetry)` takes; tower's
+/// and Linkerd's budgets take the same three.
+pub(super) const TTL_RATE_PERCENT: &[&str] = &["ttl", "min_retries_per_sec", "percent_can_retry"];
+
+impl Budget for FinagleBudget {
+    fn new(c: &BudgetConfig) -> Self {
+        FinagleBudget::new(c.ttl, c.min_retries_per_sec, c.percent_can_retry)
+    }
+
+    fn validate(c: &BudgetConfig) -> Result<(), Invalid> {
+        if c.ttl < Duration::from_secs(1) || c.ttl > Duration::from_secs(60) {
+            return Err(invalid(
+                "budget.ttl",
+                format!("Finagle requires 1s <= ttl <= 60s, got {}", c.ttl),
+            ));
+        }
+        if !(c.percent_can_retry.is_finite() && (0.0..=1000.0).contains(&c.percent_can_retry)) {
+            return Err(invalid(
+                "budget.percent_can_retry",
+                format!(
+                    "Finagle requires 0 <= percentCanRetry <= 1000, got {}",
+                    c.percent_can_retry
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
+        TTL_RATE_PERCENT
+    }
+
+    /// A first try deposits.
+    #[inline]
+    fn on_send(&mut self, now: Time, first: bool, _u: f64) -> bool {
+        if first {
+            self.deposit(now);
+        }
+        true
+    }
+
+    #[inline]
+    fn try_retry(&mut self, now: Time, _class: Class) -> Option<u32> {
+        self.try_withdraw(now).then_some(0)
     }
 }

@@ -1,4 +1,10 @@
-//! A ratio of retries to calls without a window.
+//! A ratio of retries to calls without a window: Finagle's arithmetic without its time window
+//! (the `[[layer]]` tables' `kind = "ratio"`).
+
+use super::{Budget, BudgetConfig};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::Time;
+use crate::policy::Class;
 
 /// A balance of retries fed by calls, without a time window ([`super::BudgetKind::Ratio`]).
 #[derive(Clone, Debug)]
@@ -23,5 +29,39 @@ impl RatioBudget {
             self.balance -= 1.0;
         }
         ok
+    }
+}
+
+impl Budget for RatioBudget {
+    fn new(c: &BudgetConfig) -> Self {
+        RatioBudget::new(c.percent_can_retry, c.min_retries)
+    }
+
+    fn validate(c: &BudgetConfig) -> Result<(), Invalid> {
+        if !(c.percent_can_retry.is_finite() && c.percent_can_retry >= 0.0) {
+            return Err(invalid(
+                "budget.percent_can_retry",
+                format!("must be a finite number >= 0, got {}", c.percent_can_retry),
+            ));
+        }
+        Ok(())
+    }
+
+    fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
+        &["min_retries"]
+    }
+
+    /// A call (its first try) deposits.
+    #[inline]
+    fn on_send(&mut self, _now: Time, first: bool, _u: f64) -> bool {
+        if first {
+            self.deposit();
+        }
+        true
+    }
+
+    #[inline]
+    fn try_retry(&mut self, _now: Time, _class: Class) -> Option<u32> {
+        self.try_withdraw().then_some(0)
     }
 }

@@ -1,6 +1,14 @@
-//! tower's retry budget (`TpsBudget`) and Linkerd's `retryBudget`.
+//! tower's retry budget (`TpsBudget` in 0.5, `Budget` in 0.4): ten slots over `ttl`, deposits
+//! of 1 (or 1000), a withdrawal of `1 / retry_percent` truncated in `f32`, a reserve of
+//! `min_per_sec * ttl` withdrawals, with the deposit where tower's module example puts it: on a
+//! success. Linkerd's `retryBudget` is the same budget with another deposit rule
+//! ([`super::linkerd`]).
 
+use super::finagle::TTL_RATE_PERCENT;
+use super::{Budget, BudgetConfig};
+use crate::base::invalid::{Invalid, invalid};
 use crate::base::time::{Duration, Time};
+use crate::policy::Class;
 
 /// tower's retry budget: `tower/src/retry/budget.rs` (`Budget`, `Bucket`; tower 0.4.13) and
 /// `tower/src/retry/budget/tps_budget.rs` (`TpsBudget`; tower 0.5.3), whose arithmetic is the
@@ -98,5 +106,64 @@ impl TowerBudget {
     /// `(deposit, withdraw)` per call, as tower computes them.
     pub fn amounts(&self) -> (i64, i64) {
         (self.deposit, self.withdraw)
+    }
+}
+
+/// The ranges tower's `TpsBudget::new` asserts (`who`, and what happens otherwise: `ignored`),
+/// which Linkerd's proxy checks too.
+pub(super) fn validate_tps(c: &BudgetConfig, who: &str, ignored: &str) -> Result<(), Invalid> {
+    if c.ttl < Duration::from_secs(1) || c.ttl > Duration::from_secs(60) {
+        return Err(invalid(
+            "budget.ttl",
+            format!("{who} 1s <= ttl <= 60s, got {}{ignored}", c.ttl),
+        ));
+    }
+    if !(c.percent_can_retry.is_finite() && (0.0..=1000.0).contains(&c.percent_can_retry)) {
+        return Err(invalid(
+            "budget.percent_can_retry",
+            format!(
+                "{who} 0 <= retry percent (ratio) <= 1000, got {}{ignored}",
+                c.percent_can_retry
+            ),
+        ));
+    }
+    if c.min_retries_per_sec >= i32::MAX as u32 {
+        return Err(invalid(
+            "budget.min_retries_per_sec",
+            format!(
+                "{who} min retries per second < {}, got {}{ignored}",
+                i32::MAX,
+                c.min_retries_per_sec
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl Budget for TowerBudget {
+    fn new(c: &BudgetConfig) -> Self {
+        TowerBudget::new(c.ttl, c.min_retries_per_sec, c.percent_can_retry)
+    }
+
+    fn validate(c: &BudgetConfig) -> Result<(), Invalid> {
+        validate_tps(c, "tower's TpsBudget::new asserts", "")
+    }
+
+    /// `TpsBudget::new(ttl, min_per_sec, retry_percent)`: Finagle's three keys.
+    fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
+        TTL_RATE_PERCENT
+    }
+
+    /// tower's module example deposits on `Ok(_)`.
+    #[inline]
+    fn on_outcome(&mut self, now: Time, class: Class, _retryable: bool, _cost: u32) {
+        if class == Class::Success {
+            self.deposit(now);
+        }
+    }
+
+    #[inline]
+    fn try_retry(&mut self, now: Time, _class: Class) -> Option<u32> {
+        self.withdraw(now).then_some(0)
     }
 }

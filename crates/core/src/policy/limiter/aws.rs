@@ -1,6 +1,7 @@
 //! botocore's adaptive retry mode: `ClientRateLimiter` with its CUBIC calculator.
 
 use super::*;
+use crate::base::invalid::invalid;
 use crate::base::time::{Duration, Time};
 
 /// botocore's `ClientRateLimiter` with its `CubicCalculator`, `TokenBucket` and `RateClocker`.
@@ -140,5 +141,68 @@ impl AwsAdaptive {
     }
     pub fn capacity(&self) -> f64 {
         self.capacity
+    }
+}
+
+impl Limiter for AwsAdaptive {
+    const KEYS: &'static [&'static str] = &[
+        "cubic_c",
+        "cubic_beta",
+        "min_fill_rate",
+        "rate_bucket",
+        "smoothing",
+    ];
+    const CONCURRENCY: bool = false;
+
+    fn new(c: &LimiterConfig, start: Time, _stream: Stream) -> Self {
+        AwsAdaptive::new(c, start)
+    }
+
+    fn validate(c: &LimiterConfig) -> Result<(), Invalid> {
+        let positive = |path: &str, v: f64, what: &str| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(invalid(
+                    path,
+                    format!("must be a number > 0 ({what}), got {v}"),
+                ))
+            }
+        };
+        positive("limiter.cubic_c", c.cubic_c, "botocore uses 0.4")?;
+        positive(
+            "limiter.min_fill_rate",
+            c.min_fill_rate,
+            "botocore uses 0.5",
+        )?;
+        for (path, v, what) in [
+            ("limiter.cubic_beta", c.cubic_beta, "botocore uses 0.7"),
+            ("limiter.smoothing", c.smoothing(), "botocore uses 0.8"),
+        ] {
+            if !(v.is_finite() && v > 0.0 && v < 1.0) {
+                return Err(invalid(
+                    path,
+                    format!("must be in (0, 1) ({what}), got {v}"),
+                ));
+            }
+        }
+        if c.rate_bucket.0 == 0 {
+            return Err(invalid(
+                "limiter.rate_bucket",
+                "must be a positive duration (botocore uses 500ms)",
+            ));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn acquire(&mut self, now: Time) -> Admit {
+        AwsAdaptive::acquire(self, now)
+    }
+
+    /// botocore's throttling detector sees a 429; every response is clocked.
+    #[inline]
+    fn on_outcome(&mut self, now: Time, class: Class, _rtt: Duration) {
+        self.on_response(now, class == Class::Throttled);
     }
 }

@@ -1,28 +1,11 @@
-//! The `[limiter]` section: which limiter, its settings and their checks.
+//! The `[limiter]` section: which limiter and the settings of every kind (each kind reads its own,
+//! listed in its file with its checks), and the checks they share.
 
+use super::LimiterKind;
 use crate::base::invalid::{Invalid, invalid};
 use crate::base::time::Duration;
 use crate::policy::Scope;
 use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum LimiterKind {
-    /// No client-side limiter.
-    None,
-    /// botocore's adaptive retry mode: a CUBIC-controlled token bucket, on after the first
-    /// throttle; a send waits for a token.
-    AwsAdaptive,
-    /// Netflix concurrency-limits' `AIMDLimit` behind a `SimpleLimiter`: attempts beyond the
-    /// limit in flight are rejected in the client.
-    Aimd,
-    /// Netflix concurrency-limits' `Gradient2Limit`: the limit follows the ratio of a long-term
-    /// RTT average to the latest RTT; beyond it, rejected.
-    Gradient2,
-    /// Netflix concurrency-limits' `VegasLimit`: the limit follows the queue estimated from the
-    /// smallest RTT seen; beyond it, rejected.
-    Vegas,
-}
 
 /// The `[limiter]` section: a client-side limit on the client's own sends.
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
@@ -111,76 +94,15 @@ impl LimiterConfig {
         })
     }
 
+    /// The checks of the chosen kind (each limiter's own, in its file).
     pub fn validate(&self) -> Result<(), Invalid> {
-        match self.kind {
-            LimiterKind::Aimd => return self.validate_aimd(),
-            LimiterKind::Gradient2 => return self.validate_gradient2(),
-            LimiterKind::Vegas => return self.validate_vegas(),
-            _ => {}
-        }
-        if self.kind != LimiterKind::AwsAdaptive {
-            return Ok(());
-        }
-        let positive = |path: &str, v: f64, what: &str| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(invalid(
-                    path,
-                    format!("must be a number > 0 ({what}), got {v}"),
-                ))
-            }
-        };
-        positive("limiter.cubic_c", self.cubic_c, "botocore uses 0.4")?;
-        positive(
-            "limiter.min_fill_rate",
-            self.min_fill_rate,
-            "botocore uses 0.5",
-        )?;
-        for (path, v, what) in [
-            ("limiter.cubic_beta", self.cubic_beta, "botocore uses 0.7"),
-            ("limiter.smoothing", self.smoothing(), "botocore uses 0.8"),
-        ] {
-            if !(v.is_finite() && v > 0.0 && v < 1.0) {
-                return Err(invalid(
-                    path,
-                    format!("must be in (0, 1) ({what}), got {v}"),
-                ));
-            }
-        }
-        if self.rate_bucket.0 == 0 {
-            return Err(invalid(
-                "limiter.rate_bucket",
-                "must be a positive duration (botocore uses 500ms)",
-            ));
-        }
-        Ok(())
+        self.kind.validate(self)
     }
 }
 
 impl LimiterConfig {
-    fn validate_aimd(&self) -> Result<(), Invalid> {
-        if !(self.backoff_ratio >= 0.5 && self.backoff_ratio < 1.0) {
-            return Err(invalid(
-                "limiter.backoff_ratio",
-                format!(
-                    "must be in [0.5, 1.0) (AIMDLimit's precondition; default 0.9), got {}",
-                    self.backoff_ratio
-                ),
-            ));
-        }
-        self.validate_limits()?;
-        if self.timeout.0 == 0 {
-            return Err(invalid(
-                "limiter.timeout",
-                "must be a positive duration (AIMDLimit's default 5s)",
-            ));
-        }
-        Ok(())
-    }
-
     /// `min_limit` >= 1, `max_limit` >= `min_limit`.
-    fn validate_limits(&self) -> Result<(), Invalid> {
+    pub(super) fn validate_limits(&self) -> Result<(), Invalid> {
         if self.min_limit == 0 {
             return Err(invalid("limiter.min_limit", "must be at least 1"));
         }
@@ -197,7 +119,7 @@ impl LimiterConfig {
         Ok(())
     }
 
-    fn validate_smoothing(&self, default: &str) -> Result<(), Invalid> {
+    pub(super) fn validate_smoothing(&self, default: &str) -> Result<(), Invalid> {
         let s = self.smoothing();
         if !(s.is_finite() && s > 0.0 && s <= 1.0) {
             return Err(invalid(
@@ -207,77 +129,7 @@ impl LimiterConfig {
         }
         Ok(())
     }
-
-    fn validate_gradient2(&self) -> Result<(), Invalid> {
-        self.validate_limits()?;
-        self.validate_smoothing("0.2")?;
-        if !(self.rtt_tolerance.is_finite() && self.rtt_tolerance >= 1.0) {
-            return Err(invalid(
-                "limiter.rtt_tolerance",
-                format!(
-                    "must be >= 1.0 (Gradient2Limit's precondition; default 1.5), got {}",
-                    self.rtt_tolerance
-                ),
-            ));
-        }
-        if self.long_window == 0 {
-            return Err(invalid(
-                "limiter.long_window",
-                "must be at least 1 sample (default 600)",
-            ));
-        }
-        Ok(())
-    }
-
-    fn validate_vegas(&self) -> Result<(), Invalid> {
-        if self.max_limit() == 0 {
-            return Err(invalid("limiter.max_limit", "must be at least 1"));
-        }
-        self.validate_smoothing("1.0")?;
-        if self.probe_multiplier == 0 {
-            return Err(invalid(
-                "limiter.probe_multiplier",
-                "must be at least 1 (default 30)",
-            ));
-        }
-        Ok(())
-    }
 }
-
-impl LimiterKind {
-    /// The name written in a model file.
-    pub fn name(self) -> &'static str {
-        match self {
-            LimiterKind::None => "none",
-            LimiterKind::AwsAdaptive => "aws-adaptive",
-            LimiterKind::Aimd => "aimd",
-            LimiterKind::Gradient2 => "gradient2",
-            LimiterKind::Vegas => "vegas",
-        }
-    }
-}
-
-/// Each `[limiter]` tuning key and the kinds that read it (`kind` is read by all).
-const READ_BY: &[(&str, &[LimiterKind])] = {
-    use LimiterKind::*;
-    &[
-        ("scope", &[AwsAdaptive, Aimd, Gradient2, Vegas]),
-        ("cubic_c", &[AwsAdaptive]),
-        ("cubic_beta", &[AwsAdaptive]),
-        ("min_fill_rate", &[AwsAdaptive]),
-        ("rate_bucket", &[AwsAdaptive]),
-        ("smoothing", &[AwsAdaptive, Gradient2, Vegas]),
-        ("initial_limit", &[Aimd, Gradient2, Vegas]),
-        ("min_limit", &[Aimd, Gradient2]),
-        ("max_limit", &[Aimd, Gradient2, Vegas]),
-        ("backoff_ratio", &[Aimd]),
-        ("timeout", &[Aimd]),
-        ("queue_size", &[Gradient2]),
-        ("long_window", &[Gradient2]),
-        ("rtt_tolerance", &[Gradient2]),
-        ("probe_multiplier", &[Vegas]),
-    ]
-};
 
 impl LimiterConfig {
     /// Refuses a key the user wrote (`written`, the `[limiter]` table's keys) that this kind
@@ -287,13 +139,19 @@ impl LimiterConfig {
         written: impl IntoIterator<Item = &'a str>,
     ) -> Result<(), Invalid> {
         for key in written {
-            let Some((_, kinds)) = READ_BY.iter().find(|(k, _)| *k == key) else {
-                continue;
-            };
-            if kinds.contains(&self.kind) {
+            // `scope` is read by every limiter, the other keys by the kinds that list them.
+            let readers: Vec<LimiterKind> = LimiterKind::LIMITERS
+                .iter()
+                .copied()
+                .filter(|k| key == "scope" || k.keys().contains(&key))
+                .collect();
+            if readers.is_empty() || readers.contains(&self.kind) {
                 continue;
             }
-            let readers: Vec<String> = kinds.iter().map(|k| format!("\"{}\"", k.name())).collect();
+            let readers: Vec<String> = readers
+                .iter()
+                .map(|k| format!("\"{}\"", k.name()))
+                .collect();
             let why = if self.kind == LimiterKind::None {
                 "there is no limiter (limiter.kind = \"none\")".to_string()
             } else {

@@ -1,6 +1,7 @@
 //! Netflix concurrency-limits `Gradient2Limit`.
 
 use super::*;
+use crate::base::invalid::invalid;
 use crate::base::time::Duration;
 
 /// `ExpAvgMeasurement`: the mean of the first `warmup` samples, then an EWMA with factor
@@ -84,5 +85,56 @@ impl Gradient2 {
     /// The long RTT (`getRttNoLoad`), nanoseconds.
     pub fn long_rtt(&self) -> f64 {
         self.long_rtt.value
+    }
+}
+
+impl Limiter for Gradient2 {
+    const KEYS: &'static [&'static str] = &[
+        "smoothing",
+        "initial_limit",
+        "min_limit",
+        "max_limit",
+        "queue_size",
+        "long_window",
+        "rtt_tolerance",
+    ];
+    const CONCURRENCY: bool = true;
+
+    fn new(c: &LimiterConfig, _start: Time, _stream: Stream) -> Self {
+        Gradient2::new(c)
+    }
+
+    fn validate(c: &LimiterConfig) -> Result<(), Invalid> {
+        c.validate_limits()?;
+        c.validate_smoothing("0.2")?;
+        if !(c.rtt_tolerance.is_finite() && c.rtt_tolerance >= 1.0) {
+            return Err(invalid(
+                "limiter.rtt_tolerance",
+                format!(
+                    "must be >= 1.0 (Gradient2Limit's precondition; default 1.5), got {}",
+                    c.rtt_tolerance
+                ),
+            ));
+        }
+        if c.long_window == 0 {
+            return Err(invalid(
+                "limiter.long_window",
+                "must be at least 1 sample (default 600)",
+            ));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn acquire(&mut self, _now: Time) -> Admit {
+        let limit = self.limit();
+        try_acquire(&mut self.inflight, limit)
+    }
+
+    /// Every outcome is a sample (the Java never reads `didDrop`).
+    #[inline]
+    fn on_outcome(&mut self, _now: Time, _class: Class, rtt: Duration) {
+        self.sample(rtt, self.inflight);
+        self.inflight = self.inflight.saturating_sub(1);
     }
 }

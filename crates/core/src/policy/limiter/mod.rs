@@ -51,23 +51,25 @@
 //! The limiter never reads a clock or draws: the caller passes `now`. Times are converted to
 //! seconds as `f64`, the unit botocore computes in.
 
-mod aimd;
-mod aws;
+pub mod aimd;
+pub mod aws;
 mod config;
-mod gradient2;
+pub mod gradient2;
 #[cfg(test)]
 mod tests;
-mod vegas;
+pub mod vegas;
 
-pub use aimd::*;
-pub use aws::*;
+pub use aimd::Aimd;
+pub use aws::AwsAdaptive;
 pub use config::*;
-pub use gradient2::*;
-pub use vegas::*;
+pub use gradient2::Gradient2;
+pub use vegas::Vegas;
 
+use crate::base::invalid::Invalid;
 use crate::base::rng::Stream;
 use crate::base::time::{Duration, Time};
 use crate::policy::Class;
+use serde::{Deserialize, Serialize};
 
 fn secs(t: Time) -> f64 {
     t.0 as f64 / 1e9
@@ -98,70 +100,122 @@ fn try_acquire(inflight: &mut u32, limit: u32) -> Admit {
     Admit::Go
 }
 
-/// One limiter instance, of the configured kind.
-#[derive(Clone, Debug)]
-pub enum Limiter {
-    AwsAdaptive(AwsAdaptive),
-    Aimd(Aimd),
-    Gradient2(Gradient2),
-    Vegas(Vegas),
+/// What every client-side limiter does, one instance per scope: asked before each attempt goes
+/// out, told how each one ended.
+pub trait Limiter: Clone + std::fmt::Debug {
+    /// The `[limiter]` keys it reads besides `kind` and `scope` (a key no kind in use reads is
+    /// refused, and `explain` prints these).
+    const KEYS: &'static [&'static str];
+
+    /// Whether it counts attempts in flight and needs their RTTs (the engine times them).
+    const CONCURRENCY: bool;
+
+    /// The limiter a `[limiter]` section of this kind describes, built at `start`. `stream` is
+    /// this instance's own random stream (drawn only by a limiter that needs it).
+    fn new(c: &LimiterConfig, start: Time, stream: Stream) -> Self;
+
+    /// The ranges its source accepts for its keys.
+    fn validate(_c: &LimiterConfig) -> Result<(), Invalid> {
+        Ok(())
+    }
+
+    /// Before an attempt goes out.
+    fn acquire(&mut self, now: Time) -> Admit;
+
+    /// The client learnt how an attempt that took `rtt` ended in `class`. The in-flight count
+    /// of the sample is the one when the outcome arrives.
+    fn on_outcome(&mut self, now: Time, class: Class, rtt: Duration);
 }
 
-impl Limiter {
-    /// `None` when the kind is `none`. `stream` is this instance's own random stream (only
-    /// Vegas draws, for its probe jitter).
-    pub fn new(c: &LimiterConfig, start: Time, stream: Stream) -> Option<Self> {
-        match c.kind {
-            LimiterKind::None => None,
-            LimiterKind::AwsAdaptive => Some(Limiter::AwsAdaptive(AwsAdaptive::new(c, start))),
-            LimiterKind::Aimd => Some(Limiter::Aimd(Aimd::new(c))),
-            LimiterKind::Gradient2 => Some(Limiter::Gradient2(Gradient2::new(c))),
-            LimiterKind::Vegas => Some(Limiter::Vegas(Vegas::new(c, stream))),
+/// Every limiter, once: `Variant = "kind name" => its type`, with the doc line the schema shows.
+/// `none` is no limiter at all: no instance is built.
+macro_rules! limiters {
+    ($($(#[$doc:meta])* $kind:ident = $name:literal => $ty:ty,)*) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+        pub enum LimiterKind {
+            /// No client-side limiter.
+            #[serde(rename = "none")]
+            None,
+            $($(#[$doc])* #[serde(rename = $name)] $kind,)*
         }
-    }
-    /// Whether the limiter counts attempts in flight and needs their RTTs (the Netflix ones).
-    pub fn is_concurrency(kind: LimiterKind) -> bool {
-        matches!(
-            kind,
-            LimiterKind::Aimd | LimiterKind::Gradient2 | LimiterKind::Vegas
-        )
-    }
-    /// Before an attempt goes out.
-    #[inline]
-    pub fn acquire(&mut self, now: Time) -> Admit {
-        match self {
-            Limiter::AwsAdaptive(a) => a.acquire(now),
-            Limiter::Aimd(a) => a.acquire(),
-            Limiter::Gradient2(g) => {
-                let limit = g.limit();
-                try_acquire(&mut g.inflight, limit)
+
+        impl LimiterKind {
+            /// Every kind with a limiter, in the order of the list.
+            pub const LIMITERS: &[LimiterKind] = &[$(LimiterKind::$kind,)*];
+
+            /// The name written in a model file.
+            pub fn name(self) -> &'static str {
+                match self {
+                    LimiterKind::None => "none",
+                    $(LimiterKind::$kind => $name,)*
+                }
             }
-            Limiter::Vegas(v) => {
-                let limit = v.limit();
-                try_acquire(&mut v.inflight, limit)
+
+            /// See [`Limiter::KEYS`] (none for `none`).
+            pub fn keys(self) -> &'static [&'static str] {
+                match self {
+                    LimiterKind::None => &[],
+                    $(LimiterKind::$kind => <$ty as Limiter>::KEYS,)*
+                }
             }
-        }
-    }
-    /// The client learnt how an attempt that took `rtt` ended in `class`: botocore's throttling
-    /// detector sees a 429; Netflix's limiter a drop for an answer the backend did not accept
-    /// (503, 429, overloaded, timeout, connection: `onDropped`), a sample otherwise
-    /// (`onSuccess`). The in-flight count of the sample is the one when the outcome arrives.
-    #[inline]
-    pub fn on_outcome(&mut self, now: Time, class: Class, rtt: Duration) {
-        match self {
-            Limiter::AwsAdaptive(a) => a.on_response(now, class == Class::Throttled),
-            Limiter::Aimd(a) => {
-                a.sample(rtt, a.inflight, !class.is_accepted());
-                a.inflight = a.inflight.saturating_sub(1);
+
+            /// See [`Limiter::CONCURRENCY`].
+            pub fn is_concurrency(self) -> bool {
+                match self {
+                    LimiterKind::None => false,
+                    $(LimiterKind::$kind => <$ty as Limiter>::CONCURRENCY,)*
+                }
             }
-            Limiter::Gradient2(g) => {
-                g.sample(rtt, g.inflight);
-                g.inflight = g.inflight.saturating_sub(1);
-            }
-            Limiter::Vegas(v) => {
-                v.sample(rtt, v.inflight, !class.is_accepted());
-                v.inflight = v.inflight.saturating_sub(1);
+
+            pub(super) fn validate(self, c: &LimiterConfig) -> Result<(), Invalid> {
+                match self {
+                    LimiterKind::None => Ok(()),
+                    $(LimiterKind::$kind => <$ty as Limiter>::validate(c),)*
+                }
             }
         }
-    }
+
+        /// One limiter instance, of the configured kind.
+        #[derive(Clone, Debug)]
+        pub enum LimiterState {
+            $($kind($ty),)*
+        }
+
+        impl LimiterState {
+            /// `None` when the kind is `none`. See [`Limiter::new`].
+            pub fn new(c: &LimiterConfig, start: Time, stream: Stream) -> Option<Self> {
+                match c.kind {
+                    LimiterKind::None => None,
+                    $(LimiterKind::$kind => Some(LimiterState::$kind(<$ty as Limiter>::new(c, start, stream))),)*
+                }
+            }
+
+            /// [`Limiter::acquire`].
+            #[inline]
+            pub fn acquire(&mut self, now: Time) -> Admit {
+                match self { $(LimiterState::$kind(l) => Limiter::acquire(l, now),)* }
+            }
+
+            /// [`Limiter::on_outcome`].
+            #[inline]
+            pub fn on_outcome(&mut self, now: Time, class: Class, rtt: Duration) {
+                match self { $(LimiterState::$kind(l) => Limiter::on_outcome(l, now, class, rtt),)* }
+            }
+        }
+    };
+}
+
+limiters! {
+    /// botocore's adaptive retry mode: a CUBIC-controlled token bucket, on after the first
+    /// throttle; a send waits for a token.
+    AwsAdaptive = "aws-adaptive" => AwsAdaptive,
+    /// Netflix concurrency-limits' `AIMDLimit` behind a `SimpleLimiter`: attempts beyond the
+    /// limit in flight are rejected in the client.
+    Aimd = "aimd" => Aimd,
+    /// Netflix concurrency-limits' `Gradient2Limit`: the limit follows the ratio of a long-term
+    /// RTT average to the latest RTT; beyond it, rejected.
+    Gradient2 = "gradient2" => Gradient2,
+    /// Netflix concurrency-limits' `VegasLimit`: the limit follows the queue estimated from the
+    /// smallest RTT seen; beyond it, rejected.
+    Vegas = "vegas" => Vegas,
 }

@@ -266,7 +266,7 @@ fn gradient2_rejects_beyond_its_limit() {
         min_limit: 1,
         ..Default::default()
     };
-    let mut l = Limiter::new(
+    let mut l = LimiterState::new(
         &cfg,
         Time::ZERO,
         Stream::new(1, 0, Purpose::LimiterProbe, 0),

@@ -1,6 +1,7 @@
 //! Netflix concurrency-limits `VegasLimit`.
 
 use super::*;
+use crate::base::invalid::invalid;
 use crate::base::rng::Stream;
 use crate::base::time::Duration;
 
@@ -96,5 +97,47 @@ impl Vegas {
     /// The no-load RTT, nanoseconds (0 before the first sample).
     pub fn rtt_noload(&self) -> u64 {
         self.rtt_noload
+    }
+}
+
+impl Limiter for Vegas {
+    const KEYS: &'static [&'static str] = &[
+        "smoothing",
+        "initial_limit",
+        "max_limit",
+        "probe_multiplier",
+    ];
+    const CONCURRENCY: bool = true;
+
+    /// `stream` draws the probe jitter.
+    fn new(c: &LimiterConfig, _start: Time, stream: Stream) -> Self {
+        Vegas::new(c, stream)
+    }
+
+    fn validate(c: &LimiterConfig) -> Result<(), Invalid> {
+        if c.max_limit() == 0 {
+            return Err(invalid("limiter.max_limit", "must be at least 1"));
+        }
+        c.validate_smoothing("1.0")?;
+        if c.probe_multiplier == 0 {
+            return Err(invalid(
+                "limiter.probe_multiplier",
+                "must be at least 1 (default 30)",
+            ));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn acquire(&mut self, _now: Time) -> Admit {
+        let limit = self.limit();
+        try_acquire(&mut self.inflight, limit)
+    }
+
+    /// A drop for an answer the backend did not accept, a sample otherwise.
+    #[inline]
+    fn on_outcome(&mut self, _now: Time, class: Class, rtt: Duration) {
+        self.sample(rtt, self.inflight, !class.is_accepted());
+        self.inflight = self.inflight.saturating_sub(1);
     }
 }

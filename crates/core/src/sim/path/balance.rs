@@ -90,7 +90,7 @@ impl Balancing {
         let instances = (0..n as u64)
             .map(|i| {
                 let mut draw = draws.balancer(k, i);
-                let balancer = Balancer::new(b.kind, replicas, Time::ZERO, &mut draw);
+                let balancer = Balancer::new(b.kind, &b.params, replicas, Time::ZERO, &mut draw);
                 let detector = server.outlier_detection.as_ref().map(|o| Watched {
                     detector: o.detector(replicas, Time::ZERO),
                     draw: draws.outlier(k, i),

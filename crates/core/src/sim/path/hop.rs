@@ -14,7 +14,7 @@ use crate::base::time::{Duration, Time};
 use crate::policy::backoff::Backoff;
 use crate::policy::breaker::{Breaker, Placement};
 use crate::policy::budget::{BudgetKind, BudgetState};
-use crate::policy::limiter::Limiter;
+use crate::policy::limiter::LimiterState;
 use crate::policy::{ClassSet, Scope};
 use crate::sim::draws::Draws;
 use std::collections::VecDeque;
@@ -83,7 +83,8 @@ pub(super) struct HopState {
     pub(super) retry: RetryRules,
     pub(super) budgets: Vec<BudgetState>,
     budget_shared: bool,
-    pub(super) budget_adaptive: bool,
+    /// The budget reads a uniform draw on every send (`Budget::DRAWS_ON_SEND`).
+    pub(super) budget_draws: bool,
     pub(super) breakers: Vec<Breaker>,
     breaker_shared: bool,
     /// The `[limiter]` instances and the sends waiting for them (hop 0 only).
@@ -155,7 +156,7 @@ impl HopState {
                 vec![BudgetState::new(&h.budget); n(h.budget.scope)]
             },
             budget_shared: shared(h.budget.scope),
-            budget_adaptive: h.budget.kind == BudgetKind::Adaptive,
+            budget_draws: h.budget.kind.draws_on_send(),
             breakers: if h.breaker.enabled {
                 vec![Breaker::new(&h.breaker); n(h.breaker.scope)]
             } else {
@@ -163,11 +164,13 @@ impl HopState {
             },
             breaker_shared: shared(h.breaker.scope),
             limiters: (0..n(h.limiter.scope) as u64)
-                .filter_map(|i| Limiter::new(&h.limiter, Time::ZERO, draws.limiter_probe(k, i)))
+                .filter_map(|i| {
+                    LimiterState::new(&h.limiter, Time::ZERO, draws.limiter_probe(k, i))
+                })
                 .map(LimiterSlot::new)
                 .collect(),
             limiter_shared: shared(h.limiter.scope),
-            timed: h.breaker.enabled || Limiter::is_concurrency(h.limiter.kind),
+            timed: h.breaker.enabled || h.limiter.kind.is_concurrency(),
             cancel_above: k > 0 && spec.hops[k - 1].retry.cancel,
             can_orphan: spec.hops[..=k]
                 .iter()
@@ -217,7 +220,7 @@ impl HopState {
 /// One limiter instance and the sends waiting for it.
 #[derive(Clone, Debug)]
 pub(super) struct LimiterSlot {
-    pub(super) limiter: Limiter,
+    pub(super) limiter: LimiterState,
     /// Sends waiting for a token, oldest first: the call, its epoch, and since when.
     pub(super) waiting: VecDeque<(CallRef, u32, Time)>,
     /// The generation of the pending wake-up event; an older one is stale.
@@ -225,7 +228,7 @@ pub(super) struct LimiterSlot {
 }
 
 impl LimiterSlot {
-    pub(super) fn new(limiter: Limiter) -> Self {
+    pub(super) fn new(limiter: LimiterState) -> Self {
         LimiterSlot {
             limiter,
             waiting: VecDeque::new(),

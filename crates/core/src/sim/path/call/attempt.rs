@@ -69,7 +69,7 @@ impl PathSim<'_> {
         let (h, client) = (call.hop(), self.calls.client::<C>(c));
         let attempt = call.lp().attempts;
         let hs = &mut self.hops[h];
-        let u = if hs.budget_adaptive {
+        let u = if hs.budget_draws {
             self.draws.throttle(call.key(attempt)).uniform()
         } else {
             0.0

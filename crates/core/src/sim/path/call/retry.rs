@@ -44,8 +44,8 @@ impl PathSim<'_> {
         } else {
             &rules.backoff
         };
-        let (delay, carry) = backoff.next_delay(retries_made, prev, &mut self.draws.backoff(k));
         let draws = self.draws;
+        let (delay, carry) = backoff.next_delay(retries_made, prev, None, || draws.backoff(k));
         let honoured = rules
             .retry_after
             .retry_delay(retry_after, delay, || draws.retry_after(k).next_u64());

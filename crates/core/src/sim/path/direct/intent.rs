@@ -1,15 +1,16 @@
 //! One client's attempts straight from its keyed draws: the event loop's retry loop for one
 //! intent, its own few pending events ordered as the loop would pop them.
 
+use super::Direct;
 use super::records::{OP_ARRIVAL, OP_BEGIN, OP_DONE, OP_SUCCESS};
-use super::{Direct, stream};
-use crate::base::rng::{EntityKey, Purpose, Stream};
+use crate::base::rng::EntityKey;
 use crate::base::time::{Duration, Time};
 use crate::model::{
     CommitMode, CrashPoint, FailMode, LossNotice, OutageAnswer, RetryAfterPolicy, WorkloadKind,
 };
 use crate::policy::Class;
-use crate::policy::backoff::{Backoff, Jitter};
+use crate::policy::backoff::Backoff;
+use crate::sim::draws::{AttemptKey, Draws, Round};
 use crate::sim::path::{from_retry_after_ms, to_retry_after_ms};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -61,10 +62,10 @@ pub(super) struct Intent {
 
 impl Intent {
     /// Intent `id`, starting at `start`, before its first attempt.
-    pub(super) fn new(seed: u64, id: u64, start: Time) -> Self {
+    pub(super) fn new(draws: Draws, id: u64, start: Time) -> Self {
         Intent {
             id,
-            key: EntityKey::new(seed, id),
+            key: draws.intent_key(id),
             start,
             attempts: 0,
             awaiting: false,
@@ -109,7 +110,7 @@ impl Direct<'_> {
             WorkloadKind::Burst => {
                 for c in 0..w.clients {
                     let offset = if w.spread.0 > 0 {
-                        stream(self.seed, c, Purpose::Start, 0).range_u64(0, w.spread.0 - 1)
+                        self.draws.start(c).range_u64(0, w.spread.0 - 1)
                     } else {
                         0
                     };
@@ -132,7 +133,7 @@ impl Direct<'_> {
                 let lambda_max = std::iter::once(w.rate.0)
                     .chain(w.schedule.iter().map(|p| p.rate.0))
                     .fold(0.0, f64::max);
-                let mut s = stream(self.seed, 0, Purpose::Arrivals, 0);
+                let mut s = self.draws.arrivals();
                 let mean_gap_ns = 1e9 / lambda_max;
                 let mut t = Time::ZERO;
                 let mut id = 0u64;
@@ -190,9 +191,9 @@ impl Direct<'_> {
     /// Runs one intent from its start to its finalisation or the horizon.
     fn intent(&mut self, id: u64, start: Time) {
         if self.rejected_at_once {
-            return self.intent_rejected(Intent::new(self.seed, id, start));
+            return self.intent_rejected(Intent::new(self.draws, id, start));
         }
-        let mut it = Intent::new(self.seed, id, start);
+        let mut it = Intent::new(self.draws, id, start);
         self.pending.clear();
         self.seq = 0;
         // The Start or Arrival event.
@@ -255,10 +256,8 @@ impl Direct<'_> {
             self.push(now + timeout, Ev::Timeout { attempt });
         }
         let net = &self.m.network;
-        let index = u64::from(attempt);
-        if net.request_loss > 0.0
-            && stream(self.seed, it.id, Purpose::RequestLoss, index).bernoulli(net.request_loss)
-        {
+        let k = AttemptKey::top(it.id, attempt);
+        if net.request_loss > 0.0 && self.draws.request_loss(k).bernoulli(net.request_loss) {
             self.n.requests_lost += 1;
             if net.loss_notice == LossNotice::Error {
                 self.call_sees(it, now, Class::Connection, None);
@@ -269,12 +268,9 @@ impl Direct<'_> {
         if self.req_lat.is_zero() {
             return self.arrive(it, now, attempt);
         }
-        let lat = self.req_lat.sample(&mut stream(
-            self.seed,
-            it.id,
-            Purpose::RequestLatency,
-            index,
-        ));
+        let lat = self
+            .req_lat
+            .sample(&mut self.draws.request_latency(k, Round::Only));
         self.push(now + lat, Ev::Arrive { attempt });
     }
 
@@ -311,12 +307,8 @@ impl Direct<'_> {
         let mut service = if s.service.is_zero() {
             Duration::ZERO
         } else {
-            s.service.sample(&mut stream(
-                self.seed,
-                it.id,
-                Purpose::Service,
-                u64::from(attempt),
-            ))
+            s.service
+                .sample(&mut self.draws.service(AttemptKey::top(it.id, attempt)))
         };
         if let Some(w) = s
             .slow_windows
@@ -338,18 +330,18 @@ impl Direct<'_> {
             self.n.wasted += u128::from(service.0);
         }
         let s = &self.m.server;
-        let (id, index) = (it.id, u64::from(attempt));
+        let k = AttemptKey::top(it.id, attempt);
         let failed = match s.fail {
-            FailMode::Probability(p) => stream(self.seed, id, Purpose::Failure, index).bernoulli(p),
+            FailMode::Probability(p) => self.draws.failure(k).bernoulli(p),
             _ => false,
         };
         let crashed = !failed
             && s.crash_probability > 0.0
-            && stream(self.seed, id, Purpose::Crash, index).bernoulli(s.crash_probability);
+            && self.draws.crash(k).bernoulli(s.crash_probability);
         let client_error = !failed
             && !crashed
             && s.client_error > 0.0
-            && stream(self.seed, id, Purpose::ClientError, index).bernoulli(s.client_error);
+            && self.draws.client_error(k).bernoulli(s.client_error);
         let (effect, class) = if failed {
             (false, Class::ServerError)
         } else if client_error {
@@ -385,10 +377,8 @@ impl Direct<'_> {
         retry_after: Option<Duration>,
     ) {
         let net = &self.m.network;
-        let index = u64::from(attempt);
-        if net.response_loss > 0.0
-            && stream(self.seed, it.id, Purpose::ResponseLoss, index).bernoulli(net.response_loss)
-        {
+        let k = AttemptKey::top(it.id, attempt);
+        if net.response_loss > 0.0 && self.draws.response_loss(k).bernoulli(net.response_loss) {
             self.n.responses_lost += 1;
             return self.release(it, now);
         }
@@ -396,12 +386,9 @@ impl Direct<'_> {
         if self.resp_lat.is_zero() {
             return self.reply(it, now, attempt, class, from_retry_after_ms(ra_ms));
         }
-        let lat = self.resp_lat.sample(&mut stream(
-            self.seed,
-            it.id,
-            Purpose::ResponseLatency,
-            index,
-        ));
+        let lat = self
+            .resp_lat
+            .sample(&mut self.draws.response_latency(k, Round::Only));
         self.push(
             now + lat,
             Ev::Reply {
@@ -466,7 +453,6 @@ impl Direct<'_> {
             return self.settle(it, now, Settled::Failure);
         }
         let retries_made = u32::from(it.attempts) - 1;
-        let index = u64::from(retries_made as u16);
         let throttled = class == Class::Throttled && retry.throttling_base.is_some();
         let (mut delay, carry) =
             self.backoff_delay(&backoff, it.key, retries_made, it.prev_backoff, throttled);
@@ -479,7 +465,8 @@ impl Direct<'_> {
         if let Some(ra) = honour {
             delay = if policy == RetryAfterPolicy::Envoy {
                 let ms = ra.as_nanos() / 1_000_000;
-                let draw = stream(self.seed, it.id, Purpose::RetryAfter, index).next_u64();
+                let k = AttemptKey::top(it.id, retries_made as u16);
+                let draw = self.draws.retry_after(k).next_u64();
                 crate::sim::path::envoy_reset_delay(ms, draw)
             } else if policy == RetryAfterPolicy::Aws {
                 ra.min(delay + AWS_RETRY_AFTER_MAX_ADDITIONAL).max(delay)
@@ -498,8 +485,8 @@ impl Direct<'_> {
         self.push(now + delay, Ev::Send);
     }
 
-    /// The backoff before retry `retries_made + 1` of the intent keyed `key` (and the state the next draw
-    /// carries, if any): `Backoff::next_delay`, with the window looked up in
+    /// The backoff before retry `retries_made + 1` of the intent keyed `key` (and the state the
+    /// next draw carries, if any): `Backoff::next_delay`, given the window from
     /// [`Direct::windows`] when the backoff is tabled and not `throttled`.
     #[inline]
     pub(super) fn backoff_delay(
@@ -510,27 +497,13 @@ impl Direct<'_> {
         prev: u64,
         throttled: bool,
     ) -> (Duration, Option<u64>) {
+        let tabled = match self.windows.get(retries_made as usize) {
+            Some(&w) if !throttled => Some(w),
+            _ => None,
+        };
         let index = u64::from(retries_made as u16);
-        match self.windows.get(retries_made as usize) {
-            // `Backoff::delay` for these jitters, with the window looked up.
-            Some(&w) if !throttled => {
-                let draw = || Stream::of_entity(key, Purpose::Backoff, index);
-                let d = match backoff.jitter {
-                    Jitter::Full => draw().range_u64(0, w),
-                    Jitter::Equal => {
-                        let half = w / 2;
-                        w - half + draw().range_u64(0, half)
-                    }
-                    _ => w,
-                };
-                (Duration(d), None)
-            }
-            _ => backoff.next_delay(
-                retries_made,
-                prev,
-                &mut Stream::of_entity(key, Purpose::Backoff, index),
-            ),
-        }
+        let draws = self.draws;
+        backoff.next_delay(retries_made, prev, tabled, || draws.backoff_of(key, index))
     }
 
     pub(super) fn settle(&mut self, it: &mut Intent, now: Time, how: Settled) {

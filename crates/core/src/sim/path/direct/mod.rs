@@ -35,12 +35,12 @@ pub use rule::{EnginePath, engine_path};
 use self::intent::Ev;
 use self::records::Records;
 use crate::base::dist::Dist;
-use crate::base::rng::{Purpose, Stream};
 use crate::base::time::{Duration, Time};
 use crate::model::Model;
 use crate::policy::ClassSet;
-use crate::policy::backoff::{Backoff, BackoffKind, Jitter};
+use crate::policy::backoff::{Backoff, BackoffKind};
 use crate::result::summary::{Ended, VariantResult};
+use crate::sim::draws::Draws;
 use crate::sim::metrics::{Completions, MAX_STORED_BUCKETS};
 use crate::sim::path::Counters;
 use std::sync::atomic::AtomicBool;
@@ -117,6 +117,8 @@ struct Counts {
 struct Direct<'m> {
     m: &'m Model,
     seed: u64,
+    /// Every stream of the run, keyed by `sim/draws.rs` as the event loop keys them.
+    draws: Draws,
     horizon: Time,
     retry_on: ClassSet,
     retry_after_cap: Duration,
@@ -142,19 +144,13 @@ struct Direct<'m> {
     seq: u32,
     /// The model's backoff, built once.
     backoff: Backoff,
-    /// `backoff.window(n)` in ns for every retry `n`, when the delay is the window (no jitter),
-    /// or a uniform draw in it (full or equal jitter) of an exponential, linear or constant
-    /// backoff: the same values as `Backoff::delay`'s, without the floating point per retry.
-    /// Empty for every other backoff.
+    /// `backoff.window(n)` in ns for every retry `n` of an exponential, linear or constant
+    /// backoff, handed to the jitter (`Backoff::next_delay`): the same values, without the
+    /// floating point per retry. Empty for every other backoff.
     windows: Vec<u64>,
     /// Every attempt is rejected the instant it is sent ([`rejected::rejects_at_once`]): the
     /// intents take the loop of [`Direct::intent_rejected`].
     rejected_at_once: bool,
-}
-
-#[inline]
-fn stream(seed: u64, id: u64, purpose: Purpose, index: u64) -> Stream {
-    Stream::new(seed, id, purpose, index)
 }
 
 /// [`Direct::windows`] for `m`.
@@ -163,7 +159,7 @@ fn window_table(m: &Model) -> Vec<u64> {
     let tabled = matches!(
         b.kind,
         BackoffKind::Exponential | BackoffKind::Linear | BackoffKind::Constant
-    ) && matches!(b.jitter, Jitter::Full | Jitter::Equal | Jitter::None);
+    );
     if !tabled {
         return Vec::new();
     }
@@ -175,6 +171,7 @@ impl<'m> Direct<'m> {
         Direct {
             m,
             seed,
+            draws: Draws::new(seed),
             horizon: Time::ZERO + m.horizon,
             retry_on: ClassSet::of(&m.retry.retry_on),
             retry_after_cap: m.retry.retry_after_cap.unwrap_or(m.retry.cap),
@@ -208,7 +205,7 @@ mod tests {
     #[test]
     fn a_run_past_its_record_budget_takes_the_event_loop() {
         let text = "[workload]\nclients = 1000\n[retry]\nmax_attempts = 5\nbackoff = \"immediate\"\n[server]\nfail = \"always\"\n[network]\nlatency = \"1ms\"\n";
-        let m = crate::load::load("m.toml", text, &[]).unwrap().base;
+        let m = crate::model::load::load("m.toml", text, &[]).unwrap().base;
         assert_eq!(engine_path(&m), EnginePath::Direct);
         // 5,000 arrivals: within a budget of 5,000 the direct path runs it.
         let mut d = Direct::new(&m, 1);

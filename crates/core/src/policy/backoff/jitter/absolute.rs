@@ -1,0 +1,32 @@
+//! `d + U[0, J)` (`retry.jitter_max` = `J`): Python tenacity `wait_exponential_jitter` (c650fb4
+//! `tenacity/wait.py` line 295: `min(multiplier * exp_base ** n + uniform(0, jitter), max)`, the
+//! cap after the jitter).
+
+use super::{Amount, JitterRule, Retry};
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
+use std::borrow::BorrowMut;
+
+/// `jitter = "absolute"`.
+pub struct Absolute;
+
+impl JitterRule for Absolute {
+    const AMOUNT: Option<Amount> = Some(Amount {
+        key: "jitter_max",
+        takes: "a duration, the most added to the window (tenacity: \"1s\")",
+    });
+
+    #[inline]
+    fn delay<S: BorrowMut<Stream>>(
+        r: &Retry,
+        _state: u64,
+        draw: impl FnOnce() -> S,
+    ) -> (Duration, Option<u64>) {
+        let j = r.backoff.spread.jitter_max.0;
+        let d = r.capped(|d| match j {
+            0 => d,
+            j => d.saturating_add(draw().borrow_mut().range_u64(0, j)),
+        });
+        (d, None)
+    }
+}

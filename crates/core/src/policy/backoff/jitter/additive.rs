@@ -1,0 +1,36 @@
+//! `d + U[0, f × d)` (`retry.jitter_factor` = `f`): Kubernetes apimachinery
+//! `pkg/util/wait/backoff.go` (eed236c, `delay`, line 98: the cap limits the next duration, the
+//! jitter is added on top) with `wait.go` line 92 `Jitter`; Spring Retry
+//! `ExponentialRandomBackOffPolicy` (c8977dd, line 79: `next * (1 + r * (multiplier - 1))`, then
+//! capped: `f = multiplier − 1`, after the jitter). With `f = 1` it is equal jitter with twice
+//! the base and cap, draw for draw.
+
+use super::{Amount, JitterRule, Retry};
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
+use std::borrow::BorrowMut;
+
+/// `jitter = "additive"`.
+pub struct Additive;
+
+impl JitterRule for Additive {
+    const AMOUNT: Option<Amount> = Some(Amount {
+        key: "jitter_factor",
+        takes: "a number >= 0, the share of the window added at most (Kubernetes client-go: 0.1)",
+    });
+
+    /// Drawn as equal jitter draws its half (`range_u64(0, w)`).
+    #[inline]
+    fn delay<S: BorrowMut<Stream>>(
+        r: &Retry,
+        _state: u64,
+        draw: impl FnOnce() -> S,
+    ) -> (Duration, Option<u64>) {
+        let f = r.backoff.spread.jitter_factor;
+        let d = r.capped(|d| match Duration::from_nanos_f64(f * d as f64).0 {
+            0 => d,
+            w => d.saturating_add(draw().borrow_mut().range_u64(0, w)),
+        });
+        (d, None)
+    }
+}

@@ -1,0 +1,22 @@
+//! Full jitter (AWS Architecture Blog, "Exponential Backoff And Jitter", Marc Brooker, 2015):
+//! `U(0, d)`.
+
+use super::{JitterRule, Retry};
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
+use std::borrow::BorrowMut;
+
+/// `jitter = "full"`.
+pub struct Full;
+
+impl JitterRule for Full {
+    #[inline]
+    fn delay<S: BorrowMut<Stream>>(
+        r: &Retry,
+        _state: u64,
+        draw: impl FnOnce() -> S,
+    ) -> (Duration, Option<u64>) {
+        let w = r.window();
+        (Duration(draw().borrow_mut().range_u64(0, w)), None)
+    }
+}

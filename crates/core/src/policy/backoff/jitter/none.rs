@@ -1,0 +1,20 @@
+//! No jitter: the delay is the window `d`.
+
+use super::{JitterRule, Retry};
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
+use std::borrow::BorrowMut;
+
+/// `jitter = "none"`.
+pub struct NoJitter;
+
+impl JitterRule for NoJitter {
+    #[inline]
+    fn delay<S: BorrowMut<Stream>>(
+        r: &Retry,
+        _state: u64,
+        _draw: impl FnOnce() -> S,
+    ) -> (Duration, Option<u64>) {
+        (Duration(r.window()), None)
+    }
+}

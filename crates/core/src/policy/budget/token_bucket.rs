@@ -1,0 +1,76 @@
+//! Brooker's token bucket (mbrooker/simulator_example, `retry_sim/retry_strategy.py`,
+//! `AdaptiveRetryStrategy`): every call adds `fill_per_call` tokens, up to `bucket_size` (where
+//! it starts); `should_retry()` needs `bucket > 1.0` and takes one token.
+
+use super::{Budget, BudgetConfig};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::Time;
+use crate::policy::Class;
+
+/// Brooker's token bucket: `start()` adds the fill, `should_retry()` needs `bucket > 1.0`.
+#[derive(Clone, Debug)]
+pub struct BrookerBucket {
+    tokens: f64,
+    size: f64,
+    fill: f64,
+}
+
+impl BrookerBucket {
+    pub fn new(size: f64, fill: f64) -> Self {
+        BrookerBucket {
+            tokens: size,
+            size,
+            fill,
+        }
+    }
+    pub fn on_call(&mut self) {
+        self.tokens = (self.tokens + self.fill).min(self.size);
+    }
+    pub fn try_withdraw(&mut self) -> bool {
+        let ok = self.tokens > 1.0;
+        if ok {
+            self.tokens -= 1.0;
+        }
+        ok
+    }
+}
+
+impl Budget for BrookerBucket {
+    fn new(c: &BudgetConfig) -> Self {
+        BrookerBucket::new(c.bucket_size, c.fill_per_call)
+    }
+
+    fn validate(c: &BudgetConfig) -> Result<(), Invalid> {
+        if !(c.bucket_size.is_finite() && c.bucket_size > 0.0) {
+            return Err(invalid(
+                "budget.bucket_size",
+                format!("must be a finite number > 0, got {}", c.bucket_size),
+            ));
+        }
+        if !(c.fill_per_call.is_finite() && c.fill_per_call >= 0.0) {
+            return Err(invalid(
+                "budget.fill_per_call",
+                format!("must be a finite number >= 0, got {}", c.fill_per_call),
+            ));
+        }
+        Ok(())
+    }
+
+    fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
+        &["bucket_size", "fill_per_call"]
+    }
+
+    /// A call (its first try) fills the bucket.
+    #[inline]
+    fn on_send(&mut self, _now: Time, first: bool, _u: f64) -> bool {
+        if first {
+            self.on_call();
+        }
+        true
+    }
+
+    #[inline]
+    fn try_retry(&mut self, _now: Time, _class: Class) -> Option<u32> {
+        self.try_withdraw().then_some(0)
+    }
+}

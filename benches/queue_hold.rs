@@ -20,7 +20,8 @@
 //! outside the timed loop. `rng_only` times just drawing the increments, a cost that every
 //! other number includes.
 //!
-//! Run: `cargo bench --bench queue_hold` (results and machine in `docs/performance.md`).
+//! Run: `cargo bench --bench queue_hold` (results in `docs/performance.md`, "The event queue";
+//! every run and its machine in `docs/performance-log.md`).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use priority_queue::PriorityQueue;

@@ -35,7 +35,7 @@
 //! parsing, report) are in `benches/peers/run.sh`.
 //!
 //! Run: `cargo bench --bench scenarios` (about 3 minutes on 2 cores; results, machine and the
-//! medians table in `docs/performance.md`; `benches/peers/criterion_table.py` prints the table
+//! medians tables in `docs/performance-log.md`; `benches/peers/criterion_table.py` prints the table
 //! from `target/criterion`). One group: `cargo bench --bench scenarios -- herd`.
 
 use criterion::{

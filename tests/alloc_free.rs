@@ -11,7 +11,7 @@
 //! process-wide total is kept too, in an `AtomicU64`, and printed for information).
 //!
 //! Run: `cargo test --release --test alloc_free -- --nocapture --include-ignored` (prints the
-//! counts; the numbers are in `docs/performance.md`).
+//! counts; the numbers are in `docs/performance-log.md`).
 
 use retrystorm::load::{Override, load};
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Prints the medians of `cargo bench --bench scenarios` as Markdown tables (docs/performance.md).
+"""Prints the medians of `cargo bench --bench scenarios` as Markdown tables (as in
+docs/performance-log.md).
 
 Reads target/criterion/<group>/<name>/<param>/new/{estimates,benchmark}.json for the groups
 herd, three_clients and overload: the median time per iteration (one whole run) with its 95%

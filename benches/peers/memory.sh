@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Peak memory of the release binary (issue 7; docs/performance.md, "Memory").
+# Peak memory of the release binary (docs/performance-log.md, "Memory (`benches/peers/memory.sh`)").
 #
 #   benches/peers/memory.sh
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# retrystorm against its SimPy peer on the thundering herd (issue 7; docs/performance.md).
+# retrystorm against its SimPy peer on the thundering herd (docs/performance-log.md, "SimPy peer").
 #
 #   benches/peers/run.sh            # N = 10^4, 10^5, 10^6 (SimPy at 10^6 takes about a minute)
 #   SIMPY_MAX=100000 benches/peers/run.sh   # skip SimPy at 10^6

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sweep speedup across cores (issue 7; docs/performance.md, "Sweeps").
+# Sweep speedup across cores (docs/performance.md, "rayon: runs in parallel, one run on one core").
 #
 #   benches/peers/sweep.sh
 #

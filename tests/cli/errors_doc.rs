@@ -6,7 +6,7 @@ use assert_cmd::Command;
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/errors.md");
 
 /// Splits a table row at `|` outside backticks.
-fn cells(row: &str) -> Vec<String> {
+pub(crate) fn cells(row: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut code = false;

@@ -1,6 +1,8 @@
 //! The `retrystorm` binary end to end, one test binary by topic (ripgrep's `tests/`): each module
 //! runs the command as a user would (`assert_cmd`) and checks what it prints and writes. The
-//! allocation guard (`tests/alloc_free.rs`) is its own binary: it swaps the global allocator.
+//! allocation guard (`tests/alloc_free.rs`) is its own binary: it swaps the global allocator. So
+//! is the check of the source tree's structure (`tests/structure.rs`): it reads the sources and
+//! runs no command.
 //!
 //! `cargo test --test cli MODULE` runs one topic, e.g. `cargo test --test cli errors_doc`.
 
@@ -15,6 +17,7 @@ mod import_cluster;
 mod interrupt;
 mod map;
 mod merge;
+mod model_keys;
 mod outputs;
 mod path;
 mod peak_window;
@@ -30,4 +33,5 @@ mod tune;
 mod tune_chart;
 mod util;
 mod validate;
+mod verdict;
 mod warnings;

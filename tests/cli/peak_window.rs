@@ -136,6 +136,10 @@ fn metric_names_are_checked_before_running() {
         ("peak_arrival_window", "did you mean `peak_arrivals_window`"),
         ("attempt_peaks.0.peak", "numbered from 1"),
         ("attempt_peaks.2.peek", "did you mean"),
+        (
+            "attempt_peaks.18446744073709551616.peak",
+            "numbered 1 to 10000",
+        ),
     ] {
         let out = cli(&["compare", p, "--metric", name]);
         assert_eq!(out.status.code(), Some(2), "{name}");

@@ -135,6 +135,26 @@ fn bad_names_are_refused_before_any_run() {
     assert!(err.contains("needs an objective"), "{err}");
 }
 
+/// `completion_ms` times failed intents too, so minimising it favours failing fast: a warning
+/// names `success_ms`; minimising `success_ms` gets none.
+#[test]
+fn minimising_completion_time_warns_that_failing_fast_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(dir.path());
+    let flags = ["--vary", "retry.max_attempts=1,3", "--minimize"];
+    let (code, _, err) = tune(&m, &[&flags[..], &["completion_ms.p99"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "warning: --minimize completion_ms.p99: completion_ms counts failed intents too"
+        ) && err.contains("use success_ms.p99"),
+        "{err}"
+    );
+    let (code, _, err) = tune(&m, &[&flags[..], &["success_ms.p99"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+}
+
 #[test]
 fn results_and_pareto_chart_are_the_same_for_any_thread_count() {
     let dir = tempfile::tempdir().unwrap();

@@ -371,8 +371,9 @@ fn expected_arrivals(m: &Model, t: Time) -> f64 {
         .sum()
 }
 
-/// Events simulated per second, roughly, on the machines we measure (docs/performance.md: 5 to
-/// 8 M/s on overload and the stack): enough to say "minutes", not to promise a time.
+/// Events simulated per second, roughly, on the machines we measure (docs/performance.md,
+/// "Today's numbers": 5 to 12 M/s on the event loop): enough to say "minutes", not to promise
+/// a time.
 const EVENTS_PER_S: f64 = 5e6;
 
 /// Runs that simulate at least this many events (about 10 s and more) get a note first.

@@ -48,8 +48,9 @@ pub enum Command {
     /// aggregated table (and chart / HTML).
     Report(ReportArgs),
     /// Print the resolved model's key facts per tier (workers, service time, capacity, retry
-    /// policy) and warnings: offered load above capacity, a breaker that can never open, a
-    /// timeout shorter than the service time.
+    /// policy), its stability verdict (stable, vulnerable to a retry storm, or overloaded, from
+    /// the model alone) and warnings: offered load above capacity, a breaker that can never
+    /// open, a timeout shorter than the service time.
     Explain(ExplainArgs),
     /// Search --vary settings for the best that meets every --constraint, on --minimize /
     /// --maximize objectives: paired seeds, Kim-Nelson sequential selection, Pareto front.
@@ -132,6 +133,34 @@ pub struct ImportArgs {
 pub struct ExplainArgs {
     #[command(flatten)]
     pub model: ModelArgs,
+    /// Write every variant's facts, warnings and stability verdict as JSON here ("-" for
+    /// stdout, which replaces the text).
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write the vulnerable and overloaded verdicts as SARIF 2.1.0 here, each at the line of
+    /// the table that decides it, for code scanning (docs/ci.md).
+    #[arg(long, value_name = "PATH")]
+    pub sarif: Option<PathBuf>,
+    /// Exit 1 when a variant's verdict is at least this bad: `vulnerable` (vulnerable or
+    /// overloaded) or `overloaded`.
+    #[arg(long, value_name = "VERDICT")]
+    pub fail_on: Option<FailOn>,
+}
+
+/// `explain --fail-on`: the verdict from which explain exits 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Vulnerable,
+    Overloaded,
+}
+
+impl FailOn {
+    pub fn name(self) -> &'static str {
+        match self {
+            FailOn::Vulnerable => "vulnerable",
+            FailOn::Overloaded => "overloaded",
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -279,6 +308,11 @@ pub struct CompareArgs {
     /// file's variants and with each other).
     #[arg(long, value_name = "KEY=V1,V2,...")]
     pub vary: Vec<String>,
+    /// Add a column with each row's stability verdict from its model alone (docs/verdict.md):
+    /// stable, vulnerable or overloaded, the deciding ratio, and whether the model's trigger
+    /// tips it.
+    #[arg(long)]
+    pub verdict: bool,
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]

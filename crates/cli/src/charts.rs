@@ -1,7 +1,7 @@
 //! What the charts need from the model besides the run's results: the windows to shade.
 
-use crate::CliError;
 use crate::args::OutputArgs;
+use crate::error::CliError;
 use retrystorm_core::model::Model;
 use retrystorm_report::{ChartOptions, LoadOptions, model_windows, replica_windows};
 

@@ -8,7 +8,7 @@ use crate::args::ModelArgs;
 use crate::model_args::{Resolved, base_seed, load_with, pick_variant, read_model};
 use crate::run::{Runner, replicate_until, run_all_until};
 use crate::verdict::{evaluate, expectations, render, verdict};
-use crate::{CliError, progress};
+use crate::{error::CliError, progress};
 use clap::Parser;
 use retrystorm_core::load::Scenario;
 use retrystorm_core::stats;

@@ -3,7 +3,7 @@
 //! [`crate::output`].
 
 use crate::args::{ModelArgs, OutputArgs};
-use crate::{CliError, output};
+use crate::{error::CliError, output};
 use retrystorm_core::model::Model;
 use retrystorm_core::summary::{ReplicatedReport, RunReport};
 use retrystorm_report as report;

@@ -1,7 +1,7 @@
 //! The `--vary` flags as a grid's axes, and the grid's size limit, as every grid command
 //! (`compare --vary`, `sweep`, `tune`, `map`, `sensitivity`) checks them.
 
-use crate::CliError;
+use crate::error::CliError;
 use crate::model_args::one_line;
 use retrystorm_core::sweep::{Axis, Grid, MAX_RUNS, parse_vary};
 

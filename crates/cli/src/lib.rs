@@ -5,13 +5,15 @@
 //! holds, 5 `merge` found runs missing, 130 Ctrl-C stopped the runs (their outputs written,
 //! truncated).
 
-// The floors, from the top down; a module uses only those below it (docs/architecture.md).
+// The modules, each on a floor that uses only the floors below it (docs/architecture.md, "The
+// CLI's floors"); no import circle between files (tests/structure.rs).
 mod advice; // the warnings of `explain`, also printed before a run
-mod args;
+mod args; // the clap definition
 mod charts; // chart options from the model
 mod cmd; // one file per subcommand; no command uses another
 pub mod embed; // the commands as a library, for the Python package
 mod emit; // writers of a run's report (table, JSON, CSV, Markdown, charts)
+mod error; // CliError: why a command stopped, and its exit code
 mod grid; // --vary as a grid's axes
 mod import; // importers of real clients' retry configurations (retry.from)
 mod model_args; // the model file with --set, --variant, --seed resolved
@@ -20,51 +22,17 @@ mod policy_lines; // each hop's policies as explain prints them
 mod prepare; // the steps commands share before their runs: outputs checked, model and grid resolved
 mod progress; // progress bars and notes on stderr
 mod run; // the one parallel runner; run_all, replicate
+mod stability; // the stability verdict in words: explain's lines, compare's column
 mod sweep_file; // the sweep file as the CLI reads, locks and summarizes it
 mod text; // plurals, shell quoting
 mod trace; // --trace: options and the JSON Lines writer
-mod verdict; // expectations over seeds: verdict lines, JUnit // the clap definition
+mod verdict; // expectations over seeds: verdict lines, JUnit
 
 use args::{Cli, Command};
 use std::process::ExitCode;
 
-/// Why a command stopped; maps to the exit code.
-#[derive(Debug, thiserror::Error)]
-pub enum CliError {
-    /// Bad model file, flag or value.
-    #[error("{0}")]
-    Input(String),
-    /// An output file could not be written.
-    #[error("{0}")]
-    Output(String),
-    /// One or more expectations did not hold (already reported).
-    #[error("{0}")]
-    Failed(String),
-    /// `check --baseline` compared less than the baseline holds (or nothing): no verdict.
-    #[error("{0}")]
-    Incomplete(String),
-    /// `merge` joined fewer runs than the sweep's grid holds (without `--partial`).
-    #[error("{0}")]
-    Missing(String),
-}
-
-impl CliError {
-    fn code(&self) -> u8 {
-        match self {
-            CliError::Failed(_) => 1,
-            CliError::Input(_) => 2,
-            CliError::Output(_) => 3,
-            CliError::Incomplete(_) => 4,
-            CliError::Missing(_) => 5,
-        }
-    }
-}
-
-impl From<retrystorm_core::load::LoadError> for CliError {
-    fn from(e: retrystorm_core::load::LoadError) -> Self {
-        CliError::Input(e.to_string())
-    }
-}
+// For users of the library (the Python package); inside this crate it is `crate::error::CliError`.
+pub use error::CliError;
 
 /// The exit code of a command whose runs Ctrl-C stopped (128 + SIGINT, as a shell reports a
 /// process SIGINT killed).

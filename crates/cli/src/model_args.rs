@@ -2,7 +2,7 @@
 //! variant picked and the base seed, resolved once for every command.
 
 use crate::args::ModelArgs;
-use crate::{CliError, output};
+use crate::{error::CliError, output};
 use retrystorm_core::load::{self, Override, Scenario};
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;

@@ -8,7 +8,7 @@ use crate::emit::{check_column_metrics, check_outputs, emit_replicated, emit_wit
 use crate::model_args::{Resolved, pick_variant};
 use crate::run::{replicate, run_all_traced};
 use crate::trace::{outputs_traced, trace_one_seed, write_trace};
-use crate::{CliError, output};
+use crate::{error::CliError, output};
 use retrystorm_core::model::Model;
 use retrystorm_core::summary::{ReplicatedReport, RunReport, SCHEMA_VERSION};
 use retrystorm_core::sweep::{Axis, Grid};

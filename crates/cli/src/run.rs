@@ -3,16 +3,16 @@
 //! tick a run, results in input order; [`run_all`] and [`replicate`] are the runs of `run`,
 //! `compare`, `check` and `report`.
 
-use crate::{CliError, progress};
+use crate::{error::CliError, progress};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 use retrystorm_core::model::Model;
-use retrystorm_core::stats;
 use retrystorm_core::summary::{
     Ended, ReplicatedReport, ReplicatedVariant, Replications, SCHEMA_VERSION, VariantResult,
 };
 use retrystorm_core::time::Time;
 use retrystorm_core::trace::{TraceLog, TraceOptions};
+use retrystorm_core::{aggregate, stats};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set by Ctrl-C (SIGINT) once [`ctrl_c`] has installed its handler.
@@ -266,7 +266,7 @@ pub fn replicate_until(
             let reps: Vec<VariantResult> = results.by_ref().take(seeds.len()).collect();
             let summaries: Vec<&retrystorm_core::summary::Summary> =
                 reps.iter().map(|r| &r.summary).collect();
-            let mut agg = stats::aggregate(&summaries);
+            let mut agg = aggregate::aggregate(&summaries);
             if summaries.iter().any(|s| s.ended == Ended::Interrupted) {
                 agg.summary.ended = Ended::Interrupted;
                 agg.summary.truncated = true;

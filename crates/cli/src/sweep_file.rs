@@ -7,7 +7,7 @@
 //! most a torn last line, which `--resume` cuts off before continuing.
 
 use crate::args::SweepChartArgs;
-use crate::{CliError, output, progress};
+use crate::{error::CliError, output, progress};
 use retrystorm_core::sweep::{Grid, SweepHeader, SweepRecord};
 use retrystorm_report::sweep::{
     DEFAULT_METRIC, SweepLine, aggregate, header_line, parse_sweep_line, record_line, sweep_chart,
@@ -287,7 +287,7 @@ pub fn sweep_text<'a>(
 pub fn plan(
     model: &crate::model_args::Resolved,
     vary: &[String],
-) -> Result<(Grid, u64, SweepHeader), crate::CliError> {
+) -> Result<(Grid, u64, SweepHeader), crate::error::CliError> {
     let grid = Grid {
         axes: crate::grid::parse_axes(vary)?,
         variants: model

@@ -2,9 +2,9 @@
 //! The core records ([`retrystorm_core::trace`]); this writes one line per event, variant by
 //! variant, each intent's events together.
 
-use crate::CliError;
 use crate::args::{ModelArgs, OutputArgs, TraceArgs};
 use crate::emit::outputs;
+use crate::error::CliError;
 use crate::output;
 use retrystorm_core::summary::VariantResult;
 use retrystorm_core::trace::{OutcomeFilter, TraceEvent, TraceLog, TraceOptions};

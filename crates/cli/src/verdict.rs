@@ -1,8 +1,8 @@
 //! Expectations evaluated over seeds: the verdict lines, the JUnit file and the command that
 //! reproduces a failing seed, as `check`, `check --baseline` and `report` show them.
 
-use crate::CliError;
 use crate::args::ModelArgs;
+use crate::error::CliError;
 use crate::model_args::has_named_variants;
 use crate::run::run_all_until;
 use crate::text::{plural, shell_word};

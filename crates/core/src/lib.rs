@@ -65,136 +65,18 @@ pub mod result;
 pub mod sim;
 pub mod study;
 
-// The paths of before the floors, kept for users' code and the examples
-// (`retrystorm_core::load::load`, `retrystorm_core::summary::Summary`, ...).
+// For users only: the paths of before the floors, kept for users' code, the examples and the
+// other crates (`retrystorm_core::load::load`, `retrystorm_core::summary::Summary`, ...), and the
+// entry points. Nothing inside this crate names an item through them: a path names the module
+// that defines it (`crate::base::time`), so this file is the roof and never the ground
+// (tests/structure.rs checks it).
 pub use base::{dist, invalid, queue, rng, time};
 pub use model::{load, preset, replay, schema};
 pub use policy::{backoff, shedding};
-pub use result::{catalogue, expect, stats, summary};
+pub use result::{aggregate, catalogue, expect, stats, summary};
+pub use sim::path::{
+    run_model, run_model_traced, run_model_traced_until, run_model_until, run_summary,
+    run_summary_until,
+};
 pub use sim::{engine, layered, metrics, path, trace};
 pub use study::{map, sensitivity, sweep, tune};
-
-/// Runs one resolved model with `seed`: the single entry point every front end calls. `progress` is called now and then with the simulated clock.
-pub fn run_model(
-    model: &model::Model,
-    seed: u64,
-    progress: &mut dyn FnMut(time::Time),
-) -> summary::VariantResult {
-    run(model, seed, progress, true, None)
-}
-
-/// [`run_model`] that stops early once `stop` is set (by another thread, a signal handler or
-/// `progress` itself). The engine reads the flag only where it calls `progress` (every 65,536
-/// events), so a run that is not stopped costs nothing more and gives the same result. A
-/// stopped run ends at the time it reached: its summary says `ended` =
-/// [`summary::Ended::Interrupted`] and `truncated`, and covers what was simulated so far (the
-/// direct path's intents run so far; the event loop's events up to `end_ms`). Setting the flag
-/// from `progress` at the same call stops the same run at the same place, every time.
-///
-/// ```
-/// use retrystorm_core::load::load;
-/// use retrystorm_core::summary::Ended;
-/// use std::sync::atomic::{AtomicBool, Ordering};
-///
-/// let text = "horizon = \"10s\"\n[workload]\nkind = \"open\"\nrate = \"20000/s\"\n[server]\ncapacity = 4\nservice = \"100us\"\n";
-/// let model = load("open.toml", text, &[]).unwrap().base;
-/// let stop = AtomicBool::new(false);
-/// let r = retrystorm_core::run_model_until(&model, 1, &mut |_| stop.store(true, Ordering::Relaxed), &stop);
-/// assert_eq!(r.summary.ended, Ended::Interrupted);
-/// assert!(r.summary.truncated && r.summary.end_ms < 10_000.0);
-/// ```
-pub fn run_model_until(
-    model: &model::Model,
-    seed: u64,
-    progress: &mut dyn FnMut(time::Time),
-    stop: &std::sync::atomic::AtomicBool,
-) -> summary::VariantResult {
-    run(model, seed, progress, true, Some(stop))
-}
-
-/// [`run_model`] with a [`trace::Tracer`] recording a few intents' events: the same result, and
-/// the trace.
-pub fn run_model_traced(
-    model: &model::Model,
-    seed: u64,
-    progress: &mut dyn FnMut(time::Time),
-    trace: trace::TraceOptions,
-) -> (summary::VariantResult, trace::TraceLog) {
-    run_model_traced_until(model, seed, progress, trace, None)
-}
-
-/// [`run_model_traced`], stopping early once `stop` is set, as [`run_model_until`] does.
-pub fn run_model_traced_until(
-    model: &model::Model,
-    seed: u64,
-    progress: &mut dyn FnMut(time::Time),
-    trace: trace::TraceOptions,
-    stop: Option<&std::sync::atomic::AtomicBool>,
-) -> (summary::VariantResult, trace::TraceLog) {
-    let mut sim = path::PathSim::new(model, seed);
-    if let Some(stop) = stop {
-        sim = sim.with_stop(stop);
-    }
-    let (mut result, log) = sim.run_traced(&model.name, progress, trace);
-    mark_truncated(model, &mut result.summary);
-    (result, log)
-}
-
-/// As [`run_model`] without progress, for the summary only: the series and CDFs are left empty
-/// (not built). Sweeps, `tune` and the replications past the first keep nothing else, and for a
-/// small model building them costs more than the run itself.
-pub fn run_summary(model: &model::Model, seed: u64) -> summary::VariantResult {
-    run(model, seed, &mut |_| {}, false, None)
-}
-
-/// [`run_summary`], stopping early once `stop` is set, as [`run_model_until`] does.
-pub fn run_summary_until(
-    model: &model::Model,
-    seed: u64,
-    stop: &std::sync::atomic::AtomicBool,
-) -> summary::VariantResult {
-    run(model, seed, &mut |_| {}, false, Some(stop))
-}
-
-/// The direct path when it applies, else the event loop; `full`: the series and CDFs too.
-fn run(
-    model: &model::Model,
-    seed: u64,
-    progress: &mut dyn FnMut(time::Time),
-    full: bool,
-    stop: Option<&std::sync::atomic::AtomicBool>,
-) -> summary::VariantResult {
-    let mut result = match path::run_direct_until(model, seed, progress, full, stop) {
-        Some(r) => r,
-        None => {
-            let mut sim = path::PathSim::new(model, seed);
-            if let Some(stop) = stop {
-                sim = sim.with_stop(stop);
-            }
-            if full {
-                sim.run(&model.name, progress)
-            } else {
-                sim.run_summary(&model.name)
-            }
-        }
-    };
-    mark_truncated(model, &mut result.summary);
-    result
-}
-
-/// Whether the run was cut before its workload finished.
-fn mark_truncated(model: &model::Model, s: &mut summary::Summary) {
-    s.truncated = match s.ended {
-        summary::Ended::MaxEvents | summary::Ended::Interrupted => true,
-        // A finite workload is cut when an intent is still open or was never started (a burst
-        // whose `start` or `spread` runs past the horizon).
-        summary::Ended::Horizon => model
-            .planned_intents()
-            .is_some_and(|n| s.unsettled > 0 || s.intents < n),
-        summary::Ended::Settled => false,
-    };
-    // A workload cut short never drained.
-    if s.truncated {
-        s.drain_ms = None;
-    }
-}

@@ -2,7 +2,7 @@
 //! `μ*` (how much the parameter moves the metric) and a thinner one for `σ` (how much of that is
 //! interaction or non-linearity), with `μ*`'s confidence interval as an error bar.
 
-use crate::ReportError;
+use crate::error::ReportError;
 use crate::style::{GRID, GRID_BOLD, TEXT, font, variant};
 use crate::svg::{Swatch, header_height, header_strip};
 use plotters::coord::Shift;

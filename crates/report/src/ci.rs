@@ -125,12 +125,12 @@ pub fn ci_rows_with(
         .map(|v| {
             let mut r = vec![v.result.name.clone()];
             r.extend(cols.iter().map(|(_, m)| cell(&v.replications, m)));
-            r.extend(extra.iter().map(|m| {
-                match retrystorm_core::summary::absent_attempt_value(m) {
+            r.extend(extra.iter().map(
+                |m| match retrystorm_core::catalogue::absent_attempt_value(m) {
                     Some(x) if !v.replications.mean.contains_key(m) => pm(x, Some(0.0)),
                     _ => cell(&v.replications, m),
-                }
-            }));
+                },
+            ));
             r
         })
         .collect();
@@ -144,7 +144,22 @@ pub fn ci_table(report: &ReplicatedReport) -> String {
 
 /// [`ci_table`] with a column per `--metric` ([`ci_rows_with`]).
 pub fn ci_table_with(report: &ReplicatedReport, extra: &[String]) -> String {
-    let (h, r) = ci_rows_with(report, extra);
+    ci_table_labelled(report, extra, &[])
+}
+
+/// [`ci_table_with`] with the `labels` columns last (`compare --seeds N --verdict`).
+pub fn ci_table_labelled(
+    report: &ReplicatedReport,
+    extra: &[String],
+    labels: &[crate::table::Labels],
+) -> String {
+    let (mut h, mut r) = ci_rows_with(report, extra);
+    for l in labels {
+        h.push(l.header.clone());
+        for (row, cell) in r.iter_mut().zip(&l.cells) {
+            row.push(cell.clone());
+        }
+    }
     let mut out = text_table(&h, &r);
     if h.iter().any(|c| c == "recovery ms") {
         out.push_str("recovered: seeds whose goodput came back, with the 95% Wilson interval; recovery ms: - where some seed never recovered\n");
@@ -186,7 +201,7 @@ pub(crate) fn ci_replica_grid(
 }
 
 /// Every metric of every variant as `mean ± half-width`, grouped in lines as the one-seed view
-/// (`table::variant_view`) groups them; metrics not in a group follow by name.
+/// (`variant_view::variant_view`) groups them; metrics not in a group follow by name.
 pub fn ci_view(report: &ReplicatedReport) -> String {
     let mut out = format!(
         "model: {}\nseeds: {} ({}..={}), means ± 95% CI half-width\n",

@@ -4,7 +4,7 @@ use std::io;
 
 use retrystorm_core::summary::{ReplicaSeries, RunReport, VariantResult};
 
-use crate::{ReportError, fmt};
+use crate::{error::ReportError, fmt};
 
 /// The header row, in column order.
 pub const CSV_HEADER: [&str; 9] = [

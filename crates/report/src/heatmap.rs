@@ -2,7 +2,7 @@
 //! by a value on a light-to-dark scale (the share of runs that stay down: pale green when every
 //! run recovers, dark red when none does) and labelled with a short text.
 
-use crate::ReportError;
+use crate::error::ReportError;
 use crate::style::{GRID_BOLD, TEXT, bold, font};
 use crate::svg::{chart_err, render};
 use plotters::coord::Shift;

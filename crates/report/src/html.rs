@@ -14,8 +14,8 @@ use std::fmt::Write as _;
 use retrystorm_core::summary::{ReplicatedReport, RunReport};
 use retrystorm_core::sweep::SweepHeader;
 
-use crate::ReportError;
 use crate::ci::{ci_rows, short};
+use crate::error::ReportError;
 use crate::sweep::{PointRow, sweep_chart, sweep_rows};
 
 /// One expectation's result, as the report shows it.
@@ -42,8 +42,8 @@ pub struct ModelReport<'a> {
     pub expectations: &'a [ExpectRow],
     /// The model's `description` (may be empty).
     pub description: &'a str,
-    /// The load chart's options (the model's windows), see [`crate::LoadOptions`].
-    pub load: crate::LoadOptions,
+    /// The load chart's options (the model's windows), see [`crate::svg::LoadOptions`].
+    pub load: crate::svg::LoadOptions,
     /// The command that writes this report again (with its `-o`, seeds and `--set` flags).
     pub command: &'a str,
 }
@@ -391,24 +391,24 @@ fn model_charts(m: &ModelReport) -> Result<(String, String), ReportError> {
     b.push_str(&figure(
         "load-chart",
         &format!("Arrivals at the server{charts_note}"),
-        &tag_variants(&crate::load_chart_with(r, &m.load)?, &colours),
+        &tag_variants(&crate::svg::load_chart_with(r, &m.load)?, &colours),
     ));
     b.push_str(&figure(
         "cdf-chart",
         &format!("Completion time CDF{charts_note}"),
-        &tag_variants(&crate::cdf_chart(r)?, &colours),
+        &tag_variants(&crate::svg::cdf_chart(r)?, &colours),
     ));
     b.push_str(&figure(
         "outcome-chart",
         "Outcomes per intent",
-        &crate::outcome_chart(r)?,
+        &crate::svg::outcome_chart(r)?,
     ));
     // A path of several tiers: each tier's load, one panel per tier.
     if r.variants.iter().any(|v| v.summary.tiers.len() > 1) {
         b.push_str(&figure(
             "tiers-chart",
             &format!("Arrivals at each tier of the request path{charts_note}"),
-            &tag_variants(&crate::tiers_chart(r)?, &colours),
+            &tag_variants(&crate::svg::tiers_chart(r)?, &colours),
         ));
     }
     // A replicated tier: each replica's load, one panel per variant and tier (its colours are
@@ -417,7 +417,7 @@ fn model_charts(m: &ModelReport) -> Result<(String, String), ReportError> {
         b.push_str(&figure(
             "replicas-chart",
             &format!("Arrivals at each replica{charts_note}"),
-            &crate::replicas_chart(r)?,
+            &crate::svg::replicas_chart(r)?,
         ));
     }
     Ok((b, css))

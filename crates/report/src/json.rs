@@ -2,7 +2,7 @@
 
 use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
 
-use crate::ReportError;
+use crate::error::ReportError;
 
 /// The report as pretty-printed JSON with a trailing newline. Fields come out in declaration
 /// order, so the same report always gives the same bytes.

@@ -11,7 +11,7 @@ use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
-use crate::{ReportError, fmt};
+use crate::{error::ReportError, fmt};
 
 const CHART: &str = "line";
 const WIDTH: u32 = 1000;

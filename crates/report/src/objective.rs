@@ -2,7 +2,7 @@
 //! the objective, against the tuned parameter when one numeric parameter is tuned, else in order
 //! of the objective; infeasible and undecided candidates drawn apart, the recommendation ringed.
 
-use crate::ReportError;
+use crate::error::ReportError;
 use crate::style::{FIRST, GRID, GRID_BOLD, font, variant};
 use crate::svg::{Swatch, header_height, header_strip};
 use plotters::coord::Shift;

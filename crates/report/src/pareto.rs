@@ -1,7 +1,7 @@
 //! The Pareto chart of `retrystorm tune`: every feasible candidate's means on the first two
 //! objectives, the front joined by a line, the recommended candidate ringed.
 
-use crate::ReportError;
+use crate::error::ReportError;
 use crate::style::{GRID, GRID_BOLD, bold, ensure_fonts, font, variant};
 use crate::svg::{Swatch, legend_to};
 use plotters::prelude::*;

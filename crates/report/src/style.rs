@@ -1,7 +1,7 @@
 //! What every chart shares: colours, so that a variant looks the same in each, and the font,
 //! DejaVu Sans embedded from the `dejavu` crate so that text needs no system fonts.
 
-use crate::ReportError;
+use crate::error::ReportError;
 use plotters::style::{FontStyle, IntoFont, RGBColor, TextStyle};
 use std::sync::OnceLock;
 

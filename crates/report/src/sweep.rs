@@ -8,12 +8,13 @@ use plotters::coord::Shift;
 use std::collections::BTreeMap;
 
 use plotters::prelude::*;
-use retrystorm_core::stats::{self, Estimate};
+use retrystorm_core::aggregate;
+use retrystorm_core::stats::Estimate;
 use retrystorm_core::summary::Summary;
 use retrystorm_core::sweep::{Axis, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord};
 
-use crate::ReportError;
 use crate::ci::{pm, text_table_left};
+use crate::error::ReportError;
 
 /// One line of a sweep file, with the schema version checked first.
 pub fn parse_sweep_line(line: &str) -> Result<SweepLine, String> {
@@ -95,7 +96,7 @@ pub fn aggregate(header: &SweepHeader, records: &[SweepRecord], metric: &str) ->
             params,
             variant: header.grid.variants.get(vi).cloned().unwrap_or_default(),
             n: sums.len(),
-            estimates: stats::estimates(&sums, &names),
+            estimates: aggregate::estimates(&sums, &names),
         })
         .collect()
 }
@@ -106,9 +107,9 @@ const TABLE_METRICS: &[(&str, &str)] = &[
     ("p99 ms", "completion_ms.p99"),
 ];
 
-/// The metrics [`aggregate`] estimates for the table and the chart of `metric`: the table's
+/// The metrics [`aggregate()`] estimates for the table and the chart of `metric`: the table's
 /// columns, `bucket_ms` (the chart's label) and `intents` (its seed count stands for a
-/// per-attempt metric no run reached, [`stats::estimate`]).
+/// per-attempt metric no run reached, [`aggregate::estimate`]).
 pub fn table_metrics(metric: &str) -> Vec<&str> {
     let mut names: Vec<&str> = TABLE_METRICS.iter().map(|(_, m)| *m).collect();
     for m in [metric, "bucket_ms", "intents"] {
@@ -146,7 +147,7 @@ pub fn sweep_rows(
             c.push(r.variant.clone());
             c.push(r.n.to_string());
             for (_, m) in &metrics {
-                c.push(match stats::estimate(&r.estimates, m) {
+                c.push(match aggregate::estimate(&r.estimates, m) {
                     Some(e) => pm(e.mean, Some(e.half_width)),
                     None => "-".into(),
                 });
@@ -260,7 +261,7 @@ impl<'a> XAxis<'a> {
 fn sweep_lines(header: &SweepHeader, rows: &[PointRow], metric: &str, x: &XAxis) -> Vec<Line> {
     let mut lines: Vec<Line> = Vec::new();
     for r in rows {
-        let Some(e) = stats::estimate(&r.estimates, metric) else {
+        let Some(e) = aggregate::estimate(&r.estimates, metric) else {
             continue;
         };
         let mut label = r.variant.clone();

@@ -1,5 +1,6 @@
-//! Plain-text views for stdout: a comparison table with one row per variant, and a key: value
-//! view of one variant.
+//! The comparison table for stdout (and as Markdown): one row per variant, numbers
+//! right-aligned, then notes for variants that did not settle. One variant's `key: value` view
+//! is `variant_view`.
 
 use std::fmt::Write as _;
 
@@ -62,7 +63,28 @@ pub fn comparison_table(report: &RunReport) -> String {
 /// `--metric`), last, headed by its name: an integer grouped, another number as
 /// [`fmt::num`], `-` where the run did not produce it.
 pub fn comparison_table_with(report: &RunReport, extra: &[String]) -> String {
-    let (cols, outcomes) = comparison_columns(report, extra);
+    comparison_table_labelled(report, extra, &[])
+}
+
+/// A column of words the caller computed for each row (`compare --verdict`), shown last.
+pub struct Labels {
+    pub header: String,
+    /// One cell per variant, in the report's order.
+    pub cells: Vec<String>,
+}
+
+/// [`comparison_table_with`] with the `labels` columns after the metric columns.
+pub fn comparison_table_labelled(
+    report: &RunReport,
+    extra: &[String],
+    labels: &[Labels],
+) -> String {
+    let (mut cols, outcomes) = comparison_columns(report, extra);
+    cols.extend(labels.iter().map(|l| Column {
+        header: l.header.clone(),
+        align: Align::Left,
+        cells: l.cells.clone(),
+    }));
     let rows: Vec<&VariantResult> = report.variants.iter().collect();
     let any = |f: fn(&Summary) -> u64| rows.iter().any(|v| f(&v.summary) != 0);
     let (headers, cells) = grid(&cols, rows.len());
@@ -234,296 +256,6 @@ fn notes(report: &RunReport) -> String {
                 );
             }
         }
-    }
-    out
-}
-
-fn ended(s: &Summary) -> String {
-    let why = match s.ended {
-        Ended::Settled => "settled",
-        Ended::Horizon => "horizon reached",
-        Ended::MaxEvents => "max_events guard (totals are partial)",
-        Ended::Interrupted => "truncated by Ctrl-C (totals are partial)",
-    };
-    format!(
-        "{why} at {} ms after {} events",
-        fmt::ms(s.end_ms),
-        fmt::int(s.events)
-    )
-}
-
-/// `Summary` fields that [`variant_view`] shows in its own lines; any other field (added to the
-/// core later) is listed at the end as it appears in the JSON.
-const SHOWN: &[&str] = &[
-    "tiers",
-    "layered",
-    "intents",
-    "attempts",
-    "retries",
-    "amplification",
-    "succeeded",
-    "failed",
-    "unsettled",
-    "peak_arrivals",
-    "peak_retries",
-    "bucket_ms",
-    "peak_arrivals_window",
-    "peak_retries_window",
-    "peak_window_ms",
-    "attempt_peaks",
-    "completion_ms",
-    "success_ms",
-    "last_arrival_ms",
-    "lost",
-    "applied_once",
-    "duplicated",
-    "phantom",
-    "false_failures",
-    "effects",
-    "arrivals",
-    "timeouts",
-    "late_responses",
-    "requests_lost",
-    "responses_lost",
-    "rejected",
-    "dropped_expired",
-    "conflicts",
-    "replayed",
-    "crashes",
-    "work_ms",
-    "wasted_work_ms",
-    "wasted_share",
-    "mean_wait_ms",
-    "mean_queue_len",
-    "mean_busy",
-    "end_ms",
-    "ended",
-    "events",
-];
-
-/// A JSON value of the summary the way the rest of the view prints numbers: integers grouped,
-/// other numbers by [`fmt::num`], objects and arrays item by item, strings bare.
-fn json_value(v: &serde_json::Value) -> String {
-    use serde_json::Value;
-    match v {
-        Value::Number(n) => match n.as_u64() {
-            Some(u) => fmt::int(u),
-            None => n.as_f64().map_or_else(|| n.to_string(), fmt::num),
-        },
-        Value::String(s) => s.clone(),
-        Value::Array(a) => {
-            let items: Vec<String> = a.iter().map(json_value).collect();
-            format!("[{}]", items.join(", "))
-        }
-        Value::Object(o) => {
-            let items: Vec<String> = o
-                .iter()
-                .map(|(k, x)| format!("{} {}", k.replace('_', " "), json_value(x)))
-                .collect();
-            format!("{{{}}}", items.join(", "))
-        }
-        other => other.to_string(),
-    }
-}
-
-fn percentiles(c: &retrystorm_core::summary::Percentiles) -> String {
-    format!(
-        "p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  mean {}",
-        fmt::ms(c.p50),
-        fmt::ms(c.p90),
-        fmt::ms(c.p99),
-        fmt::ms(c.p999),
-        fmt::ms(c.max),
-        fmt::ms(c.mean)
-    )
-}
-
-/// A `key: value` row of [`variant_view`].
-pub(crate) type Row = (String, String);
-
-/// One variant as an aligned `key: value` list.
-pub fn variant_view(v: &VariantResult) -> String {
-    let s = &v.summary;
-    let mut rows = vec![("variant".into(), v.name.clone())];
-    rows.extend(load_rows(s));
-    rows.extend(attempt_row(s));
-    rows.extend(outcome_rows(s));
-    rows.extend(crate::path_rows::path_rows(s));
-    rows.extend(extra_rows(s));
-    aligned(&rows)
-}
-
-/// How the run ended, and the load it made: intents, attempts and the peaks of arrivals.
-fn load_rows(s: &Summary) -> Vec<Row> {
-    vec![
-        ("ended".into(), ended(s)),
-        (
-            "intents".into(),
-            format!(
-                "{} (succeeded {}, failed {}, unsettled {})",
-                fmt::int(s.intents),
-                fmt::int(s.succeeded),
-                fmt::int(s.failed),
-                fmt::int(s.unsettled)
-            ),
-        ),
-        (
-            "attempts".into(),
-            format!(
-                "{} (retries {}, amplification {})",
-                fmt::int(s.attempts),
-                fmt::int(s.retries),
-                fmt::times(s.amplification)
-            ),
-        ),
-        (
-            "peak arrivals".into(),
-            format!(
-                "{} per {} bucket (peak retries {})",
-                fmt::int(s.peak_arrivals),
-                fmt::duration(s.bucket_ms),
-                fmt::int(s.peak_retries)
-            ),
-        ),
-        (
-            "peak window".into(),
-            format!(
-                "{} in any {} window (peak retries {})",
-                fmt::int(s.peak_arrivals_window),
-                fmt::duration(s.peak_window_ms),
-                fmt::int(s.peak_retries_window)
-            ),
-        ),
-    ]
-}
-
-/// Per attempt number: arrivals, the peak per bucket and per window (no row when the summary
-/// has no attempt peaks).
-fn attempt_row(s: &Summary) -> Option<Row> {
-    if s.attempt_peaks.is_empty() {
-        return None;
-    }
-    let parts: Vec<String> = s
-        .attempt_peaks
-        .iter()
-        .map(|a| {
-            format!(
-                "#{} {} (peak {}, window {})",
-                a.attempt,
-                fmt::int(a.arrivals),
-                fmt::int(a.peak),
-                fmt::int(a.peak_window)
-            )
-        })
-        .collect();
-    Some(("by attempt".into(), parts.join(", ")))
-}
-
-/// What became of the intents and where the time went: latencies, effects, the server's and
-/// the network's counts, work and queueing.
-fn outcome_rows(s: &Summary) -> Vec<Row> {
-    vec![
-        (
-            "last arrival".into(),
-            format!("{} ms", fmt::ms(s.last_arrival_ms)),
-        ),
-        ("completion ms".into(), percentiles(&s.completion_ms)),
-        ("success ms".into(), percentiles(&s.success_ms)),
-        (
-            "effects".into(),
-            format!(
-                "applied once {}, duplicated {}, lost {} (phantom {}), false failures {}, {} effects in all",
-                fmt::int(s.applied_once),
-                fmt::int(s.duplicated),
-                fmt::int(s.lost),
-                fmt::int(s.phantom),
-                fmt::int(s.false_failures),
-                fmt::int(s.effects)
-            ),
-        ),
-        (
-            "server".into(),
-            format!(
-                "arrivals {}, rejected {}, dropped expired {}, conflicts {}, replayed {}, crashes {}",
-                fmt::int(s.arrivals),
-                fmt::int(s.rejected),
-                fmt::int(s.dropped_expired),
-                fmt::int(s.conflicts),
-                fmt::int(s.replayed),
-                fmt::int(s.crashes)
-            ),
-        ),
-        (
-            "network".into(),
-            format!(
-                "requests lost {}, responses lost {}, timeouts {}, late responses {}",
-                fmt::int(s.requests_lost),
-                fmt::int(s.responses_lost),
-                fmt::int(s.timeouts),
-                fmt::int(s.late_responses)
-            ),
-        ),
-        (
-            "work".into(),
-            format!(
-                "{} ms busy, {} ms wasted ({})",
-                fmt::ms(s.work_ms),
-                fmt::ms(s.wasted_work_ms),
-                fmt::pct(s.wasted_share)
-            ),
-        ),
-        (
-            "queue".into(),
-            format!(
-                "mean wait {} ms, mean length {}, mean busy workers {}",
-                fmt::ms(s.mean_wait_ms),
-                fmt::ms(s.mean_queue_len),
-                fmt::ms(s.mean_busy)
-            ),
-        ),
-    ]
-}
-
-/// The summary's fields not in [`SHOWN`], sorted by name: fields added to the core after this
-/// view was written still show up.
-fn extra_rows(s: &Summary) -> Vec<Row> {
-    let Ok(serde_json::Value::Object(map)) = serde_json::to_value(s) else {
-        return Vec::new();
-    };
-    let mut extra: Vec<(&String, &serde_json::Value)> = map
-        .iter()
-        .filter(|(k, _)| !SHOWN.contains(&k.as_str()))
-        .collect();
-    extra.sort_by(|a, b| a.0.cmp(b.0));
-    extra
-        .into_iter()
-        .map(|(k, val)| (k.replace('_', " "), json_value(val)))
-        .collect()
-}
-
-/// The rows as `key: value` lines, the values aligned one space after the longest key.
-fn aligned(rows: &[Row]) -> String {
-    let width = rows
-        .iter()
-        .map(|(k, _)| k.chars().count())
-        .max()
-        .unwrap_or(0)
-        + 1;
-    let mut out = String::new();
-    for (k, val) in rows {
-        let key = format!("{k}:");
-        let _ = writeln!(out, "{key:<width$} {val}");
-    }
-    out
-}
-
-/// The model and seed, then [`variant_view`] for each variant, separated by blank
-/// lines.
-pub fn run_view(report: &RunReport) -> String {
-    let mut out = format!("model: {}\nseed:  {}\n", report.model, report.seed);
-    for v in &report.variants {
-        out.push('\n');
-        out.push_str(&variant_view(v));
     }
     out
 }

@@ -5,9 +5,10 @@ use crate::grid::{check_grid_size, parse_axes};
 use crate::model_args::{Resolved, base_is_a_variant, has_named_variants};
 use crate::prepare::{self, Views};
 use crate::text::plural;
-use crate::{CliError, output};
+use crate::{error::CliError, output};
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;
+use retrystorm_core::study::verdict::judge;
 use retrystorm_core::sweep::Grid;
 use retrystorm_report as report;
 
@@ -25,9 +26,21 @@ pub fn compare(a: CompareArgs) -> Result<(), CliError> {
         ));
     }
     let metrics = &a.output.metrics;
+    // `--verdict`: each row's model judged before it runs (`docs/verdict.md`).
+    let labels: Vec<report::Labels> = a
+        .verdict
+        .then(|| report::Labels {
+            header: "verdict".into(),
+            cells: models
+                .iter()
+                .map(|m| crate::stability::cell(&judge(m)))
+                .collect(),
+        })
+        .into_iter()
+        .collect();
     let views = Views {
-        one: |rep: &_| report::comparison_table_with(rep, metrics),
-        many: |rep: &_| report::ci_table_with(rep, metrics),
+        one: |rep: &_| report::comparison_table_labelled(rep, metrics, &labels),
+        many: |rep: &_| report::ci_table_labelled(rep, metrics, &labels),
     };
     p.run_and_emit(&models, p.model.base_seed, views)
 }

@@ -1,7 +1,7 @@
 //! `retrystorm completions SHELL`: the shell completion script, from the clap definition.
 
 use crate::args::{Cli, CompletionsArgs};
-use crate::{CliError, output};
+use crate::{error::CliError, output};
 
 pub fn completions(a: CompletionsArgs) -> Result<(), CliError> {
     use clap::CommandFactory;

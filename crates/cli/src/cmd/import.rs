@@ -3,7 +3,7 @@
 
 use crate::args::ImportArgs;
 use crate::import::{MAX_CONFIG_BYTES, Target, sections};
-use crate::{CliError, output};
+use crate::{error::CliError, output};
 
 /// The `import` subcommand.
 pub fn import(a: ImportArgs) -> Result<(), CliError> {

@@ -2,7 +2,7 @@
 //! SHELL`: shell completions from the clap definition (clap_complete).
 
 use crate::args::InitArgs;
-use crate::{CliError, output};
+use crate::{error::CliError, output};
 use retrystorm_core::load;
 
 /// The generic starter: every section a new model usually touches, commented.

@@ -11,7 +11,7 @@ use crate::run::Runner;
 use crate::sweep_file::{looks_like_sweep, read_sweep};
 use crate::sweep_file::{stamped, sweep_text};
 use crate::text::plural;
-use crate::{CliError, output, progress};
+use crate::{error::CliError, output, progress};
 use retrystorm_core::expect;
 use retrystorm_core::map::Cell;
 use retrystorm_core::model::Model;

@@ -5,7 +5,7 @@ use crate::sweep_file::{
     Mismatch, input_name, made_by, mismatch, read_sweep, sweep_text, unchecked_note,
 };
 use crate::text::plural;
-use crate::{CliError, output, progress};
+use crate::{error::CliError, output, progress};
 use retrystorm_core::sweep::{SweepHeader, SweepRecord};
 use std::collections::BTreeMap;
 

@@ -7,7 +7,7 @@ use crate::run::{replicate, run_all};
 use crate::sweep_file::{looks_like_sweep, metric_name, read_sweep, summarize};
 use crate::text::{plural, shell_word};
 use crate::verdict::{evaluate, expectations, verdict};
-use crate::{CliError, output, progress};
+use crate::{error::CliError, output, progress};
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;
 use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};

@@ -3,7 +3,7 @@
 use crate::args::RunArgs;
 use crate::model_args::{base_seed, pick_variant};
 use crate::prepare::{self, Views};
-use crate::{CliError, output};
+use crate::{error::CliError, output};
 use retrystorm_report as report;
 
 pub fn run(a: RunArgs) -> Result<(), CliError> {

@@ -6,8 +6,8 @@
 //! arrays the loader handles itself: `[[variant]]` (a name plus any model keys but `seed`) and
 //! `[[expect]]` (the keys `Expectation::from_table` allows).
 
-use crate::CliError;
 use crate::args::SchemaArgs;
+use crate::error::CliError;
 use crate::output;
 use retrystorm_core::model::Model;
 use serde_json::{Value, json};

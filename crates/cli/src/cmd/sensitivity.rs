@@ -9,7 +9,7 @@ use crate::grid::parse_axes;
 use crate::prepare::{StudyView, VariantGrid, show, study_outputs, variant_grid};
 use crate::run::Runner;
 use crate::text::plural;
-use crate::{CliError, output, progress};
+use crate::{error::CliError, output, progress};
 use retrystorm_core::expect;
 use retrystorm_core::model::Model;
 use retrystorm_core::sensitivity::{self, Factor, Trajectory};

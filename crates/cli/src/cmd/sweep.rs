@@ -14,7 +14,7 @@ use crate::sweep_file::{
     summarize_with, sweep_text,
 };
 use crate::text::plural;
-use crate::{CliError, output, progress};
+use crate::{error::CliError, output, progress};
 use retrystorm_core::model::Model;
 use retrystorm_core::sweep::{Grid, SweepHeader, SweepRecord, parse_shard};
 use retrystorm_report::sweep::{header_line, record_line};

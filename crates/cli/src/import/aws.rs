@@ -17,7 +17,7 @@
 //! INI crate: no INI crate on crates.io both keeps to this dialect and is maintained.
 
 use super::{Emit, quoted, refuse};
-use crate::CliError;
+use crate::error::CliError;
 
 /// Keys of a profile that do not concern retries: listed in the output, not imported.
 const NOT_RETRIES: [&str; 22] = [

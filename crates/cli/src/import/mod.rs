@@ -9,7 +9,7 @@ mod aws;
 mod envoy;
 mod grpc;
 
-use crate::{CliError, output};
+use crate::{error::CliError, output};
 use retrystorm_core::time::Duration;
 
 /// The sources `import` reads.

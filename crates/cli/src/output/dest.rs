@@ -2,7 +2,7 @@
 //! through), and the checks made on every output before a command runs.
 
 use super::*;
-use crate::CliError;
+use crate::error::CliError;
 use std::io;
 use std::path::{Path, PathBuf};
 

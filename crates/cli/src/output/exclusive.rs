@@ -2,7 +2,7 @@
 //! runs.
 
 use super::*;
-use crate::CliError;
+use crate::error::CliError;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 

@@ -2,7 +2,7 @@
 //! identity so that no output replaces one of them.
 
 use super::*;
-use crate::CliError;
+use crate::error::CliError;
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;

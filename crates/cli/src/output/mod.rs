@@ -66,7 +66,7 @@ impl<'a> Out<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::CliError;
+    use crate::error::CliError;
     use std::fs::File;
     use std::io::{self, Write};
 

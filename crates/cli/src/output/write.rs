@@ -2,7 +2,7 @@
 //! standard output, a FIFO or a device; the meaning of a failed write.
 
 use super::*;
-use crate::CliError;
+use crate::error::CliError;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;

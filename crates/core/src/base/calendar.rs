@@ -24,7 +24,7 @@
 //! quarter or four times the width when one dominates (an `O(n)` pass, at most once per `n/2`
 //! pops).
 
-use crate::time::Time;
+use crate::base::time::Time;
 
 /// Ring slots: `2^RING_BITS`.
 const RING_BITS: u32 = 11;
@@ -297,7 +297,7 @@ mod tests {
     use super::*;
 
     pending_set_tests!(CalendarQueue);
-    use crate::rng::{Purpose, Stream};
+    use crate::base::rng::{Purpose, Stream};
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
 

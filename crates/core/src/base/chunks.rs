@@ -2,7 +2,7 @@
 //!
 //! A `Vec` that grows by doubling holds up to twice its entries, and while a large bucket is
 //! spread over the lower ones the old and the new vectors are all alive: a burst of 10^7 timers
-//! held about twice its 229 MiB of entries (`docs/performance.md`, "A smaller client"). In
+//! held about twice its 229 MiB of entries (`docs/performance.md`, "Chunked buckets"). In
 //! chunks of [`CHUNK`] entries a list holds at most one partly filled chunk, and a chunk emptied
 //! by a spread goes back to the pool, from which the lower buckets take theirs.
 

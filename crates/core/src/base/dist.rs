@@ -6,8 +6,8 @@
 //! |N(mu, sd)|, the AWS Architecture Blog's network delay). The table form
 //! `{ dist = "uniform", min = "0ms", max = "60ms" }` is accepted too.
 
-use crate::rng::Stream;
-use crate::time::Duration;
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -269,7 +269,7 @@ impl<'de> serde::Deserialize<'de> for Dist {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Purpose;
+    use crate::base::rng::Purpose;
 
     #[test]
     fn parses_forms() {

@@ -9,6 +9,8 @@
 //!   workloads, the radix heap (also here) for bursts and closed loops; `chunks`: the radix
 //!   heap's buckets, first-in-first-out lists in fixed chunks from a shared pool.
 //! - [`invalid`]: a semantic error of a model, naming the dotted field.
+//! - [`keys`]: a model key's one definition (name, doc line, what it needs), in a table per
+//!   section.
 //! - [`diagnostics`]: a refused input located in its file (`file:line:col: field: message`) and
 //!   the "did you mean" of an unknown word.
 
@@ -42,7 +44,7 @@ macro_rules! pending_set_tests {
         #[test]
         fn clock_never_goes_back_under_random_pushes() {
             let mut q = $queue::new();
-            let mut s = crate::rng::Stream::new(1, 0, crate::rng::Purpose::Start, 0);
+            let mut s = crate::base::rng::Stream::new(1, 0, crate::base::rng::Purpose::Start, 0);
             for i in 0..1000u32 {
                 q.push(Time(s.range_u64(0, 1000)), i);
             }
@@ -53,7 +55,7 @@ macro_rules! pending_set_tests {
                 last = t;
                 n += 1;
                 if n < 5000 {
-                    q.push(t.after(crate::time::Duration(s.range_u64(0, 100))), n);
+                    q.push(t.after(crate::base::time::Duration(s.range_u64(0, 100))), n);
                 }
             }
         }
@@ -65,6 +67,7 @@ mod chunks;
 pub mod diagnostics;
 pub mod dist;
 pub mod invalid;
+pub mod keys;
 pub mod queue;
 pub mod rng;
 pub mod time;

@@ -13,13 +13,13 @@
 //! checks a generation number and returns (lazy deletion), one comparison instead of an indexed
 //! heap's bookkeeping on every push and pop.
 
-use crate::time::Time;
+use crate::base::time::Time;
 
 use super::calendar::CalendarQueue;
 use super::chunks::{Chunks, Pool};
 
-/// The engine's future event list, chosen once per run from the model (issue 32; the numbers
-/// are in `docs/performance.md`, "The event loop (issue 32, part 2)"): the calendar queue
+/// The engine's future event list, chosen once per run from the model (the numbers are in
+/// `docs/performance.md`, "The event queue"): the calendar queue
 /// ([`super::calendar`]) for open and replayed workloads, whose events are dense and near, and
 /// the radix heap below for bursts and closed loops (a burst's millions of timers spread over
 /// seconds measured 1.2x slower and 40% larger in the calendar queue, and its many small
@@ -287,7 +287,7 @@ mod tests {
         for (case, range) in [(0u64, 3u64), (1, 1000), (2, 1 << 40), (3, u64::MAX / 4)] {
             let mut q = RadixHeap::new();
             let mut r = BinaryHeap::new();
-            let mut s = crate::rng::Stream::new(case, 0, crate::rng::Purpose::Start, 0);
+            let mut s = crate::base::rng::Stream::new(case, 0, crate::base::rng::Purpose::Start, 0);
             let mut seq = 0u64;
             let mut now = 0u64;
             for step in 0..20_000u64 {
@@ -322,7 +322,7 @@ mod tests {
         use std::collections::BinaryHeap;
         let mut q = RadixHeap::new();
         let mut r = BinaryHeap::new();
-        let mut s = crate::rng::Stream::new(9, 0, crate::rng::Purpose::Start, 0);
+        let mut s = crate::base::rng::Stream::new(9, 0, crate::base::rng::Purpose::Start, 0);
         let n = 150 * CHUNK as u64;
         for seq in 0..n {
             let t = s.range_u64(0, 1 << 30);
@@ -369,7 +369,7 @@ mod tests {
     fn both_event_queues_pop_the_same_order() {
         let mut a = EventQueue::new();
         let mut b = EventQueue::calendar();
-        let mut s = crate::rng::Stream::new(3, 0, crate::rng::Purpose::Start, 0);
+        let mut s = crate::base::rng::Stream::new(3, 0, crate::base::rng::Purpose::Start, 0);
         let mut now = 0u64;
         for i in 0..200_000u64 {
             for _ in 0..s.range_u64(0, 2) + u64::from(i < 1000) {

@@ -32,6 +32,9 @@ pub enum DurationError {
     Negative(String),
     #[error("not a finite number in {0:?}")]
     NotANumber(String),
+    /// What stands before the unit is no number (`1.5.3s`).
+    #[error("expected a number before the unit, got {0:?} in {1:?}")]
+    Malformed(String, String),
     #[error("duration {0:?} is too large (at most about 584 years)")]
     TooLarge(String),
 }
@@ -84,8 +87,19 @@ impl Duration {
         if s.starts_with('-') {
             return Err(DurationError::Negative(text.to_string()));
         }
+        // The number's end: digits, '.', '_', an exponent's 'e' and its sign ("1e-3s").
         let split = s
-            .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_' || c == 'e' || c == '+'))
+            .char_indices()
+            .find(|&(i, c)| {
+                let exponent_minus = c == '-' && s[..i].ends_with('e');
+                !(c.is_ascii_digit()
+                    || c == '.'
+                    || c == '_'
+                    || c == 'e'
+                    || c == '+'
+                    || exponent_minus)
+            })
+            .map(|(i, _)| i)
             .ok_or_else(|| DurationError::NoUnit(text.to_string()))?;
         // "1e3ms" is fine but the 'e' of a unit must not be eaten: units never start with 'e'.
         let (num, unit) = s.split_at(split);
@@ -107,7 +121,7 @@ impl Duration {
         }
         let x: f64 = num
             .parse()
-            .map_err(|_| DurationError::NotANumber(text.to_string()))?;
+            .map_err(|_| DurationError::Malformed(num.clone(), text.to_string()))?;
         if !x.is_finite() {
             return Err(DurationError::NotANumber(text.to_string()));
         }
@@ -255,6 +269,13 @@ mod tests {
         ));
         assert!(Duration::parse("nanms").is_err());
         assert!(Duration::parse("1e400s").is_err());
+        // An exponent's minus sign is the number's; what is below a nanosecond rounds to 0.
+        assert_eq!(Duration::parse("1e-3s"), Ok(Duration::from_millis(1)));
+        assert_eq!(Duration::parse("1e-400s"), Ok(Duration::ZERO));
+        assert_eq!(
+            Duration::parse("1.5.3s").unwrap_err().to_string(),
+            "expected a number before the unit, got \"1.5.3\" in \"1.5.3s\""
+        );
         assert!(Duration::parse("99999999999h").is_err());
     }
 

@@ -4,12 +4,14 @@
 //!
 //! serde's `flatten` does not work with `deny_unknown_fields`, so the two sections read their
 //! keys with [`Section`]: the same work serde's derive does for a struct with
-//! `deny_unknown_fields` and `default` (the same messages, the same `expected one of` list, the
-//! same paths for `serde_path_to_error`), with the backoff keys handed to
-//! [`BackoffSpec::read`]. Serialization and the schema use the derives with `flatten`.
+//! `deny_unknown_fields` and `default` (the same messages, the same paths for
+//! `serde_path_to_error`; the `expected one of` list is built from the section's key table, in
+//! which [`BACKOFF_KEYS`] is one run), with the backoff keys handed to [`BackoffSpec::read`].
+//! Serialization and the schema use the derives with `flatten`.
 
-use crate::backoff::{Backoff, BackoffKind, CapApplies, Jitter, Spread};
-use crate::time::Duration;
+use crate::base::keys::{Key, key};
+use crate::base::time::Duration;
+use crate::policy::backoff::{Backoff, BackoffKind, CapApplies, Jitter, Spread};
 use serde::Serialize;
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::fmt;
@@ -42,6 +44,58 @@ pub struct BackoffSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cap_applies: Option<CapApplies>,
 }
+
+/// The backoff keys' rows, in the order `[retry]` and `[[layer]]` list them.
+pub(crate) const BACKOFF_KEYS: [Key; 10] = [
+    key(
+        "backoff",
+        "`\"exponential\"`",
+        "`immediate` (no delay), `constant` (`base`), `exponential`, `linear` (Polly: `base × (n + \
+        1)`), `envoy` (Envoy's jittered doubling in whole ms, `docs/policies.md`), `grpc` (gRPC's \
+        connection backoff: `exponential`, but the first delay is `base` with no jitter)",
+    ),
+    key(
+        "jitter",
+        "`\"full\"`",
+        "`none`, `full`, `equal`, `decorrelated`, `polly` (Polly v8 `UseJitter`: ±25 %, or \
+        decorrelated jitter V2 for `exponential`), `proportional` (`d × U[1 − r, 1 + r]`), \
+        `additive` (`d + U[0, f × d)`), `absolute` (`d + U[0, J)`)",
+    ),
+    key("base", "`\"100ms\"`", "first window"),
+    key("cap", "`\"20s\"`", "largest window; must be >= `base`"),
+    key("multiplier", "`2`", "growth per retry, >= 1"),
+    key(
+        "first_exponent",
+        "`0`",
+        "exponent of the first retry's window: 0 as in the article, 1 as in the AWS blog's \
+        simulator (first window `2 * base`)",
+    ),
+    key(
+        "randomization_factor",
+        "none",
+        "`r` of `jitter = \"proportional\"`, in 0..=1 (cenkalti/backoff 0.5, gRPC 0.2); required \
+        by it, refused with any other jitter",
+    ),
+    key(
+        "jitter_factor",
+        "none",
+        "`f` of `jitter = \"additive\"`, >= 0 (Kubernetes client-go 0.1; Spring's `multiplier − \
+        1`); required by it, refused with any other jitter",
+    ),
+    key(
+        "jitter_max",
+        "none",
+        "`J` of `jitter = \"absolute\"`, a duration (tenacity 1 s); required by it, refused with \
+        any other jitter",
+    ),
+    key(
+        "cap_applies",
+        "`\"before-jitter\"`",
+        "for `proportional`, `additive` and `absolute` only: `before-jitter` caps the window and \
+        lets the jitter go past `cap` (cenkalti, gRPC, Kubernetes, google-http-java-client), \
+        `after-jitter` caps the jittered delay (resilience4j, tenacity, Spring Retry)",
+    ),
+];
 
 impl Default for BackoffSpec {
     fn default() -> Self {
@@ -157,7 +211,8 @@ pub(crate) fn set<'de, N: Next<'de>, T: Deserialize<'de>>(
 pub(crate) trait Section: Default {
     /// The struct's name in serde's messages (`expected struct Retry`).
     const NAME: &'static str;
-    /// Every key, in the order serde's derive listed them (`expected one of ...`).
+    /// Every key, in the order of the section's key table (`expected one of ...`):
+    /// `TABLE.names::<{ TABLE.count() }>()`.
     const KEYS: &'static [&'static str];
     /// Reads `key`'s value from `n`.
     fn read<'de, N: Next<'de>>(&mut self, key: &str, n: &mut N) -> Result<Found, N::Error>;
@@ -181,7 +236,7 @@ impl<'de, T: Section> Visitor<'de> for SectionVisitor<T> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
         let mut out = T::default();
-        while let Some(key) = map.next_key_seed(Key(T::KEYS))? {
+        while let Some(key) = map.next_key_seed(KnownKey(T::KEYS))? {
             if let Found::Unknown = out.read(&key, &mut FromMap(&mut map))? {
                 return Err(de::Error::unknown_field(&key, T::KEYS));
             }
@@ -203,9 +258,9 @@ impl<'de, T: Section> Visitor<'de> for SectionVisitor<T> {
 /// A section's key, refused while it is read when it is not one of `KEYS` (as serde's derive
 /// does, so that the error's path names the key: `retry.jiter`).
 #[derive(Clone, Copy)]
-struct Key(&'static [&'static str]);
+struct KnownKey(&'static [&'static str]);
 
-impl<'de> DeserializeSeed<'de> for Key {
+impl<'de> DeserializeSeed<'de> for KnownKey {
     type Value = String;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
@@ -213,7 +268,7 @@ impl<'de> DeserializeSeed<'de> for Key {
     }
 }
 
-impl<'de> Visitor<'de> for Key {
+impl<'de> Visitor<'de> for KnownKey {
     type Value = String;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {

@@ -1,6 +1,7 @@
 //! `[idempotency]`: keys, the store that remembers them, and when an effect commits.
 
-use crate::time::Duration;
+use crate::base::keys::{KeyTable, key};
+use crate::base::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// How the client chooses idempotency keys.
@@ -51,6 +52,46 @@ pub struct Idempotency {
     /// On a client restart, keep the key (true, the article's rule 2) or make a new one.
     pub persist_key: bool,
 }
+
+/// `[idempotency]`'s keys.
+pub const IDEMPOTENCY_KEYS: KeyTable = KeyTable {
+    section: "idempotency",
+    schema: "Idempotency",
+    docs: &[("docs/model.md", "## `[idempotency]`")],
+    runs: &[&[
+        key(
+            "key",
+            "`\"none\"`",
+            "`none`, `per-intent` (chosen once before the first send, reused: correct), \
+            `per-attempt` (a new key inside the retry loop: the bug)",
+        ),
+        key(
+            "store",
+            "`\"none\"`",
+            "`none`; `record-before` (key recorded before the effect; a concurrent duplicate waits \
+            and shares the result, as the article's server); `record-before-409` (a concurrent \
+            duplicate gets 409 Conflict, as the IETF Idempotency-Key draft proposes, and \
+            retries); `record-after` (key recorded after the effect: the article's bug)",
+        ),
+        key(
+            "ttl",
+            "none",
+            "how long a key is remembered; a retry after expiry runs the effect again",
+        ),
+        key(
+            "commit",
+            "`\"atomic\"`",
+            "how the effect and the key record commit: `atomic` (one transaction: a crash rolls \
+            back both, as the article's SQLite example), `effect-then-key`, `key-then-effect`",
+        ),
+        key(
+            "persist_key",
+            "`true`",
+            "on a client restart keep the key (the article's rule 2) or make a new one",
+        ),
+    ]],
+    expanded: &[],
+};
 
 impl Default for Idempotency {
     fn default() -> Self {

@@ -1,13 +1,14 @@
 //! `[[layer]]` and `[[tier]]`: the request path above the bottom `[server]`.
 
-use super::backoff::{BackoffSpec, Found, Next, Section, deserialize_section, set};
+use super::backoff::{BACKOFF_KEYS, BackoffSpec, Found, Next, Section, deserialize_section, set};
 use super::*;
-use crate::backoff::Backoff;
-use crate::dist::Dist;
+use crate::base::dist::Dist;
+use crate::base::keys::{KeyTable, key};
+use crate::base::time::Duration;
+use crate::policy::backoff::Backoff;
 use crate::policy::breaker::BreakerConfig;
 use crate::policy::budget::BudgetConfig;
 use crate::policy::hedge::HedgeConfig;
-use crate::time::Duration;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// One layer of a layered request path (`[[layer]]`): a caller with its own retry policy that
@@ -55,25 +56,43 @@ impl Layer {
     }
 }
 
+/// `[[layer]]`'s keys.
+pub const LAYER_KEYS: KeyTable = KeyTable {
+    section: "layer",
+    schema: "Layer",
+    docs: &[("docs/layered.md", "### `[[layer]]` fields")],
+    runs: &[
+        &[
+            key("name", "`layer{i}`", "shown in the per-layer report"),
+            key(
+                "max_attempts",
+                "3",
+                "attempts per call, the first included (1 = never retry); 1..=10000",
+            ),
+            key(
+                "timeout",
+                "none",
+                "per-attempt timeout; none = wait however long it takes",
+            ),
+            key(
+                "latency",
+                "`0`",
+                "one-way latency to the layer below, each direction (a distribution)",
+            ),
+        ],
+        &BACKOFF_KEYS,
+        &[key(
+            "budget",
+            "none",
+            "a retry budget shared by every call through the layer (below)",
+        )],
+    ],
+    expanded: &[],
+};
+
 impl Section for Layer {
     const NAME: &'static str = "Layer";
-    const KEYS: &'static [&'static str] = &[
-        "name",
-        "max_attempts",
-        "timeout",
-        "latency",
-        "backoff",
-        "jitter",
-        "base",
-        "cap",
-        "multiplier",
-        "first_exponent",
-        "randomization_factor",
-        "jitter_factor",
-        "jitter_max",
-        "cap_applies",
-        "budget",
-    ];
+    const KEYS: &'static [&'static str] = &LAYER_KEYS.names::<{ LAYER_KEYS.count() }>();
 
     fn read<'de, N: Next<'de>>(&mut self, key: &str, n: &mut N) -> Result<Found, N::Error> {
         Ok(match key {
@@ -108,6 +127,52 @@ pub struct TierConfig {
     pub breaker: BreakerConfig,
     pub hedge: HedgeConfig,
 }
+
+/// `[[tier]]`'s keys: the sections a tier holds, each with the keys of its top-level namesake.
+pub const TIER_KEYS: KeyTable = KeyTable {
+    section: "tier",
+    schema: "TierConfig",
+    docs: &[("docs/model.md", "## The request path")],
+    runs: &[&[
+        key(
+            "name",
+            "`\"tier{i}\"`",
+            "shown in `summary.tiers[]` and `summary.layered.layers[]`",
+        ),
+        key(
+            "server",
+            "as `[server]`",
+            "every key of `[server]` except `contention`: workers, queue, service time, failures, \
+            outages, capacity drops, slow windows, shedding, rate limit, crashes, `drop_expired`",
+        ),
+        key(
+            "retry",
+            "as `[retry]`",
+            "the retry policy of this tier's client towards the next tier: attempts, per-attempt \
+            timeout, deadline, backoff and jitter, retry classes, Retry-After, `cancel`, `mode` \
+            (fills this tier's `retry` and `budget`)",
+        ),
+        key(
+            "network",
+            "as `[network]`",
+            "the hop to the next tier: latency, request and response loss",
+        ),
+        key(
+            "budget",
+            "off",
+            "as `[budget]`, for this tier's client (one instance per tier: `scope` has nothing to \
+            split)",
+        ),
+        key(
+            "breaker",
+            "off",
+            "as `[breaker]`, for this tier's client (one instance per tier: `scope` has nothing to \
+            split)",
+        ),
+        key("hedge", "off", "as `[hedge]`, for this tier's client"),
+    ]],
+    expanded: &[],
+};
 
 // A `[[layer]]`'s budget (`layer.budget`). Not to be confused with the `[budget]` section
 // (`BudgetConfig`) or a running budget (`policy::budget::BudgetState`). The doc comment below

@@ -1,5 +1,9 @@
 //! The sizes a model may ask for, each bounding the memory one run can hold.
 
+/// The most attempts a retry loop may make (`retry.max_attempts`, a layer's or a tier's): also
+/// the highest attempt number a run can report, so it is defined with the summary.
+pub use crate::result::summary::MAX_ATTEMPTS;
+
 /// The most `[[layer]]` tables a layered request path may have.
 pub const MAX_LAYERS: usize = 32;
 

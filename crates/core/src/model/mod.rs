@@ -3,18 +3,19 @@
 //! Every field has a default, so a model file states only what it changes. Field names are a
 //! contract (users' model files and `--set` flags spell them): add, never rename. The reference
 //! with units, defaults and sources is `docs/model.md`. Loading from TOML (with file/line errors)
-//! lives in [`crate::load`]; this module is the typed form and its semantic checks.
+//! lives in [`crate::model::load`]; this module is the typed form and its semantic checks.
 
-use crate::backoff::{Backoff, BackoffKind, Jitter};
-pub use crate::invalid::Invalid;
-use crate::policy::breaker::BreakerConfig;
+pub use crate::base::invalid::Invalid;
+use crate::base::keys::{KeyTable, key};
+use crate::base::time::{Duration, Time};
+pub use crate::base::time::{Rate, Window};
+use crate::policy::backoff::{Backoff, BackoffKind, Jitter};
+use crate::policy::breaker::{BREAKER_KEYS, BreakerConfig};
 use crate::policy::budget::BudgetConfig;
 use crate::policy::hedge::HedgeConfig;
 use crate::policy::limiter::LimiterConfig;
 use crate::policy::recovery::RecoveryConfig;
 use crate::policy::{Class, Scope};
-use crate::time::{Duration, Time};
-pub use crate::time::{Rate, Window};
 
 pub mod limits;
 pub mod load;
@@ -36,7 +37,8 @@ pub use backoff::BackoffSpec;
 pub use idempotency::*;
 pub use layers::*;
 pub use limits::{
-    BYTES_PER_INTENT, MAX_INTENTS, MAX_LAYERS, MAX_POLICY_INSTANCES, MAX_REPLICAS, MAX_WINDOWS,
+    BYTES_PER_INTENT, MAX_ATTEMPTS, MAX_INTENTS, MAX_LAYERS, MAX_POLICY_INSTANCES, MAX_REPLICAS,
+    MAX_WINDOWS,
 };
 pub use network::*;
 pub use replicas::*;
@@ -44,6 +46,21 @@ pub use retry::*;
 use serde::{Deserialize, Serialize};
 pub use server::*;
 pub use workload::*;
+
+/// The key tables of the sections that have one, for the test that checks them against the
+/// loader, the schema and the docs (`tests/cli/model_keys.rs`).
+pub const KEY_TABLES: [KeyTable; 10] = [
+    WORKLOAD_KEYS,
+    RETRY_KEYS,
+    NETWORK_KEYS,
+    SERVER_KEYS,
+    OUTLIER_KEYS,
+    IDEMPOTENCY_KEYS,
+    TIER_KEYS,
+    LAYER_KEYS,
+    BREAKER_KEYS,
+    ENGINE_KEYS,
+];
 
 /// One scenario, fully resolved (a variant is a `Model` too).
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
@@ -70,7 +87,7 @@ pub struct Model {
     pub server: Server,
     pub idempotency: Idempotency,
     /// A layered request path (`[[layer]]` tables, top first): when non-empty the run uses the
-    /// layered engine ([`crate::layered`]), whose bottom is `server.fail` and `server.service`.
+    /// layered engine ([`crate::sim::layered`]), whose bottom is `server.fail` and `server.service`.
     #[serde(rename = "layer", skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<Layer>,
     /// The tiers between the clients and `[server]` (`[[tier]]` tables, top first): each is a
@@ -101,6 +118,23 @@ pub struct EngineConfig {
     /// `event-loop`: always the event loop (same results, slower).
     pub path: EnginePathChoice,
 }
+
+/// `[engine]`'s keys.
+pub const ENGINE_KEYS: KeyTable = KeyTable {
+    section: "engine",
+    schema: "EngineConfig",
+    docs: &[("docs/model.md", "## `[engine]`")],
+    runs: &[&[key(
+        "path",
+        "`\"auto\"`",
+        "`\"auto\"`: the **direct path** when the model's clients are independent, else the event \
+        loop; `\"event-loop\"`: always the event loop. Any other value is refused (exit 2). Both \
+        give the same bytes; the direct path is faster and smaller. `--set \
+        engine.path=event-loop` forces the event loop for one run (tests and benchmarks compare \
+        the two this way).",
+    )]],
+    expanded: &[],
+};
 
 impl EngineConfig {
     pub fn is_auto(&self) -> bool {
@@ -237,6 +271,23 @@ mod tests {
     #[test]
     fn defaults_validate() {
         Model::default().validate().unwrap();
+    }
+
+    /// The keys refused on a tier of one replica are the ones `[server]`'s table says need two.
+    #[test]
+    fn the_balancer_keys_are_the_server_keys_that_need_replicas() {
+        let needs: Vec<&str> = SERVER_KEYS
+            .keys()
+            .filter(|k| k.needs == crate::base::keys::Needs::Replicas)
+            .map(|k| k.name)
+            .collect();
+        let checked: Vec<&str> = Server::default()
+            .balancer_keys()
+            .iter()
+            .map(|(k, _)| *k)
+            .filter(|k| *k != "replica")
+            .collect();
+        assert_eq!(checked, needs);
     }
 
     #[test]

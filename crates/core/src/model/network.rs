@@ -1,6 +1,7 @@
 //! `[network]`: latency and loss between a caller and the tier it calls.
 
-use crate::dist::Dist;
+use crate::base::dist::Dist;
+use crate::base::keys::{KeyTable, key};
 use serde::{Deserialize, Serialize};
 
 /// How a client learns that its request was lost before reaching the server.
@@ -26,6 +27,47 @@ pub struct Network {
     /// Probability a reply never reaches the client (the effect ran).
     pub response_loss: f64,
 }
+
+/// `[network]`'s keys (also a `[[tier]]`'s `network`).
+pub const NETWORK_KEYS: KeyTable = KeyTable {
+    section: "network",
+    schema: "Network",
+    docs: &[("docs/model.md", "## `[network]`")],
+    runs: &[&[
+        key(
+            "latency",
+            "`\"0\"`",
+            "one-way latency distribution, both directions",
+        ),
+        key(
+            "request_latency",
+            "`latency`",
+            "the request direction's latency distribution, instead of `latency`",
+        ),
+        key(
+            "response_latency",
+            "`latency`",
+            "the response direction's latency distribution, instead of `latency`",
+        ),
+        key(
+            "request_loss",
+            "`0`",
+            "probability a request never reaches the server",
+        ),
+        key(
+            "loss_notice",
+            "`\"timeout\"`",
+            "how the client learns of a lost request: `error` (at once, as a connection error: the \
+            article's `throw` before `fetch`) or `timeout`",
+        ),
+        key(
+            "response_loss",
+            "`0`",
+            "probability a reply never reaches the client (the effect ran)",
+        ),
+    ]],
+    expanded: &[],
+};
 
 impl Default for Network {
     fn default() -> Self {

@@ -3,13 +3,14 @@
 //! another replica. Semantics and sources: `docs/replicas.md`; the state machines are
 //! [`crate::policy::balancer`] and [`crate::policy::outlier`].
 
+use crate::base::keys::{KeyTable, key};
+use crate::base::time::{Duration, Time};
 use crate::policy::Scope;
 pub use crate::policy::balancer::BalancerKind;
 use crate::policy::balancer::{self, Params};
 use crate::policy::outlier::envoy::EnvoyConfig;
 use crate::policy::outlier::grpc::{FailurePercentageEjection, GrpcConfig, SuccessRateEjection};
 use crate::policy::outlier::{Detector, envoy::EnvoyDetector, grpc::GrpcDetector};
-use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
 /// `server.outlier_detection.kind`: whose outlier detection.
@@ -25,6 +26,124 @@ pub enum OutlierKind {
     /// gRPC's xDS client reads them.
     Grpc,
 }
+
+/// `[server.outlier_detection]`'s keys.
+pub const OUTLIER_KEYS: KeyTable = KeyTable {
+    section: "server.outlier_detection",
+    schema: "OutlierDetection",
+    docs: &[("docs/model.md", "### Replicas")],
+    runs: &[&[
+        key(
+            "kind",
+            "`\"envoy\"`",
+            "`envoy`: Envoy's detector (consecutive 5xx, consecutive gateway failures, success \
+            rate, failure percentage); `grpc`: gRPC's outlier detection LB policy (gRFC A50, \
+            \"xDS Outlier Detection Support\"), configured from these fields as gRPC's xDS client \
+            reads them: success rate and failure percentage only (the five consecutive-error and \
+            `always_eject_one_host` fields are refused), `max_ejection_time` 300 s by default, \
+            failure percentage on only when `enforcing_failure_percentage` is above 0, the first \
+            ejection always allowed",
+        ),
+        key(
+            "interval",
+            "`\"10s\"`",
+            "time between ejection sweeps (which also return ejected replicas); positive",
+        ),
+        key(
+            "base_ejection_time",
+            "`\"30s\"`",
+            "an ejection lasts `base_ejection_time × ejections so far` (the multiplier goes down \
+            again while the replica stays healthy), at most `max_ejection_time`; positive",
+        ),
+        key(
+            "max_ejection_time",
+            "`max(\"300s\", base_ejection_time)`",
+            "the longest ejection; not below `base_ejection_time` (Envoy refuses it). gRPC: 300 s",
+        ),
+        key(
+            "max_ejection_time_jitter",
+            "`\"0s\"`",
+            "Envoy: up to this much random time added to each ejection",
+        ),
+        key(
+            "max_ejection_percent",
+            "`10`",
+            "percent of the replicas that may be ejected at once, 0..=100. Envoy ejects while `100 \
+            × (ejected + 1) / replicas <= max_ejection_percent`: with the default 10, fewer than \
+            10 replicas eject nothing unless `always_eject_one_host`",
+        ),
+        key(
+            "always_eject_one_host",
+            "`false`",
+            "Envoy: one replica may be ejected whatever `max_ejection_percent` says",
+        ),
+        key(
+            "consecutive_5xx",
+            "`5`",
+            "Envoy: eject after this many 5xx answers in a row (a 500, a 503, a reset, a timeout)",
+        ),
+        key(
+            "enforcing_consecutive_5xx",
+            "`100`",
+            "Envoy: percent chance that such an outlier is ejected",
+        ),
+        key(
+            "consecutive_gateway_failure",
+            "`5`",
+            "Envoy: eject after this many 502/503/504 in a row (a 503, a broken connection, a \
+            timeout)",
+        ),
+        key(
+            "enforcing_consecutive_gateway_failure",
+            "`0`",
+            "Envoy: percent chance that such an outlier is ejected (0: counted, never ejected)",
+        ),
+        key(
+            "success_rate_minimum_hosts",
+            "`5`",
+            "success rate ejection runs only with this many replicas of enough volume",
+        ),
+        key(
+            "success_rate_request_volume",
+            "`100`",
+            "requests a replica needs in one interval to count for success rate",
+        ),
+        key(
+            "success_rate_stdev_factor",
+            "`1900`",
+            "thousandths: a replica whose success rate is below `mean − stdev × factor / 1000` is \
+            an outlier",
+        ),
+        key(
+            "enforcing_success_rate",
+            "`100`",
+            "percent chance that a success rate outlier is ejected; with `kind = \"grpc\"`, 0 \
+            turns success rate ejection off",
+        ),
+        key(
+            "failure_percentage_threshold",
+            "`85`",
+            "a replica with at least this percent of failures in an interval is an outlier (gRPC: \
+            above it)",
+        ),
+        key(
+            "failure_percentage_minimum_hosts",
+            "`5`",
+            "failure percentage ejection runs only with this many replicas of enough volume",
+        ),
+        key(
+            "failure_percentage_request_volume",
+            "`50`",
+            "requests a replica needs in one interval to count for failure percentage",
+        ),
+        key(
+            "enforcing_failure_percentage",
+            "`0`",
+            "percent chance that a failure percentage outlier is ejected (0: off)",
+        ),
+    ]],
+    expanded: &[],
+};
 
 /// `[server.outlier_detection]`: Envoy's `OutlierDetection` fields under Envoy's names; unset
 /// fields take Envoy's defaults (gRFC A50's for `kind = "grpc"`).

@@ -1,10 +1,11 @@
 //! `[retry]`: the client's retry policy (attempts, timeouts, backoff, `Retry-After`).
 
-use super::backoff::{BackoffSpec, Found, Next, Section, deserialize_section, set};
+use super::backoff::{BACKOFF_KEYS, BackoffSpec, Found, Next, Section, deserialize_section, set};
 use super::replicas::HostPredicate;
-use crate::backoff::Backoff;
+use crate::base::keys::{KeyTable, key};
+use crate::base::time::Duration;
 use crate::policy::Class;
-use crate::time::Duration;
+use crate::policy::backoff::Backoff;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::ops::{Deref, DerefMut};
 
@@ -116,32 +117,121 @@ impl DerefMut for Retry {
     }
 }
 
+/// Where `throttling_base` goes among the backoff keys: after `base`, as serde listed it.
+const AFTER_BASE: usize = 3;
+
+/// `[retry]`'s keys (also a `[[tier]]`'s `retry`).
+pub const RETRY_KEYS: KeyTable = KeyTable {
+    section: "retry",
+    schema: "Retry",
+    docs: &[("docs/model.md", "## `[retry]`")],
+    runs: &[
+        &[
+            key(
+                "max_attempts",
+                "`3`",
+                "attempts per intent, the first included (1 = never retry)",
+            ),
+            key(
+                "timeout",
+                "none",
+                "per-attempt timeout; none = wait for the reply however long",
+            ),
+            key(
+                "deadline",
+                "none",
+                "total time per intent; no retry starts that would begin after it",
+            ),
+        ],
+        BACKOFF_KEYS.split_at(AFTER_BASE).0,
+        &[key(
+            "throttling_base",
+            "none (= `base`)",
+            "the base of the delay after a 429 (the AWS SDKs' larger throttling base); <= `cap`",
+        )],
+        BACKOFF_KEYS.split_at(AFTER_BASE).1,
+        &[
+            key(
+                "restart_probability",
+                "`0`",
+                "probability the client restarts before a retry (see `idempotency.persist_key`)",
+            ),
+            key(
+                "retry_on",
+                "`[\"timeout\", \"connection\", \"503\", \"429\", \"5xx\", \"409\"]`",
+                "the answer classes retried (`docs/policies.md`, \"Answer classes and retries\"); \
+                `\"4xx\"` and `\"overloaded\"` are refused",
+            ),
+            key(
+                "retry_after",
+                "`\"honour\"`",
+                "what a server's `Retry-After` does: `honour` (wait it instead of the backoff, up \
+                to `retry_after_cap`), `ignore`, `aws` (the AWS SDKs' rule), `envoy` (Envoy's \
+                reset header); `docs/policies.md`",
+            ),
+            key(
+                "retry_after_cap",
+                "`cap`",
+                "the longest `Retry-After` honoured; longer ones are cut to it",
+            ),
+            key(
+                "cancel",
+                "`false`",
+                "cancellation propagation: when this caller stops waiting for an attempt, the tier \
+                below drops it if it is still queued and stops retrying below for it (\"The \
+                request path\", below)",
+            ),
+            key(
+                "mode",
+                "none",
+                "an SDK's retry mode, filling in its `[retry]` and `[budget]` settings under yours \
+                (`aws-legacy`, `aws-standard`, `aws-adaptive` (top level only: it adds \
+                `[limiter]`), `aws-standard-2026`, `aws-standard-2026-dynamodb`, \
+                `aws-js-standard`, `aws-js-standard-2026`; `docs/policies.md`, \"SDK retry \
+                modes\"), or a backoff library's defaults, filling in `[retry]` only \
+                (`grpc-connect`, `client-go`, `client-go-retry`, `cenkalti`, \
+                `resilience4j-random`, `tenacity`, `spring-random`; \"Backoff as the libraries \
+                ship it\"). Any key written beside it wins; a `jitter` written beside a library's \
+                mode drops the mode's jitter sizing (`cenkalti` with `jitter = \"full\"` is \
+                cenkalti's schedule with full jitter). `retrystorm explain` prints what the mode \
+                set. Also in a `[[tier]]`'s `retry`.",
+            ),
+            key(
+                "retry_host_predicate",
+                "`\"none\"`",
+                "which replica a retry or hedged copy may go to, when the tier this retry loop \
+                calls has `replicas >= 2` (\"Replicas\", below; refused otherwise): `none` (the \
+                balancer picks every attempt afresh, so a retry may meet the replica that \
+                failed), `previous-hosts` (Envoy's `envoy.retry_host_predicates.previous_hosts`: \
+                the balancer is asked again while it picks a replica this call already tried; \
+                `previous_hosts` also accepted), `same-host` (every attempt of a call goes to its \
+                first attempt's replica: a client holding one connection; `same_host` also \
+                accepted)",
+            ),
+            key(
+                "host_selection_retry_max_attempts",
+                "`1`",
+                "Envoy's route `host_selection_retry_max_attempts`: how many more picks a retry \
+                may make while `previous-hosts` rejects the balancer's choice; after the last, \
+                the last pick is used, tried or not. A whole number in 0..=100; only with \
+                `retry_host_predicate = \"previous-hosts\"`",
+            ),
+        ],
+    ],
+    expanded: &[key(
+        "from",
+        "none",
+        "a real configuration file, `\"SOURCE:FILE\"`: `\"envoy:route.yaml\"`, \
+        `\"grpc:service-config.json[:SERVICE/METHOD]\"`, `\"aws:config[:PROFILE]\"`, read \
+        relative to the model file and imported into `[retry]`, `[budget]` and `[hedge]` as \
+        `retrystorm import` prints them (`docs/import.md`). Any key written beside it wins. Not \
+        with `mode`. Also in a `[[tier]]`'s `retry`.",
+    )],
+};
+
 impl Section for Retry {
     const NAME: &'static str = "Retry";
-    const KEYS: &'static [&'static str] = &[
-        "max_attempts",
-        "timeout",
-        "deadline",
-        "backoff",
-        "jitter",
-        "base",
-        "throttling_base",
-        "cap",
-        "multiplier",
-        "first_exponent",
-        "randomization_factor",
-        "jitter_factor",
-        "jitter_max",
-        "cap_applies",
-        "restart_probability",
-        "retry_on",
-        "retry_after",
-        "retry_after_cap",
-        "cancel",
-        "mode",
-        "retry_host_predicate",
-        "host_selection_retry_max_attempts",
-    ];
+    const KEYS: &'static [&'static str] = &RETRY_KEYS.names::<{ RETRY_KEYS.count() }>();
 
     fn read<'de, N: Next<'de>>(&mut self, key: &str, n: &mut N) -> Result<Found, N::Error> {
         Ok(match key {

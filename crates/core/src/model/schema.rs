@@ -1,16 +1,16 @@
 //! JSON Schemas for the model file's scalar forms that have their own serde code (durations,
 //! rates, limits, distributions, `fail`, `Retry-After`): the derives on the model structs use
-//! these, so `retrystorm schema` describes exactly what [`crate::load`] accepts.
+//! these, so `retrystorm schema` describes exactly what [`crate::model::load`] accepts.
 //!
 //! The patterns follow the parsers: [`Duration::parse`] (a number with one of the units `ns`,
 //! `us`, `µs`, `ms`, `s`, `m`, `h`, or a bare `0`), [`Rate::parse`] (`N/ms`, `/s`, `/m`, `/min`,
 //! `/h`) and [`Dist::parse`]. They check the form; ranges (`uniform` with MIN <= MAX, a
 //! probability in [0, 1]) are left to the loader's errors, which name the line.
 
-use crate::dist::Dist;
+use crate::base::dist::Dist;
+use crate::base::time::{Duration, Rate};
 use crate::model::{FailMode, Limit};
 use crate::policy::ratelimit::RetryAfter;
-use crate::time::{Duration, Rate};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use std::borrow::Cow;
 

@@ -2,11 +2,12 @@
 //! the server-side policies it carries.
 
 use super::replicas::{BalancerKind, FailureWindow, OutlierDetection, is_one};
-use crate::dist::Dist;
+use crate::base::dist::Dist;
+use crate::base::keys::{KeyTable, Needs, key};
+use crate::base::time::Duration;
 use crate::policy::Scope;
 use crate::policy::ratelimit::{RateLimitConfig, RetryAfter};
-use crate::shedding::SheddingConfig;
-use crate::time::Duration;
+use crate::policy::shedding::SheddingConfig;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -132,6 +133,186 @@ impl<'de> Deserialize<'de> for Limit {
     }
 }
 
+/// `[server]`'s keys (also a `[[tier]]`'s `server`): the balancer keys need two replicas or more.
+pub const SERVER_KEYS: KeyTable = KeyTable {
+    section: "server",
+    schema: "Server",
+    docs: &[("docs/model.md", "## `[server]`")],
+    runs: &[&[
+        key("capacity", "`\"unlimited\"`", "concurrent workers"),
+        key(
+            "queue",
+            "`\"unlimited\"`",
+            "requests that may wait for a worker; a full queue rejects at once (503)",
+        ),
+        key(
+            "discipline",
+            "`\"fifo\"`",
+            "`fifo`, `lifo`, or `adaptive-lifo` (Fail at Scale: FIFO, newest first while the queue \
+            has not been empty for `shedding.interval`; `docs/policies.md`, \"Server-side \
+            shedding\")",
+        ),
+        key("service", "`\"0\"`", "service time distribution"),
+        key(
+            "fail",
+            "`\"never\"`",
+            "`\"never\"`, `\"always\"` (every attempt fails at once, without service: the \
+            article's pure-scheduling model) or a probability (a served attempt fails after its \
+            service time, without effect)",
+        ),
+        key(
+            "outages",
+            "`[]`",
+            "`[{ from = \"2s\", to = \"5s\" }]`: every arrival in a window fails at once (503); \
+            `answer = \"hang\"`: never answered (the caller's timeout decides); `retry_after = \
+            \"5s\"`: the 503s carry Retry-After (`docs/policies.md`, \"Outages\")",
+        ),
+        key(
+            "drop_expired",
+            "`false`",
+            "deadline propagation: a queued request whose client has stopped waiting is dropped \
+            before service",
+        ),
+        key(
+            "crash_probability",
+            "`0`",
+            "probability a served request's handler crashes part-way",
+        ),
+        key(
+            "crash_point",
+            "`\"after-effect\"`",
+            "`after-effect` (effect done, key not yet recorded) or `after-key` (key recorded, \
+            effect not yet done)",
+        ),
+        key(
+            "concurrency_limit",
+            "`\"unlimited\"`",
+            "requests held at once (in service plus queued); an arrival beyond it is shed \
+            (`docs/policies.md`, \"Server signals\")",
+        ),
+        key(
+            "shed_answer",
+            "`\"unavailable\"`",
+            "what a shed request is told: `\"unavailable\"` (503, retryable) or `\"overloaded\"` \
+            (the SRE book's \"overloaded; don't retry\", never retried)",
+        ),
+        key(
+            "retry_after",
+            "`\"none\"`",
+            "the `Retry-After` on a shed 503: `\"none\"`, a duration, or `\"derived\"` from the \
+            queue and the service time (`docs/policies.md`, \"Server signals\")",
+        ),
+        key(
+            "slowdown",
+            "`0`",
+            "latency rising with load: a request that starts while `n` others are in service takes \
+            `service × (1 + slowdown × n)`",
+        ),
+        key(
+            "client_error",
+            "`0`",
+            "probability that a served request is answered 4xx: no effect, never retried",
+        ),
+        key(
+            "capacity_drops",
+            "`[]`",
+            "`[{ from = \"5s\", to = \"8s\", capacity = 2 }]`: windows with fewer workers (a \
+            brown-out); needs a limited `capacity`; windows must not overlap",
+        ),
+        key(
+            "slow_windows",
+            "`[]`",
+            "`[{ from = \"10s\", to = \"11s\", factor = 10 }]`: latency brown-outs (a GC pause, a \
+            degraded disk, a noisy neighbour). The service time of work *started* inside a window \
+            `[from, to)` (a worker takes the request at `from <= t < to`) is `factor` times the \
+            time it drew; see below",
+        ),
+        key(
+            "rate_limit",
+            "off",
+            "`[server.rate_limit]`: a token bucket that answers 429 (`docs/policies.md`, \"Rate \
+            limiting\")",
+        ),
+        key(
+            "contention",
+            "`false`",
+            "the server holds one record that every intent updates with optimistic concurrency: an \
+            attempt reads the version (one round trip), then writes if it is unchanged, else gets \
+            409 (the AWS blog's model, `docs/layered.md`); `workload.kind = \"contention\"` is a \
+            burst with this on. Last tier only",
+        ),
+        key(
+            "shedding",
+            "off",
+            "`[server.shedding]`: CoDel sheds requests that queued too long (`docs/policies.md`, \
+            \"Server-side shedding\")",
+        ),
+        key(
+            "replicas",
+            "`1`",
+            "copies of this server behind a load balancer, 1..=1024 (\"Replicas\", below). \
+            `capacity`, `queue`, `concurrency_limit` and the service are per replica",
+        ),
+        key(
+            "balancer",
+            "`\"round-robin\"`",
+            "how a caller chooses the replica of an attempt: `round-robin` (Envoy's `ROUND_ROBIN`, \
+            the index starting at a random replica), `random` (Envoy's `RANDOM`), `least-request` \
+            (Envoy's `LEAST_REQUEST`: the fewest active requests of `choice_count` random picks), \
+            `p2c-ewma` (Finagle's `P2CPeakEwma`: the lower peak-EWMA latency cost of two distinct \
+            random replicas). Needs `replicas >= 2`",
+        )
+        .only_with(Needs::Replicas),
+        key(
+            "choice_count",
+            "`2`",
+            "random picks per choice of `least-request` (Envoy's \
+            `least_request_lb_config.choice_count`), at least 2; only with `balancer = \
+            \"least-request\"`",
+        )
+        .only_with(Needs::Replicas),
+        key(
+            "ewma_decay",
+            "`\"10s\"`",
+            "the decay time of `p2c-ewma`'s latency average (Finagle's `decayTime`), a positive \
+            duration; only with `balancer = \"p2c-ewma\"`",
+        )
+        .only_with(Needs::Replicas),
+        key(
+            "balancer_scope",
+            "`\"shared\"`",
+            "`shared`: one balancer for every caller (a proxy in front of the tier, one view of \
+            active requests and latency); `client`: one per client process (client-side \
+            balancing, each with its own view)",
+        )
+        .only_with(Needs::Replicas),
+        key(
+            "panic_threshold",
+            "`50`",
+            "Envoy's `common_lb_config.healthy_panic_threshold`, percent in 0..=100: while fewer \
+            than this share of the replicas is left by outlier detection, the balancer ignores \
+            the ejections and picks among all of them; `0` never panics",
+        )
+        .only_with(Needs::Replicas),
+        key(
+            "outlier_detection",
+            "none",
+            "`[server.outlier_detection]`: passive health checking that ejects bad replicas from \
+            the balancer's choice, Envoy's or gRPC's (the table below)",
+        )
+        .only_with(Needs::Replicas),
+        key(
+            "failure_windows",
+            "`[]`",
+            "`[{ from = \"10s\", to = \"40s\", probability = 0.5 }]`: served requests fail (500, \
+            after their service time) with `probability` instead of `fail`'s inside `[from, to)`: \
+            a bad deploy, a poisoned cache. The same draw as `fail` (common random numbers); \
+            windows on one replica must not overlap",
+        ),
+    ]],
+    expanded: &[],
+};
+
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Server {
@@ -171,7 +352,7 @@ pub struct Server {
     /// AWS blog's contention model, `docs/layered.md`): an attempt reads the version, then writes
     /// if it is unchanged, else gets a 409. Last tier only.
     pub contention: bool,
-    /// Adaptive shedding at dequeue (`[server.shedding]`, [`crate::shedding`]): CoDel drops
+    /// Adaptive shedding at dequeue (`[server.shedding]`, [`crate::policy::shedding`]): CoDel drops
     /// requests that queued too long, answered as `shed_answer` says.
     #[serde(skip_serializing_if = "SheddingConfig::is_default")]
     pub shedding: SheddingConfig,

@@ -1,8 +1,9 @@
 //! `[workload]`: who sends intents, when, and how many (burst, open, closed, contention, trace).
 
 use super::*;
-use crate::dist::Dist;
-use crate::time::{Duration, Time};
+use crate::base::dist::Dist;
+use crate::base::keys::{KeyTable, key};
+use crate::base::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
 /// Where intents come from.
@@ -22,7 +23,7 @@ pub enum WorkloadKind {
     /// versioned record).
     Contention,
     /// Production traffic replay: one intent per row of the `trace` file (CSV or JSON Lines of
-    /// timestamps, [`crate::replay`]), `speed` times as fast.
+    /// timestamps, [`crate::model::replay`]), `speed` times as fast.
     Trace,
 }
 
@@ -59,8 +60,82 @@ pub struct Workload {
     /// trace: the parsed arrivals, filled in by the loader from `trace` (the core reads no file).
     #[serde(skip)]
     #[schemars(skip)]
-    pub replay: std::sync::Arc<crate::replay::Trace>,
+    pub replay: std::sync::Arc<crate::model::replay::Trace>,
 }
+
+/// `[workload]`'s keys.
+pub const WORKLOAD_KEYS: KeyTable = KeyTable {
+    section: "workload",
+    schema: "Workload",
+    docs: &[("docs/model.md", "## `[workload]`")],
+    runs: &[&[
+        key(
+            "kind",
+            "`\"burst\"`",
+            "`burst`, `open`, `closed` or `trace` (below) (and `contention`, see `docs/layered.md` \
+            / validation)",
+        ),
+        key(
+            "clients",
+            "`1000`",
+            "burst: number of clients, one intent each; at most 20,000,000 (about 100 bytes each, \
+            so a run stays under 2 GB; `docs/performance.md`, \"Memory bounds\")",
+        ),
+        key("start", "`\"0\"`", "burst: when the burst starts"),
+        key(
+            "spread",
+            "`\"0\"`",
+            "burst: starts are uniform over `[start, start + spread)`; 0 = all at `start`",
+        ),
+        key(
+            "rate",
+            "`\"100/s\"`",
+            "open: Poisson arrival rate before the first schedule point",
+        ),
+        key(
+            "schedule",
+            "`[]`",
+            "open: `[{ at = \"10s\", rate = \"400/s\" }, { at = \"12s\", rate = \"100/s\" }]`; \
+            `ramp = true` on a point moves linearly from the previous rate to this one",
+        ),
+        key(
+            "workers",
+            "`10`",
+            "closed: workers, each running intents back to back",
+        ),
+        key(
+            "intents",
+            "`0`",
+            "closed: total intents over all workers (required); open: stop arrivals after this \
+            many (0 = no limit)",
+        ),
+        key(
+            "think",
+            "`\"0\"`",
+            "closed: distribution of the pause between an intent's end and the worker's next",
+        ),
+        key(
+            "processes",
+            "`1`",
+            "open: the client processes the arrivals come from (round-robin by arrival number): \
+            the unit of `scope = \"client\"` budgets, breakers and rate limits (a burst client \
+            and a closed worker are one process each)",
+        ),
+        key(
+            "trace",
+            "none",
+            "trace: the file of arrivals, CSV or JSON Lines, relative to the model file (required \
+            with `kind = \"trace\"`, refused otherwise)",
+        ),
+        key(
+            "speed",
+            "`1.0`",
+            "trace: replay speed; `2.0` replays the trace in half the time, twice the load (must \
+            be > 0)",
+        ),
+    ]],
+    expanded: &[],
+};
 
 fn is_one(x: &f64) -> bool {
     *x == 1.0

@@ -15,8 +15,8 @@
 //! after it; "don't retry" (here "overloaded") sends no more copies while those out may still
 //! answer. The hold lives in the call's loop state (`path::call`).
 
-use crate::invalid::Invalid;
-use crate::time::Duration;
+use crate::base::invalid::Invalid;
+use crate::base::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// The most copies a hedged call may send (the width of [`Pending`]).

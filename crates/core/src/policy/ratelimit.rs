@@ -6,9 +6,9 @@
 //! run does the same operations in the same order, so results stay bit-for-bit deterministic.
 
 use super::Scope;
-use crate::invalid::Invalid;
-use crate::time::Rate;
-use crate::time::{Duration, Time};
+use crate::base::invalid::Invalid;
+use crate::base::time::Rate;
+use crate::base::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
 /// What `Retry-After` a server sends with a 429 or a 503.

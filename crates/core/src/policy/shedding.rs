@@ -19,7 +19,7 @@
 //! everything above the short timeout "empirically works better for our services than the codel
 //! approach of increasingly often dropping packets". Time is integer nanoseconds.
 
-use crate::time::{Duration, Time};
+use crate::base::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
 /// Which shedding a tier runs at dequeue.
@@ -65,8 +65,8 @@ impl SheddingConfig {
     }
 
     /// folly's `setOptions` refuses `interval <= target` and non-positive values.
-    pub fn validate(&self, p: &str) -> Result<(), crate::invalid::Invalid> {
-        use crate::invalid::invalid;
+    pub fn validate(&self, p: &str) -> Result<(), crate::base::invalid::Invalid> {
+        use crate::base::invalid::invalid;
         if self.target.0 == 0 {
             return Err(invalid(
                 &format!("{p}.target"),

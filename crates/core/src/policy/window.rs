@@ -6,7 +6,7 @@
 //! does). Finagle's `TokenBucket.newLeakyBucket` (under `RetryBudget`) uses 10 slices; so do we.
 //! Fixed size: no allocation after construction.
 
-use crate::time::{Duration, Time};
+use crate::base::time::{Duration, Time};
 
 /// Slices per window (Finagle's `newLeakyBucket` uses `WindowedAdder(ttl, 10, now)`).
 pub const SLICES: usize = 10;

@@ -5,11 +5,13 @@
 //! [`metric`]) and the yes/no metrics whose mean is a share ([`SHARE_METRICS`]).
 
 use crate::base::diagnostics::closest;
-use crate::summary::{AttemptPeak, LayerSummary, Layered, ReplicaSummary, Summary, TierSummary};
+use crate::result::summary::{
+    AttemptPeak, LayerSummary, Layered, MAX_ATTEMPTS, ReplicaSummary, Summary, TierSummary,
+};
 use toml::Value;
 
 /// The metrics that are yes (1) or no (0) per run, for which
-/// [`crate::stats::Aggregate::shares`] holds a [`crate::stats::Share`].
+/// [`crate::result::aggregate::Aggregate::shares`] holds a [`crate::result::stats::Share`].
 pub const SHARE_METRICS: [&str; 1] = ["recovered"];
 
 /// Top-level field names of a serde struct, read from its `Deserialize` implementation.
@@ -166,6 +168,14 @@ pub fn check_metric(name: &str) -> Result<(), String> {
     if let Some((0, field)) = attempt_metric(name) {
         return Err(format!(
             "unknown metric `{name}`: attempts are numbered from 1 (the first try); did you mean `attempt_peaks.1.{field}`?"
+        ));
+    }
+    // An attempt no run can make would read 0 in every run: an expectation that cannot fail.
+    if let Some((n, _)) = attempt_metric(name)
+        && n > u64::from(MAX_ATTEMPTS)
+    {
+        return Err(format!(
+            "unknown metric `{name}`: attempts are numbered 1 to {MAX_ATTEMPTS} (retry.max_attempts is at most {MAX_ATTEMPTS}), so no run reaches this one"
         ));
     }
     if is_metric(name) {

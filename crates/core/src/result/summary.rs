@@ -3,8 +3,12 @@
 //! Field names are read by users' scripts and CI: add fields, never rename them. Durations are
 //! milliseconds as f64 in fields named `*_ms`.
 
-pub use crate::catalogue::{ATTEMPT_PEAKS, absent_attempt_value, attempt_metric, metrics};
+use crate::result::stats::Share;
 use serde::{Deserialize, Serialize};
+
+/// The highest attempt number a run can report (`attempt_peaks.N`): the most attempts a retry
+/// loop may make (`retry.max_attempts`, a layer's or a tier's; the model's limits use it).
+pub const MAX_ATTEMPTS: u32 = 10_000;
 
 /// Version of the JSON layout; readers refuse files with a different major number.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -31,7 +35,7 @@ pub enum Ended {
     Horizon,
     /// The `max_events` guard stopped it (the summary is partial).
     MaxEvents,
-    /// Its caller asked it to stop (the CLI on Ctrl-C, through [`crate::run_model_until`]): the
+    /// Its caller asked it to stop (the CLI on Ctrl-C, through [`crate::sim::path::run_model_until`]): the
     /// summary is partial, up to `end_ms`.
     Interrupted,
 }
@@ -356,7 +360,7 @@ pub struct Series {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<ReplicaSeries>,
     /// Server arrivals per bucket by attempt number: `attempts[k]` for attempt `k + 1`, the last
-    /// (attempt [`crate::metrics::ATTEMPT_SERIES`]) holding that attempt and every later one;
+    /// (attempt [`crate::sim::metrics::ATTEMPT_SERIES`]) holding that attempt and every later one;
     /// as long as `first` or empty. For the `--by-attempt` load chart; not written to JSON (the
     /// JSON `series` stays as it was), empty in a report read back from JSON.
     #[serde(default, skip_serializing)]
@@ -436,7 +440,7 @@ pub struct Replications {
     /// Yes/no metrics (`recovered`) as the share of seeds with its Wilson 95% interval; only
     /// in runs that measure them (a model with a trigger).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub shares: std::collections::BTreeMap<String, crate::stats::Share>,
+    pub shares: std::collections::BTreeMap<String, Share>,
 }
 
 /// What `run`/`compare --seeds N --json` writes: a [`RunReport`] (every key of it, so readers of

@@ -1,6 +1,6 @@
 //! Every random stream of a run, derived from its seed in this one place.
 //!
-//! A stream is keyed by `(seed, entity, purpose, index)` ([`crate::rng::Stream::new`]); this
+//! A stream is keyed by `(seed, entity, purpose, index)` ([`crate::base::rng::Stream::new`]); this
 //! module chooses the entity and the index for each draw the engine makes, so that every
 //! component asks for a draw by name and none picks its own keys:
 //!
@@ -20,7 +20,7 @@
 //! whatever a policy did elsewhere (common random numbers), and a path of one tier draws as a
 //! plain attempt number.
 
-use crate::rng::{EntityKey, Purpose, Stream, mix64};
+use crate::base::rng::{EntityKey, Purpose, Stream, mix64};
 
 /// The key of the call that attempt `attempt` of the call keyed `path` creates below (the top
 /// call's key is 0).

@@ -3,11 +3,11 @@
 //! ends: when nothing is left to do, at the model's horizon, at its `max_events` guard, or when
 //! the caller's stop flag is set (checked at the progress points only).
 
+use crate::base::queue::EventQueue;
+use crate::base::time::{Duration, Time};
 use crate::model::{Model, Workload};
-use crate::queue::EventQueue;
+use crate::result::summary::Ended;
 use crate::sim::draws::Draws;
-use crate::summary::Ended;
-use crate::time::{Duration, Time};
 
 /// An engine the shared loop can drive.
 pub(crate) trait Engine {

@@ -1,6 +1,6 @@
 //! Layered retries: the closed forms for retries stacked across the hops of a request path.
 //!
-//! A path whose every hop retries (`[[layer]]` or `[[tier]]` tables, run by [`crate::path`])
+//! A path whose every hop retries (`[[layer]]` or `[[tier]]` tables, run by [`crate::sim::path`])
 //! multiplies attempts: a failure at the bottom is seen by every caller above, and each may
 //! retry it, so three hops of three attempts can send 3^3 = 27 attempts to the bottom for one
 //! user action (the article: "Retry at one layer"; the Google SRE book, chapter "Addressing

@@ -15,8 +15,8 @@
 //!   intent whose next event does not fit is dropped whole (never kept half-traced) and counted
 //!   in [`TraceLog::dropped`].
 
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
-use crate::time::{Duration, Time};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

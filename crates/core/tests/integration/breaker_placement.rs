@@ -174,6 +174,39 @@ fn breaker_around_retries_with_retries_only_is_refused() {
     assert!(e.contains("tier[0].breaker.placement"), "{e}");
 }
 
+/// Every `[breaker]` key but `enabled` needs the breaker on (its key table says so): written
+/// beside `enabled = false` it would change nothing, so it is refused at its line, in a tier too;
+/// `enabled = false` alone, or the keys beside `enabled = true`, load.
+#[test]
+fn breaker_keys_without_the_breaker_are_refused() {
+    assert_eq!(
+        refused("[breaker]\nplacement = \"around-retries\""),
+        "test.toml:2:1: breaker.placement: has no effect while breaker.enabled = false: set breaker.enabled = true, or remove it"
+    );
+    let e = refused("[breaker]\nenabled = false\nwait_in_open = \"5s\"");
+    assert!(
+        e.starts_with("test.toml:3:1: breaker.wait_in_open: has no effect"),
+        "{e}"
+    );
+    let e = refused("[[tier]]\nname = \"proxy\"\nbreaker = { forced = \"open\" }");
+    assert!(
+        e.contains("tier[0].breaker.forced: has no effect while tier[0].breaker.enabled = false"),
+        "{e}"
+    );
+    // A variant that turns the breaker off inherits the base's keys.
+    let e = refused(
+        "[breaker]\nenabled = true\nwait_in_open = \"5s\"\n[[variant]]\nname = \"off\"\nbreaker.enabled = false",
+    );
+    assert!(
+        e.contains("breaker.wait_in_open: has no effect") && e.contains("(with variant \"off\")"),
+        "{e}"
+    );
+    let off = one("[breaker]\nenabled = false");
+    assert!(!off.breaker.enabled);
+    let on = one("[breaker]\nenabled = true\nplacement = \"around-retries\"");
+    assert!(on.breaker.enabled);
+}
+
 /// A per-attempt breaker in half-open permits two calls; a concurrency limiter of one refuses the
 /// second. Its permit must come back, or the breaker waits for ever for an outcome that never
 /// comes and refuses every call after the outage.

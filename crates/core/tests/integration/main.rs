@@ -25,3 +25,4 @@ mod slow_windows;
 mod stop;
 mod trace_workload;
 mod util;
+mod verdict;

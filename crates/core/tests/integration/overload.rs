@@ -170,15 +170,18 @@ fn service_time_rises_with_concurrency() {
     );
 }
 
+/// Four clients at once on four workers of 100 ms each.
+const FOUR_ON_FOUR: &str = r#"
+    [workload]
+    clients = 4
+    [server]
+    capacity = 4
+    service = "100ms"
+"#;
+
 #[test]
 fn capacity_drop_serialises_the_workers() {
-    let text = r#"
-        [workload]
-        clients = 4
-        [server]
-        capacity = 4
-        service = "100ms"
-    "#;
+    let text = FOUR_ON_FOUR;
     assert_eq!(run(&one(text), 1).summary.completion_ms.max, 100.0);
     let dropped =
         format!("{text}\ncapacity_drops = [{{ from = \"0s\", to = \"1s\", capacity = 1 }}]");
@@ -189,6 +192,35 @@ fn capacity_drop_serialises_the_workers() {
     let s = run(&one(&short), 1).summary;
     assert_eq!(s.completion_ms.max, 250.0);
     assert_eq!(s.trigger_to_ms, Some(150.0));
+}
+
+/// A drop to 0 workers is a stop-the-world pause: what is in service finishes, nothing new
+/// starts, the queue waits (nothing is refused or answered) and is served when the pause ends.
+#[test]
+fn a_capacity_drop_to_zero_pauses_the_server() {
+    let text = &format!(
+        "{FOUR_ON_FOUR}capacity_drops = [{{ from = \"50ms\", to = \"1s\", capacity = 0 }}]\n"
+    );
+    // The first four start at 0 and finish at 100 ms, inside the pause: nothing else waits.
+    let s = run(&one(text), 1).summary;
+    assert_eq!((s.succeeded, s.completion_ms.max), (4, 100.0));
+    // Eight clients: four wait through the pause, start at 1 s and finish at 1.1 s.
+    let r = run(&one(&text.replace("clients = 4", "clients = 8")), 1);
+    let s = &r.summary;
+    assert_eq!((s.succeeded, s.rejected, s.failed), (8, 0, 0));
+    assert_eq!(s.completion_ms.max, 1100.0);
+    assert_eq!(
+        (s.trigger_from_ms, s.trigger_to_ms),
+        (Some(50.0), Some(1000.0))
+    );
+    // No worker busy between the first four's end and the pause's end.
+    let b = r.series.bucket_ms;
+    let paused = (0..r.series.busy.len()).filter(|&i| {
+        let t = i as f64 * b;
+        (100.0..1000.0).contains(&t) && t + b <= 1000.0
+    });
+    assert!(paused.clone().count() > 0);
+    assert!(paused.into_iter().all(|i| r.series.busy[i] == 0.0));
 }
 
 // ---- Retry budgets under 100 % failure ------------------------------------------------------

@@ -6,6 +6,8 @@ use retrystorm_core::load::load;
 use retrystorm_core::model::Model;
 use retrystorm_core::path::run;
 
+use crate::util::shipped;
+
 fn one(text: &str) -> Model {
     load("test.toml", text, &[]).unwrap().base
 }
@@ -181,6 +183,38 @@ fn a_one_second_gc_pause_tips_a_server_at_70_percent_into_a_retry_storm() {
     assert_eq!(p.recovered, Some(false), "the storm outlives the pause");
     assert_eq!(n.recovered, Some(true));
     assert!(n.recovery_ms.unwrap() <= 2000.0, "{:?}", n.recovery_ms);
+}
+
+/// A backlog flush is not recovery: `models/gc-pause.toml` without retries and with 500 ms
+/// timeouts has no success from about 10.6 s to 12 s (work that waited past its timeout completes
+/// for nobody), then the backlog drains at the server's full rate, well above the old goodput.
+/// Counted in full, that flush filled a 2 s window starting 200 ms after the pause, 800 ms before
+/// any request succeeded again; each bucket now counts up to the baseline's mean, so recovery is
+/// early by at most the documented `(1 - threshold x c) x window` (about 0.5 s here).
+#[test]
+fn a_backlog_flush_does_not_pass_for_recovery() {
+    let m = shipped("gc-pause.toml", &["retry.timeout=500ms"])
+        .into_iter()
+        .find(|m| m.retry.max_attempts == 1)
+        .expect("the no-retry variant");
+    let r = run(&m, 1);
+    let (s, bucket) = (&r.summary, r.series.bucket_ms);
+    let to = s.trigger_to_ms.unwrap();
+    // The end of the last stretch without a success after the trigger, from the goodput series.
+    let last_empty = (0..r.series.succeeded.len())
+        .filter(|&i| i as f64 * bucket >= to && r.series.succeeded[i] == 0)
+        .filter(|&i| (i as f64 * bucket) < to + 5_000.0)
+        .max()
+        .unwrap();
+    let back = (last_empty + 1) as f64 * bucket - to;
+    assert!(back >= 900.0, "no success until {back} ms after the pause");
+    let recovery = s.recovery_ms.expect("recovered");
+    assert!(recovery <= back, "{recovery} ms, goodput back at {back} ms");
+    assert!(
+        back - recovery <= 500.0,
+        "recovery at {recovery} ms, {} ms before goodput came back",
+        back - recovery
+    );
 }
 
 #[test]

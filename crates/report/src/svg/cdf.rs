@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use retrystorm_core::summary::RunReport;
 
 use super::*;
-use crate::{ReportError, fmt};
+use crate::{error::ReportError, fmt};
 
 /// The x scale of [`cdf_chart_with`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use retrystorm_core::metrics::ATTEMPT_SERIES;
 use retrystorm_core::summary::{RunReport, VariantResult};
 
 use super::*;
-use crate::{ReportError, fmt};
+use crate::{error::ReportError, fmt};
 
 /// At most this many columns are drawn per panel of the load chart; longer series are merged by
 /// summing runs of adjacent buckets.
@@ -40,7 +40,7 @@ pub struct LoadOptions {
     pub log_y: bool,
     /// A linear y axis even when the first burst dwarfs the rest.
     pub linear_y: bool,
-    /// Windows to shade, per variant in report order (see [`crate::model_windows`]). A variant
+    /// Windows to shade, per variant in report order (see [`crate::marks::model_windows`]). A variant
     /// without an entry here gets its summary's trigger window (`trigger_from_ms`..`trigger_to_ms`).
     pub windows: Vec<Vec<Shade>>,
     /// In the panels (not `overlay`), retries split by attempt number, one shade of the

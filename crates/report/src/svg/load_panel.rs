@@ -12,7 +12,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use retrystorm_core::metrics::ATTEMPT_SERIES;
 
 use super::*;
-use crate::{ReportError, fmt};
+use crate::{error::ReportError, fmt};
 
 /// The shared x scale of the load chart's panels (in display units: ms or s).
 pub(super) struct Scale {

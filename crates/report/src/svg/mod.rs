@@ -15,7 +15,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use retrystorm_core::summary::{RunReport, VariantResult};
 
-use crate::ReportError;
+use crate::error::ReportError;
 
 mod cdf;
 mod columns;
@@ -279,7 +279,7 @@ pub struct ChartOptions {
     /// are the means of; 0 or 1 for one run. Titles then say "5 seeds" instead of "seed 1".
     pub seeds: u32,
     /// Windows to shade on a time axis (the tiers chart), per variant in report order (see
-    /// [`crate::model_windows`]). A variant without an entry gets its summary's trigger window.
+    /// [`crate::marks::model_windows`]). A variant without an entry gets its summary's trigger window.
     pub windows: Vec<Vec<crate::marks::Shade>>,
 }
 
@@ -298,7 +298,7 @@ fn heading(report: &RunReport, what: &str, seeds: u32) -> String {
 }
 
 /// The windows to shade on each variant's time axis: the given ones (the model's, see
-/// [`crate::model_windows`]), or for a variant without an entry its summary's trigger window.
+/// [`crate::marks::model_windows`]), or for a variant without an entry its summary's trigger window.
 /// The load and tiers charts shade the same windows.
 fn variant_windows(
     report: &RunReport,

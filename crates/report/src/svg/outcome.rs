@@ -8,7 +8,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use retrystorm_core::summary::{RunReport, VariantResult};
 
 use super::*;
-use crate::{ReportError, fmt};
+use crate::{error::ReportError, fmt};
 
 /// What happened to the effect of each settled intent, as one horizontal 100% bar per variant:
 /// applied once, duplicated, lost with the client told it failed, and phantom (lost with the

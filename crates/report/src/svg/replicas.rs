@@ -11,7 +11,7 @@ use retrystorm_core::summary::{ReplicaSeries, RunReport, VariantResult};
 
 use super::time_panels::*;
 use super::*;
-use crate::{ReportError, fmt};
+use crate::{error::ReportError, fmt};
 
 /// The replicas of every replicated tier: one panel per variant and tier with replicas (2 to 64
 /// replicas keep their series), the arrivals per bucket at each replica as a line in the

@@ -9,7 +9,7 @@ use retrystorm_core::summary::{RunReport, VariantResult};
 
 use super::time_panels::*;
 use super::*;
-use crate::{ReportError, fmt};
+use crate::{error::ReportError, fmt};
 
 /// The request path, tier by tier: one panel per tier (top first; the last is `[server]`), the
 /// arrivals per bucket at that tier as one line per variant, and each panel's title with the

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use retrystorm_core::summary::RunReport;
 
 use super::*;
-use crate::{ReportError, fmt};
+use crate::{error::ReportError, fmt};
 
 /// Renders a chart of `panels` panels of [`LOAD_PANEL`] under a header: `title` and the legend
 /// of `entries` (above the panels, so it never covers a line); `draw` draws panel `i`.

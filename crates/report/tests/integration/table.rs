@@ -93,3 +93,21 @@ fn variant_view_lists_keys() {
     let r = run_view(&report);
     assert!(r.starts_with("model: outage-storm\nseed:  42\n"), "{r}");
 }
+
+/// Nothing succeeded: the view says so instead of success times of 0 ms.
+#[test]
+fn no_success_has_no_success_times() {
+    let success_line = |v: &retrystorm_core::summary::VariantResult| {
+        let view = variant_view(v);
+        view.lines()
+            .find(|l| l.starts_with("success ms:"))
+            .unwrap()
+            .to_string()
+    };
+    let mut report = fixture::report();
+    let v = &mut report.variants[1];
+    assert!(success_line(v).contains(" p99 "), "{}", success_line(v));
+    v.summary.succeeded = 0;
+    v.summary.success_ms = Default::default();
+    assert!(success_line(v).ends_with(" none"), "{}", success_line(v));
+}

@@ -2,9 +2,9 @@
 //! fail when a metric got worse than in the saved report (and, with `[[expect]]` tables, when an
 //! expectation fails, as plain `check` does).
 
-use crate::CliError;
 use crate::args::CheckArgs;
 use crate::emit::replicated_json;
+use crate::error::CliError;
 use crate::run::{replicate, run_all};
 use crate::verdict::{Checked, evaluate, render};
 use retrystorm_core::expect::Expectation;

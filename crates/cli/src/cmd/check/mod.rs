@@ -7,7 +7,7 @@ use crate::emit::is_stdout;
 use crate::model_args::{base_seed, load_model};
 use crate::text::plural;
 use crate::verdict::{evaluate, expectations, junit, markdown, render, verdict};
-use crate::{CliError, output, progress};
+use crate::{error::CliError, output, progress};
 use retrystorm_core::stats;
 use std::fmt::Write as _;
 

@@ -2,7 +2,7 @@
 //! candidate's mean and interval of it (against the tuned parameter when there is one).
 
 use super::Candidate;
-use crate::{CliError, output};
+use crate::{error::CliError, output};
 use retrystorm_core::sweep::{Axis, Grid};
 use retrystorm_core::tune::{Feasibility, Objective, Outcome, Status};
 use retrystorm_report::sweep::axis_name;

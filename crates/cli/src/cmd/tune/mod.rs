@@ -13,7 +13,7 @@ use crate::model_args::{Resolved, pick_variant};
 use crate::run::Runner;
 use crate::sweep_file::stamped;
 use crate::text::plural;
-use crate::{CliError, output, progress};
+use crate::{error::CliError, output, progress};
 use retrystorm_core::expect::{self, Expectation};
 use retrystorm_core::model::Model;
 use retrystorm_core::summary::Summary;
@@ -41,6 +41,9 @@ fn objectives(a: &TuneArgs) -> Result<Vec<Objective>, CliError> {
     ] {
         for m in list {
             expect::check_metric(m).map_err(|e| CliError::Input(format!("{flag} {m}: {e}")))?;
+            if let Some(w) = fails_fast_warning(flag, m, maximize) {
+                eprintln!("warning: {w}");
+            }
             out.push(Objective {
                 metric: m.clone(),
                 maximize,
@@ -53,6 +56,17 @@ fn objectives(a: &TuneArgs) -> Result<Vec<Objective>, CliError> {
         ));
     }
     Ok(out)
+}
+
+/// `completion_ms` times every intent, the failed ones too (when their client gave up): a
+/// candidate that gives up sooner completes sooner, so minimising it recommends failing fast.
+fn fails_fast_warning(flag: &str, metric: &str, maximize: bool) -> Option<String> {
+    let rest = metric.strip_prefix("completion_ms.")?;
+    (!maximize).then(|| {
+        format!(
+            "{flag} {metric}: completion_ms counts failed intents too (they complete when their client gives up), so the candidate that fails fastest can win; to minimise the time to a success use success_ms.{rest}, with a constraint on failed"
+        )
+    })
 }
 
 /// Seeds per candidate in the first stage of successive halving (the fewest that give a

@@ -6,7 +6,7 @@ use crate::args::TuneArgs;
 use crate::run::Runner;
 use crate::sweep_file::{input_name, stamped, sweep_text};
 use crate::text::plural;
-use crate::{CliError, output, progress};
+use crate::{error::CliError, output, progress};
 use retrystorm_core::stats;
 use retrystorm_core::summary::Summary;
 use retrystorm_core::sweep::{

@@ -8,19 +8,21 @@
 //! one run, nothing when it is exact). A case that differs is a finding: it is reported (exit 1),
 //! never tuned away; `known` marks the findings docs/validation.md already explains.
 
-use crate::CliError;
 use crate::args::ValidateArgs;
 use crate::emit::is_stdout;
+use crate::error::CliError;
 use crate::output;
 use crate::run::run_all;
 use crate::text::plural;
+use retrystorm_core::catalogue;
 use retrystorm_core::load;
 use retrystorm_core::model::Model;
 use retrystorm_core::stats::{self, Estimate};
-use retrystorm_core::summary::{self, Summary};
+use retrystorm_core::summary::Summary;
 use serde::Serialize;
 
 mod experiment;
+mod queueing;
 mod replicas;
 mod suite;
 
@@ -44,7 +46,7 @@ struct Row {
 }
 
 fn value_of(v: Value, s: &Summary) -> Result<f64, String> {
-    let m = summary::metrics(s);
+    let m = catalogue::metrics(s);
     let get = |k: &str| {
         m.get(k)
             .copied()
@@ -379,13 +381,6 @@ mod tests {
             agreement(&rows),
             "31 of 32 comparisons agree with their reference, 1 known difference"
         );
-    }
-
-    #[test]
-    fn erlang_c_matches_the_textbook() {
-        // M/M/2 with a = 1: C = 1/3 (Kleinrock vol. 1, or by hand: (a^2/2!)/(1-rho) over the sum).
-        assert!((erlang_c(2, 1.0) - 1.0 / 3.0).abs() < 1e-12);
-        assert!((erlang_c(1, 0.5) - 0.5).abs() < 1e-12);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! with the closed forms they are compared with. Beside `suite`, which lists them in its order.
 
 use super::experiment::{Case, Experiment, Reference, Value, case};
-use super::suite::mean_wait_of;
+use super::queueing::mean_wait_of;
 
 use Reference::{Exact, Order};
 use Value::{Metric, Ratio};

@@ -1,8 +1,10 @@
 //! The suite of `validate`: every experiment, its cases and the cited references they are
 //! compared with. A data table: one entry per published comparison (docs/validation.md). The
-//! replica and balancer experiments live beside it in `replicas`.
+//! textbook queues live beside it in `queueing`, the replica and balancer experiments in
+//! `replicas`.
 
 use super::experiment::{Case, Experiment, Reference, Value, case};
+use super::queueing::{md1, mm1, mm4};
 use super::replicas::{replicas_random, supermarket};
 
 pub(super) const ARTICLE: &str = "the article \"Retries Duplicate Your Writes\", its published run";
@@ -28,28 +30,6 @@ pub(super) fn shipped(name: &'static str) -> fn() -> String {
         "osdi-retry" => || include_str!("../../../../../models/osdi-retry.toml").into(),
         _ => unreachable!("not a shipped model: {name}"),
     }
-}
-
-/// An open Poisson queue with no retries: `c` workers, `service` per request.
-pub(super) fn queue(rate: &str, c: u32, service: &str, horizon: &str) -> String {
-    format!(
-        "name = \"queue\"\nhorizon = \"{horizon}\"\nbucket = \"1s\"\n\
-         [workload]\nkind = \"open\"\nrate = \"{rate}\"\n\
-         [retry]\nmax_attempts = 1\n\
-         [server]\ncapacity = {c}\nservice = \"{service}\"\n"
-    )
-}
-
-/// Erlang C: the chance an arrival waits in M/M/c with offered load `a` (in workers).
-pub(super) fn erlang_c(c: u32, a: f64) -> f64 {
-    let rho = a / f64::from(c);
-    let (mut term, mut sum) = (1.0, 0.0);
-    for k in 0..c {
-        sum += term;
-        term *= a / f64::from(k + 1);
-    }
-    let last = term / (1.0 - rho);
-    last / (sum + last)
 }
 
 use Reference::{Exact, Mean, OneRun, Order, Share};
@@ -219,85 +199,6 @@ fn atomic_dedupe() -> Experiment {
             .from("closed form: 200 x 0.2 first attempts crash after the key"),
         ],
     }
-}
-
-/// A queue built in, with no retries, against its closed form (too slow for `--quick`).
-fn queueing(
-    id: &'static str,
-    title: &'static str,
-    model: fn() -> String,
-    seeds: u32,
-    cases: Vec<Case>,
-) -> Experiment {
-    Experiment {
-        id,
-        title,
-        model,
-        file: "(built in)",
-        sets: &[],
-        seeds,
-        quick: false,
-        cases,
-    }
-}
-
-/// The mean wait in the queue against its closed form `ms`.
-fn mean_wait(ms: f64) -> Case {
-    mean_wait_of("queue", ms)
-}
-
-/// `variant`'s mean wait in the queue against its closed form `ms`.
-pub(super) fn mean_wait_of(variant: &'static str, ms: f64) -> Case {
-    case(
-        variant,
-        "mean wait in queue (ms)",
-        Metric("mean_wait_ms"),
-        Exact(ms),
-    )
-}
-
-/// The experiment `mm1` (docs/validation.md).
-fn mm1() -> Experiment {
-    queueing(
-        "mm1",
-        "M/M/1, rho = 0.5 (lambda 500/s, exp(1ms) service)",
-        || queue("500/s", 1, "exp(1ms)", "600s"),
-        8,
-        vec![
-            mean_wait(1.0).from("M/M/1: Wq = rho / (mu - lambda)"),
-            case(
-                "queue",
-                "mean queue length",
-                Metric("mean_queue_len"),
-                Exact(0.5),
-            )
-            .from("M/M/1: Lq = rho^2 / (1 - rho)"),
-        ],
-    )
-}
-
-/// The experiment `mm4` (docs/validation.md).
-fn mm4() -> Experiment {
-    // M/M/4 at rho = 0.75: lambda 3000/s, mu 1000/s.
-    let wq = erlang_c(4, 3.0) / (4000.0 - 3000.0) * 1000.0;
-    queueing(
-        "mm4",
-        "M/M/4, rho = 0.75 (lambda 3000/s, exp(1ms) service)",
-        || queue("3000/s", 4, "exp(1ms)", "400s"),
-        16,
-        vec![mean_wait(wq).from("M/M/c: Wq = C(c, a) / (c mu - lambda), Erlang C")],
-    )
-}
-
-/// The experiment `md1` (docs/validation.md).
-fn md1() -> Experiment {
-    queueing(
-        "md1",
-        "M/D/1, rho = 0.6 (lambda 600/s, 1 ms service)",
-        || queue("600/s", 1, "1ms", "600s"),
-        8,
-        vec![mean_wait(0.75).from("Pollaczek-Khinchine: Wq = rho / (2 mu (1 - rho))")],
-    )
 }
 
 /// The experiment `layered` (docs/validation.md).

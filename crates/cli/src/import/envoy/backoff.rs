@@ -3,7 +3,7 @@
 use super::super::grpc::{object, proto_duration};
 use super::super::{Emit, duration, quoted, refuse};
 use super::{keys, millis};
-use crate::CliError;
+use crate::error::CliError;
 use retrystorm_core::time::Duration;
 use serde_json::{Map, Value};
 

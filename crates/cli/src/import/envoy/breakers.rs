@@ -4,7 +4,7 @@
 use super::super::grpc::object;
 use super::super::{Emit, float, quoted, refuse};
 use super::{keys, uint32};
-use crate::CliError;
+use crate::error::CliError;
 use serde_json::{Map, Value};
 
 pub(super) fn circuit_breakers(

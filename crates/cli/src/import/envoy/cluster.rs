@@ -12,7 +12,7 @@
 use super::super::grpc::object;
 use super::super::{Emit, duration, quoted, refuse};
 use super::{Pending, keys, millis, uint32};
-use crate::CliError;
+use crate::error::CliError;
 use retrystorm_core::time::Duration;
 use serde_json::{Map, Value};
 

@@ -7,7 +7,7 @@ use super::super::grpc::object;
 use super::super::refuse;
 use super::keys;
 use super::uint32;
-use crate::CliError;
+use crate::error::CliError;
 use retrystorm_core::model::MAX_REPLICAS;
 use serde_json::{Map, Value};
 

@@ -30,7 +30,7 @@ use yaml::parse;
 
 use super::grpc::{object, proto_duration};
 use super::{Emit, Target, refuse};
-use crate::CliError;
+use crate::error::CliError;
 use retrystorm_core::time::Duration;
 use serde_json::{Map, Value};
 

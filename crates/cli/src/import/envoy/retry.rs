@@ -5,7 +5,7 @@ use super::super::grpc::object;
 use super::super::{Emit, duration, quoted, refuse};
 use super::backoff::{backoff, rate_limited_backoff};
 use super::{Pending, keys, millis};
-use crate::CliError;
+use crate::error::CliError;
 use retrystorm_core::time::Duration;
 use serde_json::{Map, Value};
 

@@ -1,7 +1,7 @@
 //! The Envoy document read: YAML (or JSON, a subset of YAML) as one `serde_json::Value`.
 
 use super::super::refuse;
-use crate::CliError;
+use crate::error::CliError;
 use serde_json::{Map, Value};
 
 /// A YAML document as JSON: mappings with string keys, scalars as YAML 1.2's core schema reads

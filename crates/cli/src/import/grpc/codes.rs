@@ -1,7 +1,7 @@
 //! gRPC status codes as the answer classes of the model (docs/import.md has the table).
 
 use super::super::{quoted, refuse};
-use crate::CliError;
+use crate::error::CliError;
 use serde_json::Value;
 
 /// gRPC status code (name, number) to the answer class it stands for here.

@@ -12,7 +12,7 @@
 mod codes;
 
 use super::{Emit, decimal_seconds, duration, float, quoted, refuse};
-use crate::CliError;
+use crate::error::CliError;
 use codes::{classes, list};
 use retrystorm_core::time::Duration;
 use serde_json::{Map, Value};

@@ -45,7 +45,7 @@ pub struct Scenario {
 /// Loads a model file. `origin` is how errors name it (usually its path). A `retry.from`
 /// reference is refused: use [`load_resolved`] with a resolver that reads files.
 pub fn load(origin: &str, text: &str, sets: &[Override]) -> Result<Scenario, LoadError> {
-    load_resolved(origin, text, sets, &crate::preset::no_files)
+    load_resolved(origin, text, sets, &crate::model::preset::no_files)
 }
 
 /// As [`load`], resolving `retry.from = "SOURCE:FILE"` with `resolve` (the imported sections
@@ -54,7 +54,7 @@ pub fn load_resolved(
     origin: &str,
     text: &str,
     sets: &[Override],
-    resolve: crate::preset::Resolver<'_>,
+    resolve: crate::model::preset::Resolver<'_>,
 ) -> Result<Scenario, LoadError> {
     let doc = Doc {
         origin,
@@ -88,7 +88,8 @@ pub fn load_resolved(
         };
         let locate = |path: &str, message: String| from.locate(path, message);
         // `retry.mode`: the SDK's settings under the user's own keys.
-        crate::preset::expand_model_from(&mut merged, resolve).map_err(|(p, m)| locate(&p, m))?;
+        crate::model::preset::expand_model_from(&mut merged, resolve)
+            .map_err(|(p, m)| locate(&p, m))?;
         let kept = merged.clone();
         let model: Model = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|e| {
             let path = e.path().to_string();
@@ -127,6 +128,46 @@ pub fn load_resolved(
         warnings,
         notes,
     })
+}
+
+/// The line (1-based) where `path` (`retry`, `tier[0].retry`, `server`) is written for the
+/// `[[variant]]` at `variant`: the variant's own key when it sets one under `path`'s first
+/// segment, else the deepest key along `path` in the base; none when the text has neither (a
+/// default). For pointing a finding about a resolved model at its source (`explain --sarif`).
+pub fn key_line(text: &str, variant: Option<usize>, path: &str) -> Option<usize> {
+    let doc = Doc {
+        origin: "",
+        text,
+        spans: toml_edit::Document::parse(text).ok(),
+    };
+    let (raw, segs) = path_segments(path);
+    let in_variant = variant.filter(|&i| {
+        doc.spans.as_ref().is_some_and(|d| {
+            d.get("variant")
+                .and_then(|v| v.as_array_of_tables())
+                .and_then(|a| a.get(i))
+                .is_some_and(|t| segs.first().is_some_and(|s| t.contains_key(s)))
+        })
+    });
+    let at = match in_variant {
+        Some(i) => variant_span(&doc, i, &segs),
+        None => doc.find(&raw),
+    }?;
+    Some(doc.line_col(at).0)
+}
+
+/// A dotted path's segments as written (`tier[0]`) and without their indices (`tier`).
+fn path_segments(path: &str) -> (Vec<String>, Vec<String>) {
+    let raw: Vec<String> = path
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let segs = raw
+        .iter()
+        .map(|s| s.split('[').next().unwrap_or(s).to_string())
+        .collect();
+    (raw, segs)
 }
 
 /// The file parsed: its table (with a `name`, from the file's stem when it has none) and its
@@ -189,15 +230,7 @@ struct Source<'a> {
 impl Source<'_> {
     /// An error about `path`, pointing at the flag, the variant's line, or the base's line.
     fn locate(&self, path: &str, message: String) -> LoadError {
-        let raw: Vec<String> = path
-            .split('.')
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect();
-        let segs: Vec<String> = raw
-            .iter()
-            .map(|s| s.split('[').next().unwrap_or(s).to_string())
-            .collect();
+        let (raw, segs) = path_segments(path);
         if let Some(s) = self
             .sets
             .iter()
@@ -244,10 +277,10 @@ impl Source<'_> {
 fn replay(
     origin: &str,
     model: &Model,
-    resolve: crate::preset::Resolver<'_>,
-    cache: &mut Vec<(String, std::sync::Arc<crate::replay::Trace>)>,
+    resolve: crate::model::preset::Resolver<'_>,
+    cache: &mut Vec<(String, std::sync::Arc<crate::model::replay::Trace>)>,
     notes: &mut Vec<String>,
-) -> Result<std::sync::Arc<crate::replay::Trace>, Result<LoadError, String>> {
+) -> Result<std::sync::Arc<crate::model::replay::Trace>, Result<LoadError, String>> {
     let file = model.workload.trace.clone().unwrap_or_default();
     if let Some((_, t)) = cache.iter().find(|(f, _)| *f == file) {
         return Ok(t.clone());
@@ -258,7 +291,7 @@ fn replay(
         .unwrap_or(std::path::Path::new(""))
         .join(&file);
     let t = std::sync::Arc::new(
-        crate::replay::Trace::parse(&shown.display().to_string(), &text).map_err(Ok)?,
+        crate::model::replay::Trace::parse(&shown.display().to_string(), &text).map_err(Ok)?,
     );
     if let Some(r) = t.reordered {
         notes.push(format!(

@@ -26,8 +26,14 @@ fn variants_merge_over_the_base() {
     let s = load("herd.toml", HERD, &[]).unwrap();
     assert_eq!(s.variants.len(), 2);
     assert_eq!(s.variants[0].name, "full");
-    assert_eq!(s.variants[0].retry.jitter, crate::backoff::Jitter::Full);
-    assert_eq!(s.variants[1].retry.jitter, crate::backoff::Jitter::Equal);
+    assert_eq!(
+        s.variants[0].retry.jitter,
+        crate::policy::backoff::Jitter::Full
+    );
+    assert_eq!(
+        s.variants[1].retry.jitter,
+        crate::policy::backoff::Jitter::Equal
+    );
     assert_eq!(s.variants[1].retry.max_attempts, 6);
     assert_eq!(s.variants[1].workload.clients, 100);
 }
@@ -171,6 +177,82 @@ fn a_check_against_a_default_says_it_is_the_default() {
     .to_string();
     assert!(
         e.contains("must be longer than server.shedding.target (5ms, the default), as folly's"),
+        "{e}"
+    );
+}
+
+/// The `[retry]` a model with `retry.mode = mode` (and `extra` keys beside it) resolves to.
+fn resolved(mode: &str, extra: &str) -> crate::model::Retry {
+    let text = format!("[retry]\nmode = \"{mode}\"\n{extra}");
+    load("m.toml", &text, &[])
+        .unwrap_or_else(|e| panic!("{mode}: {e}"))
+        .base
+        .retry
+}
+
+#[test]
+fn the_libraries_defaults() {
+    use crate::base::time::Duration;
+    use crate::policy::backoff::{BackoffKind, CapApplies, Jitter};
+    let ms = Duration::from_millis;
+    let g = resolved("grpc-connect", "");
+    assert_eq!(
+        (g.backoff, g.jitter),
+        (BackoffKind::Grpc, Jitter::Proportional)
+    );
+    assert_eq!((g.base, g.multiplier, g.cap), (ms(1000), 1.6, ms(120_000)));
+    assert_eq!(
+        (g.randomization_factor, g.timeout),
+        (Some(0.2), Some(ms(20_000)))
+    );
+    let k = resolved("client-go", "");
+    assert_eq!((k.max_attempts, k.base, k.multiplier), (4, ms(10), 5.0));
+    assert_eq!((k.jitter, k.jitter_factor), (Jitter::Additive, Some(0.1)));
+    let r = resolved("client-go-retry", "");
+    assert_eq!((r.max_attempts, r.base, r.multiplier), (5, ms(10), 1.0));
+    let c = resolved("cenkalti", "");
+    assert_eq!((c.base, c.multiplier, c.cap), (ms(500), 1.5, ms(60_000)));
+    assert_eq!(
+        (c.randomization_factor, c.deadline),
+        (Some(0.5), Some(ms(900_000)))
+    );
+    assert_eq!(c.backoff().spread.cap_applies, CapApplies::BeforeJitter);
+    let j = resolved("resilience4j-random", "");
+    assert_eq!((j.max_attempts, j.base, j.multiplier), (3, ms(500), 1.5));
+    assert_eq!(j.cap_applies, Some(CapApplies::AfterJitter));
+    let t = resolved("tenacity", "");
+    assert_eq!(
+        (t.jitter, t.jitter_max, t.base),
+        (Jitter::Absolute, Some(ms(1000)), ms(1000))
+    );
+    assert_eq!(t.cap_applies, Some(CapApplies::AfterJitter));
+    let s = resolved("spring-random", "");
+    assert_eq!((s.max_attempts, s.base, s.cap), (3, ms(100), ms(30_000)));
+    assert_eq!((s.jitter, s.jitter_factor), (Jitter::Additive, Some(1.0)));
+    for m in crate::model::preset::MODES {
+        assert_eq!(resolved(m, "").mode.as_deref(), Some(m));
+    }
+}
+
+#[test]
+fn a_jitter_written_beside_a_mode_drops_the_modes_sizing() {
+    use crate::policy::backoff::Jitter;
+    let r = resolved("cenkalti", "jitter = \"full\"\n");
+    assert_eq!(
+        (r.jitter, r.randomization_factor, r.base),
+        (
+            Jitter::Full,
+            None,
+            crate::base::time::Duration::from_millis(500)
+        )
+    );
+    let r = resolved("tenacity", "jitter = \"additive\"\njitter_factor = 0.5\n");
+    assert_eq!((r.jitter_factor, r.jitter_max), (Some(0.5), None));
+    // A sizing key the user wrote stays, and is refused when it has no effect.
+    let text = "[retry]\nmode = \"cenkalti\"\njitter = \"full\"\nrandomization_factor = 0.3\n";
+    let e = load("m.toml", text, &[]).unwrap_err().to_string();
+    assert!(
+        e.contains("retry.randomization_factor: has no effect"),
         "{e}"
     );
 }

@@ -113,7 +113,7 @@ pub(super) fn check_expects(
     // The `[[expect]]` tables are part of the file: every command refuses the same bad ones.
     let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
     for (i, (t, line)) in expect.iter().zip(expect_lines).enumerate() {
-        let e = crate::expect::Expectation::from_table(origin, *line, t)
+        let e = crate::result::expect::Expectation::from_table(origin, *line, t)
             .and_then(|e| e.check_variant(&names).map(|()| e))
             .map_err(|mut e| {
                 // Point at the key itself when the error is about one.

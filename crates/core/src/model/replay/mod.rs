@@ -13,7 +13,7 @@
 //! in half the time, twice the load. Any other column is refused, naming file, line and column.
 
 use crate::base::diagnostics::{LoadError, closest};
-use crate::time::Duration;
+use crate::base::time::Duration;
 
 /// One arrival of a trace: its offset from the trace's first timestamp and its caller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

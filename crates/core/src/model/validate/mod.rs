@@ -5,7 +5,7 @@
 //! `[[tier]]`, a `[[layer]]`).
 
 use super::*;
-use crate::invalid::{invalid, probability};
+use crate::base::invalid::{invalid, probability};
 
 mod backoff;
 mod path;
@@ -21,8 +21,8 @@ pub(super) fn validate_attempts(path: &str, n: u32) -> Result<(), Invalid> {
     if n == 0 {
         return Err(invalid(path, "must be at least 1 (the first try counts)"));
     }
-    if n > 10_000 {
-        return Err(invalid(path, "at most 10000"));
+    if n > MAX_ATTEMPTS {
+        return Err(invalid(path, format!("at most {MAX_ATTEMPTS}")));
     }
     Ok(())
 }

@@ -101,7 +101,8 @@ fn validate_outages(p: &str, s: &Server) -> Result<(), Invalid> {
     Ok(())
 }
 
-/// `capacity_drops`: each ends after it starts, keeps a worker, and none overlap.
+/// `capacity_drops`: each ends after it starts and none overlap. A drop to 0 workers is a
+/// stop-the-world pause: nothing starts, the queue waits.
 fn validate_capacity_drops(p: &str, s: &Server) -> Result<(), Invalid> {
     let at = |f: &str| format!("{p}.{f}");
     for (i, d) in s.capacity_drops.iter().enumerate() {
@@ -109,12 +110,6 @@ fn validate_capacity_drops(p: &str, s: &Server) -> Result<(), Invalid> {
             return Err(invalid(
                 &at(&format!("capacity_drops[{i}].to")),
                 format!("must be after `from` ({})", d.from),
-            ));
-        }
-        if d.capacity == 0 {
-            return Err(invalid(
-                &at(&format!("capacity_drops[{i}].capacity")),
-                format!("must be at least 1 (use {p}.outages for a window with no service)"),
             ));
         }
         if s.capacity.0.is_none() {

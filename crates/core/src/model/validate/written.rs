@@ -1,9 +1,12 @@
 //! Keys the user wrote that the chosen kind never reads: `[limiter]` tuning keys of another
-//! kind (or of no limiter), `[server.shedding]` keys without a shedding kind. The model's
-//! values cannot tell a default from a written key, so these checks read the merged table.
+//! kind (or of no limiter), `[server.shedding]` keys without a shedding kind, `[breaker]` keys
+//! that need `enabled = true` (its key table says which). The model's values cannot tell a
+//! default from a written key, so these checks read the merged table.
 
 use super::*;
-use crate::shedding::SheddingKind;
+use crate::base::keys::{KeyTable, Needs};
+use crate::policy::breaker::BREAKER_KEYS;
+use crate::policy::shedding::SheddingKind;
 use toml::{Table, Value};
 
 /// The keys of the table at `path` (dotted), empty when it is absent.
@@ -47,6 +50,28 @@ fn check_shedding(p: &str, written: &[&str], s: &Server) -> Result<(), Invalid> 
     Ok(())
 }
 
+/// `p`'s keys written while `p.enabled = false` that `table` says act only when it is true.
+fn check_enabled(
+    p: &str,
+    written: &[&str],
+    enabled: bool,
+    table: &KeyTable,
+) -> Result<(), Invalid> {
+    if enabled {
+        return Ok(());
+    }
+    let needs_it = |key: &&str| table.get(key).is_some_and(|k| k.needs == Needs::Enabled);
+    match written.iter().copied().find(needs_it) {
+        Some(key) => Err(invalid(
+            &format!("{p}.{key}"),
+            format!(
+                "has no effect while {p}.enabled = false: set {p}.enabled = true, or remove it"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 impl Model {
     /// Refuses keys of `table` (this model's merged file table) that this model never reads.
     pub fn check_written(&self, table: &Table) -> Result<(), Invalid> {
@@ -56,6 +81,12 @@ impl Model {
             &keys_at(table, &["server", "shedding"]),
             &self.server,
         )?;
+        check_enabled(
+            "breaker",
+            &keys_at(table, &["breaker"]),
+            self.breaker.enabled,
+            &BREAKER_KEYS,
+        )?;
         if let Some(Value::Array(tiers)) = table.get("tier") {
             for (i, (t, spec)) in tiers.iter().zip(&self.tiers).enumerate() {
                 if let Value::Table(t) = t {
@@ -63,6 +94,12 @@ impl Model {
                         &format!("tier[{i}].server"),
                         &keys_at(t, &["server", "shedding"]),
                         &spec.server,
+                    )?;
+                    check_enabled(
+                        &format!("tier[{i}].breaker"),
+                        &keys_at(t, &["breaker"]),
+                        spec.breaker.enabled,
+                        &BREAKER_KEYS,
                     )?;
                 }
             }

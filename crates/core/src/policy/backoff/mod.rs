@@ -27,8 +27,8 @@ pub mod jitter;
 
 pub use jitter::{Jitter, JitterRule, Retry};
 
-use crate::rng::Stream;
-use crate::time::Duration;
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
 use serde::{Deserialize, Serialize};
 use std::borrow::BorrowMut;
 

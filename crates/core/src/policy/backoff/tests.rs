@@ -1,5 +1,5 @@
 use super::*;
-use crate::rng::Purpose;
+use crate::base::rng::Purpose;
 
 fn policy(jitter: Jitter) -> Backoff {
     Backoff {

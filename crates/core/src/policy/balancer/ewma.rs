@@ -13,7 +13,7 @@
 //!
 //! Time is the simulation's integer nanoseconds; only the average itself is a float, as in Finagle.
 
-use crate::time::{Duration, Time};
+use crate::base::time::{Duration, Time};
 
 /// `Long.MaxValue >> 16` as Finagle's `Double`.
 pub const PENALTY: f64 = (i64::MAX >> 16) as f64;

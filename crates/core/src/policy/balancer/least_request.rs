@@ -5,8 +5,8 @@
 //! candidate only with strictly fewer active requests, so ties keep the earlier one.
 
 use super::{Draw, Params, Pick};
-use crate::invalid::{Invalid, invalid};
-use crate::time::Time;
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::Time;
 
 /// `server.balancer = "least-request"`.
 #[derive(Clone, Debug)]

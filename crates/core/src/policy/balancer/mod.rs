@@ -36,9 +36,9 @@ pub mod round_robin;
 #[cfg(test)]
 pub(crate) mod tests;
 
-use crate::invalid::Invalid;
-use crate::rng::Stream;
-use crate::time::{Duration, Time};
+use crate::base::invalid::Invalid;
+use crate::base::rng::Stream;
+use crate::base::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
 /// A source of uniform 64-bit draws: the engine passes its keyed [`Stream`], tests a script. The

@@ -4,8 +4,8 @@
 
 use super::ewma::PeakEwma;
 use super::{Draw, Params, Pick};
-use crate::invalid::{Invalid, invalid};
-use crate::time::{Duration, Time};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::{Duration, Time};
 
 /// `server.balancer = "p2c-ewma"`: Finagle's per-node metric, one per replica.
 #[derive(Clone, Debug)]

@@ -1,7 +1,7 @@
 //! Envoy's `RandomLoadBalancer`: `hosts[random() % hosts.len()]`.
 
 use super::{Draw, Params, Pick};
-use crate::time::Time;
+use crate::base::time::Time;
 
 /// `server.balancer = "random"`.
 #[derive(Clone, Debug)]

@@ -19,7 +19,7 @@
 //! on it again with probability `(1/5)^(N+1)` instead of `1/5`.
 
 use super::{Balancer, Draw};
-use crate::time::Time;
+use crate::base::time::Time;
 
 /// The route's default `host_selection_retry_max_attempts`.
 pub const DEFAULT_HOST_SELECTION_RETRY_MAX_ATTEMPTS: u32 = 1;

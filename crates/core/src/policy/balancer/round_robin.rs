@@ -6,7 +6,7 @@
 //! modulo the new length.
 
 use super::{Draw, Params, Pick};
-use crate::time::Time;
+use crate::base::time::Time;
 
 /// `server.balancer = "round-robin"`.
 #[derive(Clone, Debug)]

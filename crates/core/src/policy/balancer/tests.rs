@@ -1,7 +1,7 @@
 use super::ewma::{PENALTY, PeakEwma};
 use super::retry_host::{Attempt, PreviousHosts, choose};
 use super::*;
-use crate::rng::Purpose;
+use crate::base::rng::Purpose;
 
 /// Scripted draws: each test says which raw values the balancer gets, so the picks are exact.
 pub(crate) struct Script(pub Vec<u64>);

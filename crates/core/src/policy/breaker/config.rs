@@ -1,9 +1,10 @@
 //! `[breaker]`: the breaker's configuration (resilience4j's `CircuitBreakerConfig`, its
 //! defaults and their checks).
 
-use crate::invalid::Invalid;
+use crate::base::invalid::Invalid;
+use crate::base::keys::{KeyTable, Needs, key};
+use crate::base::time::Duration;
 use crate::policy::Scope;
-use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -49,6 +50,92 @@ pub struct BreakerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forced: Option<Forced>,
 }
+
+/// `[breaker]`'s keys (also a `[[tier]]`'s `breaker`): every one but `enabled` needs the
+/// breaker on.
+pub const BREAKER_KEYS: KeyTable = KeyTable {
+    section: "breaker",
+    schema: "BreakerConfig",
+    docs: &[("docs/policies.md", "## Circuit breaker")],
+    runs: &[&[
+        key(
+            "enabled",
+            "`false`",
+            "turns the breaker on; every other key needs it (written beside `enabled = false`, a \
+            key is refused: it would have no effect)",
+        ),
+        key(
+            "scope",
+            "`\"client\"`",
+            "`\"client\"`: one breaker per client process; `\"shared\"`: one for every client \
+            (\"Scope\", above)",
+        )
+        .only_with(Needs::Enabled),
+        key(
+            "retries_only",
+            "`false`",
+            "first tries always go out (their outcomes are still recorded): the breaker Marc \
+            Brooker simulates in \"Fixing retries with token buckets and circuit breakers\" \
+            (2022)",
+        )
+        .only_with(Needs::Enabled),
+        key(
+            "placement",
+            "`\"per-attempt\"`",
+            "or `\"around-retries\"`: which of the breaker and the retry loop wraps the other \
+            (below); `\"around-retries\"` with `retries_only = true` is refused",
+        )
+        .only_with(Needs::Enabled),
+        key("failure_rate_threshold", "`50`", "percent, (0, 100]").only_with(Needs::Enabled),
+        key("window_type", "`\"count-based\"`", "or `\"time-based\"`").only_with(Needs::Enabled),
+        key("window_size", "`100`", "calls or seconds").only_with(Needs::Enabled),
+        key(
+            "minimum_calls",
+            "`100`",
+            "calls recorded before the failure and slow call rates are judged",
+        )
+        .only_with(Needs::Enabled),
+        key(
+            "wait_in_open",
+            "`\"60s\"`",
+            "how long the breaker stays open before it turns half-open",
+        )
+        .only_with(Needs::Enabled),
+        key(
+            "permitted_in_half_open",
+            "`10`",
+            "calls permitted in half-open; their outcomes decide whether it closes or opens again",
+        )
+        .only_with(Needs::Enabled),
+        key(
+            "max_wait_in_half_open",
+            "none",
+            "a duration: half-open that long without a decision opens again; none = wait for the \
+            permitted calls (resilience4j's 0)",
+        )
+        .only_with(Needs::Enabled),
+        key(
+            "automatic_transition",
+            "`false`",
+            "open turns half-open when `wait_in_open` has passed, without waiting for a call",
+        )
+        .only_with(Needs::Enabled),
+        key("slow_call_rate_threshold", "`100`", "percent, (0, 100]").only_with(Needs::Enabled),
+        key(
+            "slow_call_duration_threshold",
+            "`\"60s\"`",
+            "> 0; a call is slow when it takes longer",
+        )
+        .only_with(Needs::Enabled),
+        key(
+            "forced",
+            "none",
+            "`\"open\"` or `\"disabled\"`: a forced state",
+        )
+        .only_with(Needs::Enabled),
+    ]],
+    expanded: &[],
+};
 
 /// `breaker.placement`: the order of the two decorators, breaker and retry.
 ///

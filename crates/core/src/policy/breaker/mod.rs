@@ -50,7 +50,7 @@
 mod config;
 mod window;
 
-use crate::time::{Duration, Time};
+use crate::base::time::{Duration, Time};
 pub use config::*;
 use window::Window;
 

@@ -2,7 +2,7 @@
 //! time based (one aggregate per second of the last N seconds).
 
 use super::WindowType;
-use crate::time::Time;
+use crate::base::time::Time;
 /// An outcome's flags in a count window.
 pub(super) const FAILED: u8 = 1;
 pub(super) const SLOW: u8 = 2;

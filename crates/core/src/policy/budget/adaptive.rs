@@ -6,10 +6,10 @@
 //! rejected locally is never sent.
 
 use super::{Budget, BudgetConfig};
-use crate::invalid::{Invalid, invalid};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
 use crate::policy::window::WindowedAdder;
-use crate::time::{Duration, Time};
 
 /// The SRE book's client-side adaptive throttling.
 #[derive(Clone, Debug)]

@@ -9,9 +9,9 @@
 //! = 14`, `_THROTTLING_RETRY_COST = 5`, behind `AWS_NEW_RETRIES_2026`).
 
 use super::{Budget, BudgetConfig};
-use crate::invalid::{Invalid, invalid};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::Time;
 use crate::policy::Class;
-use crate::time::Time;
 use serde::{Deserialize, Serialize};
 
 /// Which published AWS quota rule decides a retry's cost.

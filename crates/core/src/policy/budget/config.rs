@@ -2,9 +2,9 @@
 //! its checks are in its file).
 
 use super::{AwsVersion, BudgetKind};
-use crate::invalid::Invalid;
+use crate::base::invalid::Invalid;
+use crate::base::time::Duration;
 use crate::policy::Scope;
-use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// The `[budget]` section. Only the fields of the chosen `kind` are used.

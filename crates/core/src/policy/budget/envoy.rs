@@ -1,9 +1,9 @@
 //! Envoy's retry budget and `max_retries`: a limit on the retries in progress.
 
 use super::{Budget, BudgetConfig};
-use crate::invalid::{Invalid, invalid};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::Time;
 use crate::policy::Class;
-use crate::time::Time;
 
 /// Envoy's retry limit (`source/common/upstream/resource_manager_impl.h`, `RetryBudgetImpl`;
 /// `source/common/router/retry_state_impl.cc`): a retry may start while the retries in

@@ -3,9 +3,9 @@
 //! while `failures / calls <= max_failure_rate` (no window, no open or half-open state).
 
 use super::{Budget, BudgetConfig};
-use crate::invalid::{Invalid, invalid};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::Time;
 use crate::policy::Class;
-use crate::time::Time;
 
 /// Brooker's retry breaker: cumulative counts of calls and failed attempts.
 #[derive(Clone, Debug)]

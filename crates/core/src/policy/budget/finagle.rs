@@ -5,10 +5,10 @@
 //! Deposits and withdrawals both expire after `ttl`. Defaults: ttl 10 s, 10 retries/s, 20 %.
 
 use super::{Budget, BudgetConfig};
-use crate::invalid::{Invalid, invalid};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
 use crate::policy::window::WindowedAdder;
-use crate::time::{Duration, Time};
 
 /// Finagle's `TokenRetryBudget` over a leaky bucket.
 #[derive(Clone, Debug)]

@@ -5,9 +5,9 @@
 //! thousandths, as grpc-core does (`tokenRatio` has at most 3 decimals).
 
 use super::{Budget, BudgetConfig};
-use crate::invalid::{Invalid, invalid};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::Time;
 use crate::policy::Class;
-use crate::time::Time;
 
 /// gRPC retry throttling state: tokens in thousandths, as grpc-core keeps them.
 #[derive(Clone, Debug)]

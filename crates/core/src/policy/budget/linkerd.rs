@@ -6,9 +6,9 @@
 use super::finagle::TTL_RATE_PERCENT;
 use super::tower::{TowerBudget, validate_tps};
 use super::{Budget, BudgetConfig};
-use crate::invalid::Invalid;
+use crate::base::invalid::Invalid;
+use crate::base::time::Time;
 use crate::policy::Class;
-use crate::time::Time;
 
 /// tower's budget with Linkerd's deposit rule.
 #[derive(Clone, Debug)]

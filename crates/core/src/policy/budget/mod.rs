@@ -46,9 +46,9 @@ pub use ratio::RatioBudget;
 pub use token_bucket::BrookerBucket;
 pub use tower::TowerBudget;
 
-use crate::invalid::Invalid;
+use crate::base::invalid::Invalid;
+use crate::base::time::Time;
 use crate::policy::Class;
-use crate::time::Time;
 use serde::{Deserialize, Serialize};
 
 /// What every retry budget does, one running instance per scope (a client process, or the whole

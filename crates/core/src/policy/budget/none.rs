@@ -1,8 +1,8 @@
 //! No budget: every retry the retry policy allows is sent.
 
 use super::{Budget, BudgetConfig};
+use crate::base::time::Time;
 use crate::policy::Class;
-use crate::time::Time;
 
 /// The budget of `kind = "none"`: it allows every retry and counts nothing.
 #[derive(Clone, Copy, Debug, Default)]

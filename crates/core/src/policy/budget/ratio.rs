@@ -2,9 +2,9 @@
 //! (the `[[layer]]` tables' `kind = "ratio"`).
 
 use super::{Budget, BudgetConfig};
-use crate::invalid::{Invalid, invalid};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::Time;
 use crate::policy::Class;
-use crate::time::Time;
 
 /// A balance of retries fed by calls, without a time window ([`super::BudgetKind::Ratio`]).
 #[derive(Clone, Debug)]

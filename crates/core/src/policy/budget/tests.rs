@@ -1,8 +1,8 @@
 //! Each budget against its definition, transcribed from its source's tests where it has them.
 
 use super::*;
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
-use crate::time::{Duration, Time};
 
 #[test]
 fn brookers_bucket_and_breaker_follow_retry_sim() {

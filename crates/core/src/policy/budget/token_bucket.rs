@@ -3,9 +3,9 @@
 //! it starts); `should_retry()` needs `bucket > 1.0` and takes one token.
 
 use super::{Budget, BudgetConfig};
-use crate::invalid::{Invalid, invalid};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::Time;
 use crate::policy::Class;
-use crate::time::Time;
 
 /// Brooker's token bucket: `start()` adds the fill, `should_retry()` needs `bucket > 1.0`.
 #[derive(Clone, Debug)]

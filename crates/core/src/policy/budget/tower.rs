@@ -6,9 +6,9 @@
 
 use super::finagle::TTL_RATE_PERCENT;
 use super::{Budget, BudgetConfig};
-use crate::invalid::{Invalid, invalid};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
-use crate::time::{Duration, Time};
 
 /// tower's retry budget: `tower/src/retry/budget.rs` (`Budget`, `Bucket`; tower 0.4.13) and
 /// `tower/src/retry/budget/tps_budget.rs` (`TpsBudget`; tower 0.5.3), whose arithmetic is the

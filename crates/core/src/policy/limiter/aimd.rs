@@ -1,8 +1,8 @@
 //! Netflix concurrency-limits `AIMDLimit`.
 
 use super::*;
-use crate::invalid::invalid;
-use crate::time::Duration;
+use crate::base::invalid::invalid;
+use crate::base::time::Duration;
 
 /// Netflix's `AIMDLimit` behind a `SimpleLimiter`.
 #[derive(Clone, Debug)]

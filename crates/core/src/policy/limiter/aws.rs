@@ -1,8 +1,8 @@
 //! botocore's adaptive retry mode: `ClientRateLimiter` with its CUBIC calculator.
 
 use super::*;
-use crate::invalid::invalid;
-use crate::time::{Duration, Time};
+use crate::base::invalid::invalid;
+use crate::base::time::{Duration, Time};
 
 /// botocore's `ClientRateLimiter` with its `CubicCalculator`, `TokenBucket` and `RateClocker`.
 #[derive(Clone, Debug)]

@@ -2,9 +2,9 @@
 //! listed in its file with its checks), and the checks they share.
 
 use super::LimiterKind;
-use crate::invalid::{Invalid, invalid};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::Duration;
 use crate::policy::Scope;
-use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// The `[limiter]` section: a client-side limit on the client's own sends.

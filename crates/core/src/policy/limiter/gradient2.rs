@@ -1,8 +1,8 @@
 //! Netflix concurrency-limits `Gradient2Limit`.
 
 use super::*;
-use crate::invalid::invalid;
-use crate::time::Duration;
+use crate::base::invalid::invalid;
+use crate::base::time::Duration;
 
 /// `ExpAvgMeasurement`: the mean of the first `warmup` samples, then an EWMA with factor
 /// `2 / (window + 1)`.

@@ -65,10 +65,10 @@ pub use config::*;
 pub use gradient2::Gradient2;
 pub use vegas::Vegas;
 
-use crate::invalid::Invalid;
+use crate::base::invalid::Invalid;
+use crate::base::rng::Stream;
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
-use crate::rng::Stream;
-use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
 fn secs(t: Time) -> f64 {

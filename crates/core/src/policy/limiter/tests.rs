@@ -2,10 +2,10 @@
 
 use super::vegas::log10_root;
 use super::*;
+use crate::base::rng::Purpose;
+use crate::base::rng::Stream;
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
-use crate::rng::Purpose;
-use crate::rng::Stream;
-use crate::time::{Duration, Time};
 
 fn at(s: f64) -> Time {
     Time((s * 1e9).round() as u64)

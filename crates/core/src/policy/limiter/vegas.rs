@@ -1,9 +1,9 @@
 //! Netflix concurrency-limits `VegasLimit`.
 
 use super::*;
-use crate::invalid::invalid;
-use crate::rng::Stream;
-use crate::time::Duration;
+use crate::base::invalid::invalid;
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
 
 /// `Log10RootIntFunction.create(0)`: `max(1, (int) log10(t))` below 1000, `(int) log10(t)` above.
 pub(super) fn log10_root(t: i64) -> i64 {

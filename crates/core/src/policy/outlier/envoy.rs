@@ -44,10 +44,10 @@
 //! failure percentage off (85 %, 5 hosts, 50 requests, enforced at 0 %).
 
 use super::{CallCounter, Counts, enforce, later, percent, positive, success_rate_threshold};
-use crate::invalid::{Invalid, invalid};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
 use crate::policy::balancer::Draw;
-use crate::time::{Duration, Time};
 
 /// Envoy's `OutlierDetection` fields this model uses, with Envoy's defaults.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -28,10 +28,10 @@
 //! makes of a cluster whose `outlier_detection` sets neither `enforcing_*` field.
 
 use super::{CallCounter, Counts, enforce, later, percent, positive, success_rate_threshold};
-use crate::invalid::Invalid;
+use crate::base::invalid::Invalid;
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
 use crate::policy::balancer::Draw;
-use crate::time::{Duration, Time};
 
 /// A50's `SuccessRateEjection`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -35,10 +35,10 @@ pub mod grpc;
 #[cfg(test)]
 mod tests;
 
-use crate::invalid::{Invalid, invalid};
+use crate::base::invalid::{Invalid, invalid};
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
 use crate::policy::balancer::Draw;
-use crate::time::{Duration, Time};
 use envoy::EnvoyDetector;
 use grpc::GrpcDetector;
 

@@ -1,9 +1,9 @@
 use super::envoy::{Answer, EnvoyConfig, EnvoyDetector};
 use super::grpc::{FailurePercentageEjection, GrpcConfig, GrpcDetector, SuccessRateEjection};
 use super::*;
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
 use crate::policy::balancer::tests::Script;
-use crate::time::{Duration, Time};
 
 fn s(secs: u64) -> Time {
     Time(secs * 1_000_000_000)

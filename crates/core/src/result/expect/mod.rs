@@ -29,9 +29,11 @@
 //! ```
 
 use crate::base::diagnostics::{LoadError, closest};
-pub use crate::catalogue::{MetricError, check_metric, metric, metric_names, metrics, suggest};
-use crate::stats::Estimate;
-use crate::summary::Summary;
+pub use crate::result::catalogue::{
+    MetricError, check_metric, metric, metric_names, metrics, suggest,
+};
+use crate::result::stats::Estimate;
+use crate::result::summary::Summary;
 use std::fmt;
 use toml::{Table, Value};
 
@@ -175,7 +177,7 @@ fn parse_bound_text(metric: &str, s: &str) -> Result<(f64, String), String> {
             "`{metric}` is not a duration metric; the value must be a number, got {s:?}"
         ));
     }
-    crate::time::Duration::parse(s)
+    crate::base::time::Duration::parse(s)
         .map(|d| (d.as_millis_f64(), s.to_string()))
         .map_err(|e| e.to_string())
 }
@@ -244,11 +246,11 @@ impl Expectation {
     /// `over = "share"` needs a yes/no metric and a bound that is a share, and a yes/no metric
     /// is only ever compared as a share or on every seed.
     fn check_share(&self) -> Result<(), String> {
-        let yes_no = crate::stats::SHARE_METRICS.contains(&self.metric.as_str());
+        let yes_no = crate::result::catalogue::SHARE_METRICS.contains(&self.metric.as_str());
         match self.over {
             Over::Share if !yes_no => Err(format!(
                 "`over = \"share\"` is for a yes/no metric ({}), not `{}`; use \"mean\"",
-                crate::stats::SHARE_METRICS.join(", "),
+                crate::result::catalogue::SHARE_METRICS.join(", "),
                 self.metric
             )),
             Over::Share if !(0.0..=1.0).contains(&self.value) => Err(format!(
@@ -511,7 +513,7 @@ impl Outcome {
             ),
             (Over::Share, _) => {
                 let yes = self.values.iter().filter(|(_, x)| *x >= 0.5).count() as u32;
-                let s = crate::stats::Share::of(yes, n as u32);
+                let s = crate::result::stats::Share::of(yes, n as u32);
                 format!(
                     "{yes} of {n} seeds, share {} (95% Wilson CI {} .. {})",
                     num(s.share),

@@ -48,23 +48,26 @@ fn table_form_points_at_the_line() {
 
 #[test]
 fn absent_optional_metrics_are_reported_as_absent() {
-    let s = crate::load::load("m.toml", "[workload]\nclients = 3\n", &[]).unwrap();
-    let r = crate::run_model(&s.base, 1, &mut |_| {});
-    assert_eq!(metric(&r.summary, "intents"), Ok(3.0));
+    // A run of one tier: no `layered` block.
+    let summary = Summary {
+        intents: 3,
+        ..Summary::default()
+    };
+    assert_eq!(metric(&summary, "intents"), Ok(3.0));
     assert!(matches!(
-        metric(&r.summary, "layered.orphaned"),
+        metric(&summary, "layered.orphaned"),
         Err(MetricError::Absent(_))
     ));
     assert!(matches!(
-        metric(&r.summary, "ended"),
+        metric(&summary, "ended"),
         Err(MetricError::NotANumber(_))
     ));
     assert!(matches!(
-        metric(&r.summary, "completion_ms.p98"),
+        metric(&summary, "completion_ms.p98"),
         Err(MetricError::Unknown(_))
     ));
     let e = Expectation::parse("layered.orphaned == 0").unwrap();
-    let o = e.evaluate("v", &[(1, &r.summary)]);
+    let o = e.evaluate("v", &[(1, &summary)]);
     assert!(!o.passed);
     assert!(
         o.seen(Over::All).contains("absent"),
@@ -162,7 +165,7 @@ fn with_attempts(rows: &[(u64, u64, u64)]) -> Summary {
             .iter()
             .enumerate()
             .map(
-                |(i, &(arrivals, peak, peak_window))| crate::summary::AttemptPeak {
+                |(i, &(arrivals, peak, peak_window))| crate::result::summary::AttemptPeak {
                     attempt: i as u64 + 1,
                     arrivals,
                     peak,
@@ -194,6 +197,17 @@ fn attempt_metrics_by_number_and_zero_past_the_last() {
         "peak_retries_window",
     ] {
         assert!(check_metric(ok).is_ok(), "{ok}");
+    }
+    // An attempt number no run reaches would read 0 in every run: refused.
+    assert!(check_metric("attempt_peaks.10000.peak").is_ok());
+    for unreachable in [
+        "attempt_peaks.10001.peak",
+        "attempt_peaks.18446744073709551616.peak",
+        "attempt_peaks.99999999999999999999.peak",
+    ] {
+        let e = check_metric(unreachable).unwrap_err();
+        assert!(e.contains("numbered 1 to 10000"), "{e}");
+        assert!(Expectation::parse(&format!("{unreachable} < 1")).is_err());
     }
     let e = check_metric("attempt_peaks.0.peak").unwrap_err();
     assert!(e.contains("numbered from 1"), "{e}");

@@ -1,9 +1,9 @@
 //! Counts per time bucket at the model's bucket width, bounded in memory, with their peaks.
 
-use super::replicas::ReplicaCounts;
+use super::replicas::{MAX_REPLICA_SERIES, ReplicaCounts, ReplicaEvent};
 use super::windows::{ATTEMPT_SERIES, SortedWindow, Windows, bump, bump_by};
-use crate::summary::{AttemptPeak, Series};
-use crate::time::{Duration, Time};
+use crate::base::time::{Duration, Time};
+use crate::result::summary::{AttemptPeak, Series};
 
 /// Most buckets a series keeps; past it, neighbours merge and the stored width doubles.
 pub const MAX_STORED_BUCKETS: usize = 16_384;
@@ -308,6 +308,23 @@ impl Buckets {
             t = edge;
         }
     }
+
+    /// Keeps per-replica series for `replicas` replicas (none beyond [`MAX_REPLICA_SERIES`]).
+    pub fn keep_replicas(&mut self, replicas: u32) {
+        if (2..=MAX_REPLICA_SERIES).contains(&replicas) {
+            self.replicas = vec![ReplicaCounts::default(); replicas as usize];
+        }
+    }
+
+    /// Counts `what` at replica `r` at `t` (nothing when replica series are not kept).
+    #[inline]
+    pub fn replica(&mut self, t: Time, r: usize, what: ReplicaEvent) {
+        if self.replicas.is_empty() {
+            return;
+        }
+        let i = self.index(t);
+        self.replicas[r].count(i, what);
+    }
 }
 
 /// Finishes the per-bucket series, padded to the same length.
@@ -358,7 +375,7 @@ pub fn series(mut b: Buckets, end: Time) -> Series {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Levels;
+    use crate::sim::metrics::Levels;
 
     #[test]
     fn levels_integrate_across_buckets() {

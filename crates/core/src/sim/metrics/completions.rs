@@ -1,7 +1,7 @@
 //! Completion times of settled intents and their quantiles.
 
-use crate::summary::Percentiles;
-use crate::time::Duration;
+use crate::base::time::Duration;
+use crate::result::summary::Percentiles;
 use hdrhistogram::Histogram;
 
 /// Up to this many completion times are kept exactly; past it they move to the histogram.
@@ -201,7 +201,7 @@ mod tests {
         let mut h = new_hist();
         let mut x = seed;
         for _ in 0..n {
-            x = crate::rng::mix64(x);
+            x = crate::base::rng::mix64(x);
             c.record(Duration(x % range));
             record_into(&mut h, x % range);
         }
@@ -214,7 +214,7 @@ mod tests {
         let mut x = 99u64;
         for bits in 0..64 {
             for _ in 0..200 {
-                x = crate::rng::mix64(x);
+                x = crate::base::rng::mix64(x);
                 let v = x >> bits;
                 assert_eq!(highest_equivalent(v), h.highest_equivalent(v), "v = {v}");
             }
@@ -260,7 +260,7 @@ mod tests {
         let mut x = 5u64;
         let (mut all, mut ok) = (Completions::default(), Completions::default());
         for _ in 0..3000 {
-            x = crate::rng::mix64(x);
+            x = crate::base::rng::mix64(x);
             let d = Duration(x % 9_000_000_000);
             all.record(d);
             if x % 3 == 0 {

@@ -1,7 +1,7 @@
 //! Time-weighted levels: the queue's length and the busy workers, integrated over time.
 
 use super::buckets::Buckets;
-use crate::time::Time;
+use crate::base::time::Time;
 
 /// Time-weighted queue length and busy workers.
 #[derive(Clone, Debug, Default)]

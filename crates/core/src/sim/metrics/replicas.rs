@@ -1,11 +1,10 @@
 //! Per-replica counts per time bucket for a replicated tier (`server.replicas`): arrivals,
-//! served, rejected and ejections, stored in the tier's [`Buckets`] so that they share its width
-//! and merge with it (one series length for the tier and its replicas).
+//! served, rejected and ejections. The tier's [`Buckets`](super::Buckets) keeps them
+//! ([`keep_replicas`](super::Buckets::keep_replicas), [`replica`](super::Buckets::replica)), so
+//! that they share its width and merge with it (one series length for the tier and its replicas).
 
-use super::buckets::Buckets;
 use super::windows::bump;
-use crate::summary::ReplicaSeries;
-use crate::time::Time;
+use crate::result::summary::ReplicaSeries;
 
 /// The most replicas whose series a tier keeps (each is four bounded series); the summary's
 /// per-replica rows have no such limit.
@@ -28,7 +27,13 @@ pub(super) struct ReplicaCounts {
 }
 
 impl ReplicaCounts {
-    /// Halves the resolution, as [`Buckets`] does for its own series.
+    /// Counts `what` in stored bucket `i`.
+    #[inline]
+    pub(super) fn count(&mut self, i: usize, what: ReplicaEvent) {
+        bump(&mut self.series[what as usize], i);
+    }
+
+    /// Halves the resolution, as [`Buckets`](super::Buckets) does for its own series.
     pub(super) fn halve(&mut self, halve: impl Fn(&mut Vec<u32>)) {
         for v in &mut self.series {
             halve(v);
@@ -48,24 +53,5 @@ impl ReplicaCounts {
             rejected,
             ejections,
         }
-    }
-}
-
-impl Buckets {
-    /// Keeps per-replica series for `replicas` replicas (none beyond [`MAX_REPLICA_SERIES`]).
-    pub fn keep_replicas(&mut self, replicas: u32) {
-        if (2..=MAX_REPLICA_SERIES).contains(&replicas) {
-            self.replicas = vec![ReplicaCounts::default(); replicas as usize];
-        }
-    }
-
-    /// Counts `what` at replica `r` at `t` (nothing when replica series are not kept).
-    #[inline]
-    pub fn replica(&mut self, t: Time, r: usize, what: ReplicaEvent) {
-        if self.replicas.is_empty() {
-            return;
-        }
-        let i = self.index(t);
-        bump(&mut self.replicas[r].series[what as usize], i);
     }
 }

@@ -1,6 +1,6 @@
 //! The most arrivals in any sliding window, and the bottom's load per attempt number.
 
-use crate::time::Time;
+use crate::base::time::Time;
 use std::collections::VecDeque;
 
 /// Arrival series per stored bucket by attempt number are kept for attempts 1 to
@@ -40,11 +40,18 @@ pub(super) struct Slot {
 /// before `t - width` and counts what is left: O(1) amortised per arrival. One window serves
 /// every count: after the evictions at `t` each count is that of `(t - width, t]`, and a kind's
 /// peak is updated only where one of its own arrives. Arrivals at one time of one kind share an
-/// entry, so memory is bounded by the peak (and by the distinct times in a window).
+/// entry however they interleave with other kinds ([`Windows::at_now`]), so memory is the
+/// distinct (time, kind) pairs in one window, never the arrivals: 10^9 attempts at one instant
+/// from 100,000 clients of 10,000 attempts each are 10,000 entries, not 10^9.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Windows {
     pub(super) width: u64,
     pub(super) recent: VecDeque<Slot>,
+    /// Entries popped from the front of `recent` so far: entry number `n` is `recent[n - popped]`.
+    pub(super) popped: u64,
+    /// Per kind (`2 * attempt + retry`), the time of its latest entry and that entry's number:
+    /// an arrival of a kind that already has an entry at its time joins it.
+    pub(super) at_now: Vec<(u64, u64)>,
     pub(super) in_window: u64,
     pub(super) retries_in_window: u64,
     pub(super) peak: u64,
@@ -56,7 +63,7 @@ pub(super) struct Windows {
     pub(super) series: Vec<Vec<u32>>,
     pub(super) by_attempt: bool,
     /// The sliding-window peaks are counted by the caller ([`SortedWindow`]) and set at the
-    /// end ([`crate::metrics::Buckets::set_window_peaks`]): arrivals skip the window here.
+    /// end ([`crate::sim::metrics::Buckets::set_window_peaks`]): arrivals skip the window here.
     pub(super) counted_elsewhere: bool,
 }
 
@@ -109,7 +116,7 @@ impl Windows {
             Some(s) if s.t == t && s.attempt == attempt && s.retry == retry => s.n += n,
             _ => {
                 // Out of the window `(t - width, t]`: arrivals at `s` with `t - s >= width`
-                // (times never decrease, so `s <= t`).
+                // (times never decrease, so `s <= t`; entries at `t` itself stay).
                 while let Some(s) = self.recent.front() {
                     if t - s.t < self.width {
                         break;
@@ -120,13 +127,24 @@ impl Windows {
                     }
                     self.attempts[usize::from(s.attempt)].in_window -= s.n;
                     self.recent.pop_front();
+                    self.popped += 1;
                 }
-                self.recent.push_back(Slot {
-                    t,
-                    n,
-                    attempt,
-                    retry,
-                });
+                let kind = 2 * usize::from(attempt) + usize::from(retry);
+                if kind >= self.at_now.len() {
+                    self.at_now.resize(kind + 1, (0, u64::MAX));
+                }
+                let (at, entry) = self.at_now[kind];
+                if at == t && entry != u64::MAX {
+                    self.recent[(entry - self.popped) as usize].n += n;
+                } else {
+                    self.at_now[kind] = (t, self.popped + self.recent.len() as u64);
+                    self.recent.push_back(Slot {
+                        t,
+                        n,
+                        attempt,
+                        retry,
+                    });
+                }
             }
         }
         self.in_window += n;
@@ -158,7 +176,7 @@ pub struct SortedWindow {
 }
 
 impl SortedWindow {
-    /// A window of `width` ns (at least 1), as [`crate::metrics::Buckets::with_windows`]'.
+    /// A window of `width` ns (at least 1), as [`crate::sim::metrics::Buckets::with_windows`]'.
     pub fn new(width: u64) -> Self {
         SortedWindow {
             width: width.max(1),
@@ -226,9 +244,9 @@ pub(super) fn bump_by(v: &mut Vec<u32>, i: usize, n: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::{Buckets, MAX_STORED_BUCKETS, series};
-    use crate::summary::AttemptPeak;
-    use crate::time::Duration;
+    use crate::base::time::Duration;
+    use crate::result::summary::AttemptPeak;
+    use crate::sim::metrics::{Buckets, MAX_STORED_BUCKETS, series};
 
     /// The most of `times` in any half-open window `[s, s + w)`, by brute force over every
     /// start `s` that can matter (each time, and each time minus `w - 1`).
@@ -278,6 +296,33 @@ mod tests {
         assert_eq!((w.peak, w.recent.len()), (1000, 1));
     }
 
+    /// Memory does not grow with arrivals: the window keeps one entry per distinct (time, kind)
+    /// inside it. Clients whose attempts all arrive at one instant, client after client (an
+    /// immediate retry after an instant rejection), are one entry per attempt number however
+    /// many clients there are; a stream past the window keeps only the window's times.
+    #[test]
+    fn the_window_keeps_distinct_times_and_kinds_not_arrivals() {
+        for clients in [100u64, 1000] {
+            let mut b = Buckets::with_windows(Duration(10), Duration(1_000));
+            for _ in 0..clients {
+                for a in 0..1000u16 {
+                    b.arrival(Time(5), a > 0, a);
+                }
+            }
+            assert_eq!(b.windows.as_ref().unwrap().recent.len(), 1000);
+            assert_eq!(b.window_peaks(), (clients * 1000, clients * 999));
+            assert!(b.attempt_peaks().iter().all(|a| a.peak_window == clients));
+        }
+        let mut b = Buckets::with_windows(Duration(10), Duration(1_000));
+        let mut most = 0;
+        for t in 0..1_000_000u64 {
+            b.arrival(Time(t), t % 3 > 0, (t % 3) as u16);
+            most = most.max(b.windows.as_ref().unwrap().recent.len());
+        }
+        assert_eq!(most, 1000);
+        assert_eq!(b.window_peaks(), (1000, 667));
+    }
+
     /// Random sorted times with many ties, against the brute-force count, at widths that do and
     /// do not divide the bucket grid.
     #[test]
@@ -288,7 +333,7 @@ mod tests {
             let range = 1 + (case as u64 * 37) % 500;
             let mut times: Vec<u64> = (0..n)
                 .map(|_| {
-                    x = crate::rng::mix64(x);
+                    x = crate::base::rng::mix64(x);
                     x % range
                 })
                 .collect();
@@ -312,7 +357,7 @@ mod tests {
             let w = [1, 5, 10, 33, 250][case as usize % 5];
             let mut arr: Vec<(u64, u16)> = (0..1 + case % 80)
                 .map(|_| {
-                    x = crate::rng::mix64(x);
+                    x = crate::base::rng::mix64(x);
                     (x % (1 + case * 7), (x >> 40) as u16 % 4)
                 })
                 .collect();
@@ -379,7 +424,7 @@ mod tests {
             let w = [1, 4, 10, 33, 250][case as usize % 5];
             let mut arr: Vec<(u64, u16, u64)> = (0..1 + case % 70)
                 .map(|_| {
-                    x = crate::rng::mix64(x);
+                    x = crate::base::rng::mix64(x);
                     (x % (1 + case * 5), (x >> 40) as u16 % 5, 1 + (x >> 20) % 3)
                 })
                 .collect();

@@ -15,15 +15,15 @@
 //! have done since nothing else reaches the detector in between.
 
 use super::spec::PathSpec;
+use crate::base::rng::Stream;
+use crate::base::time::Time;
 use crate::model::HostPredicate;
 use crate::policy::Class;
 use crate::policy::Scope;
 use crate::policy::balancer::retry_host::{self, Attempt, PreviousHosts};
 use crate::policy::balancer::{Balancer, hosts_to_use};
 use crate::policy::outlier::Detector;
-use crate::rng::Stream;
 use crate::sim::draws::Draws;
-use crate::time::Time;
 
 /// Where one attempt of a call went.
 #[derive(Clone, Copy, Debug)]

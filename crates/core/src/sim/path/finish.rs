@@ -4,16 +4,16 @@
 use super::PathSim;
 use super::balance::Balancing;
 use super::tier::TierState;
-use crate::layered::{expected_bottom_attempts, worst_case_bottom_attempts};
-use crate::metrics::{self, Buckets, Levels, ReplicaEvent};
+use crate::base::time::{Duration, Time};
 use crate::model::{FailMode, StoreMode};
 use crate::policy::budget::BudgetKind;
 use crate::policy::recovery;
-use crate::summary::{
+use crate::result::summary::{
     AttemptPeak, Ended, LayerSummary, Layered, ReplicaSummary, Series, Summary, TierSeries,
     TierSummary, VariantResult,
 };
-use crate::time::{Duration, Time};
+use crate::sim::layered::{expected_bottom_attempts, worst_case_bottom_attempts};
+use crate::sim::metrics::{self, Buckets, Levels, ReplicaEvent};
 
 fn ms(ns: u128) -> f64 {
     ns as f64 / 1e6
@@ -175,7 +175,7 @@ impl PathSim<'_> {
             completion_ms: self.completions.percentiles(),
             success_ms: self.successes.percentiles(),
             last_arrival_ms: b.last_arrival.as_millis_f64(),
-            // Every intent started settled by the end (`crate::run_model` also clears it for a
+            // Every intent started settled by the end (`crate::sim::path::run_model` also clears it for a
             // truncated run).
             drain_ms: (c.intents > 0 && c.succeeded + c.failed == c.intents)
                 .then(|| c.last_settled.as_millis_f64()),

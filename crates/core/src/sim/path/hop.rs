@@ -10,13 +10,13 @@ use super::balance::Balancing;
 use super::callref::CallRef;
 use super::retry_after::RetryAfterRules;
 use super::spec::{Hop, PathSpec};
+use crate::base::time::{Duration, Time};
 use crate::policy::backoff::Backoff;
 use crate::policy::breaker::{Breaker, Placement};
 use crate::policy::budget::{BudgetKind, BudgetState};
 use crate::policy::limiter::LimiterState;
 use crate::policy::{ClassSet, Scope};
 use crate::sim::draws::Draws;
-use crate::time::{Duration, Time};
 use std::collections::VecDeque;
 
 /// The retry settings of one hop, resolved once from its `retry` (and `hedge`, `breaker`).

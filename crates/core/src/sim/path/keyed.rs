@@ -10,7 +10,7 @@
 //! failed is a false failure; the key is counted once its last row is finalised. Without a key
 //! column every row is its own intent and nothing here runs.
 
-use crate::replay::Trace;
+use crate::model::replay::Trace;
 
 /// Per intent of the trace (a key, or a row without one).
 #[derive(Clone, Copy, Default)]
@@ -34,7 +34,7 @@ pub(super) struct KeyOutcome {
     pub(super) top: u16,
 }
 
-/// The keys of a replayed trace, indexed by [`crate::replay::TraceArrival::intent`].
+/// The keys of a replayed trace, indexed by [`crate::model::replay::TraceArrival::intent`].
 pub(super) struct Keyed {
     keys: Vec<KeyState>,
     /// Keys with a row started so far, and keys whose every row is finalised.

@@ -8,9 +8,9 @@
 use super::call::by_kind;
 use super::callref::CallRef;
 use super::{Event, PathSim};
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
 use crate::policy::limiter::Admit;
-use crate::time::{Duration, Time};
 
 /// What the limiter decided about a send.
 pub(super) enum Gate {

@@ -23,6 +23,7 @@ mod balance;
 mod call;
 mod callref;
 mod direct;
+mod entry;
 mod finish;
 mod hop;
 mod keyed;
@@ -34,18 +35,22 @@ mod workload;
 pub use direct::run as run_direct;
 pub use direct::run_until as run_direct_until;
 pub use direct::{EnginePath, engine_path};
+pub use entry::{
+    run, run_model, run_model_traced, run_model_traced_until, run_model_until, run_summary,
+    run_summary_until,
+};
 pub use retry_after::envoy_reset_delay;
 
-use crate::engine::{self, Engine};
-use crate::metrics::{Buckets, Completions};
+use crate::base::queue::EventQueue;
+use crate::base::time::{Duration, Time};
 use crate::model::{Model, WorkloadKind};
 use crate::policy::Scope;
 use crate::policy::ratelimit::TokenBucket;
-use crate::queue::EventQueue;
+use crate::result::summary::VariantResult;
 use crate::sim::draws::Draws;
-use crate::summary::VariantResult;
-use crate::time::{Duration, Time};
-use crate::trace::{TraceLog, TraceOptions, Tracer};
+use crate::sim::engine::{self, Engine};
+use crate::sim::metrics::{Buckets, Completions};
+use crate::sim::trace::{TraceLog, TraceOptions, Tracer};
 use call::{Calls, by_kind};
 use callref::CallRef;
 use hop::HopState;
@@ -444,10 +449,4 @@ fn to_retry_after_ms(d: Option<Duration>) -> u32 {
     d.map_or(NO_RETRY_AFTER, |d| {
         (d.0 / 1_000_000).min(u64::from(NO_RETRY_AFTER - 1)) as u32
     })
-}
-
-/// Runs `model` with `seed` and returns its result, named after the model: [`crate::run_model`]
-/// without progress.
-pub fn run(model: &Model, seed: u64) -> VariantResult {
-    crate::run_model(model, seed, &mut |_| {})
 }

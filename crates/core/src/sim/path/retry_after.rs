@@ -2,8 +2,8 @@
 //! header), for a retry after backoff and for hedging's pushback. One struct per hop, resolved
 //! from `retry.retry_after` and `retry.retry_after_cap`.
 
+use crate::base::time::Duration;
 use crate::model::{Retry, RetryAfterPolicy};
-use crate::time::Duration;
 
 /// botocore `ExponentialBackoff._RETRY_AFTER_MAX_ADDITIONAL` (5 s), smithy's `delayFromErrorType + 5_000`.
 const AWS_RETRY_AFTER_MAX_ADDITIONAL: Duration = Duration::from_secs(5);

@@ -8,9 +8,9 @@
 use super::call::{Call, by_kind};
 use super::tier::{Outcome, Request};
 use super::{Event, PathSim};
+use crate::base::time::Time;
 use crate::model::{Idempotency, KeyMode, StoreMode};
 use crate::sim::draws::Round;
-use crate::time::Time;
 use std::collections::HashMap;
 
 enum KeyState {
@@ -26,7 +26,7 @@ struct MixHasher(u64);
 
 impl std::hash::Hasher for MixHasher {
     fn finish(&self) -> u64 {
-        crate::rng::mix64(self.0)
+        crate::base::rng::mix64(self.0)
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {

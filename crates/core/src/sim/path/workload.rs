@@ -4,12 +4,12 @@
 
 use super::Event;
 use super::call::NO_WORKER;
-use crate::engine::BurstOrder;
+use crate::base::queue::EventQueue;
+use crate::base::rng::Stream;
+use crate::base::time::{Duration, Time};
 use crate::model::{Model, WorkloadKind};
-use crate::queue::EventQueue;
-use crate::rng::Stream;
 use crate::sim::draws::Draws;
-use crate::time::{Duration, Time};
+use crate::sim::engine::BurstOrder;
 
 /// The workload's state: what it will still start and its arrival process.
 pub(super) struct Workload {

@@ -42,8 +42,8 @@
 //! come from the keyed stream `(seed, factor, Tune, 4)`. Below two effects it is NaN (SALib gives
 //! 0 for one effect; one effect says nothing of its spread, as `σ`).
 
-use crate::rng::{Purpose, Stream};
-use crate::stats;
+use crate::base::rng::{Purpose, Stream};
+use crate::result::stats;
 
 /// One trajectory: `k + 1` grid points (a level index per factor), each differing from the one
 /// before in the factor `moved[i]` only.

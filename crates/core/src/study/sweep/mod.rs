@@ -8,8 +8,8 @@
 //! increasing `j`. Shard `I/N` (1-based) holds the runs with `j % N == I - 1`: round-robin, so
 //! expensive corners of the grid spread over every shard.
 
-use crate::summary::Summary;
-use crate::time::Duration;
+use crate::base::time::Duration;
+use crate::result::summary::Summary;
 use serde::{Deserialize, Serialize};
 
 /// Version of the JSON Lines layout; readers refuse other versions.
@@ -80,7 +80,7 @@ pub fn parse_vary(spec: &str) -> Result<Axis, String> {
     if key.is_empty()
         || !key
             .split('+')
-            .all(|k| !k.is_empty() && k.split('.').all(crate::load::key_segment))
+            .all(|k| !k.is_empty() && k.split('.').all(crate::model::load::key_segment))
     {
         return Err(format!(
             "{key:?} is not a dotted key like retry.base (server.outages[0].to for an array's entry; KEY1+KEY2 sets both to each value)"

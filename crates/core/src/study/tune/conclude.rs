@@ -20,7 +20,7 @@ pub(super) struct Search {
 
 impl Search {
     fn mean(&self, c: usize, m: usize) -> f64 {
-        crate::stats::mean(&self.values[c][m])
+        crate::result::stats::mean(&self.values[c][m])
     }
 
     /// Among `candidates`, the best by the primary objective's mean (the first on a tie).

@@ -16,8 +16,8 @@ pub mod kn;
 pub mod pareto;
 pub mod sample;
 
-use crate::expect::{Expectation, Op};
-use crate::stats::Estimate;
+use crate::result::expect::{Expectation, Op};
+use crate::result::stats::Estimate;
 use conclude::Search;
 
 /// One objective: a summary metric to minimise or maximise.
@@ -54,8 +54,8 @@ pub fn parse_indifference(s: &str, metric: &str) -> Result<Indifference, String>
     }
     let x = match t.parse::<f64>() {
         Ok(x) => x,
-        Err(_) if metric.contains("_ms") => crate::time::Duration::parse(t)
-            .map(crate::time::Duration::as_millis_f64)
+        Err(_) if metric.contains("_ms") => crate::base::time::Duration::parse(t)
+            .map(crate::base::time::Duration::as_millis_f64)
             .map_err(|e| format!("{s:?}: {e}"))?,
         Err(_) => return Err(format!("expected 5% or a positive number, got {s:?}")),
     };
@@ -476,16 +476,29 @@ fn all_feasible(feas: &[Vec<Feasibility>]) -> Vec<bool> {
 }
 
 /// KN's indifference zone δ after the first `n0` replications: as given, or a share of the best
-/// survivor's mean (the share itself when that mean is 0).
+/// survivor's mean, or of the first stage's spread between runs when that is larger (a best mean
+/// of 0, as `--minimize failed` finds, would make δ 0 and KN unable to tell 0 from 1,712; the
+/// spread is the metric's own scale); the share itself when both are 0.
 fn indifference_delta(ind: Indifference, xs: &[Vec<f64>], alive: &[bool], n0: usize) -> f64 {
     match ind {
         Indifference::Absolute(d) => d,
         Indifference::Relative(p) => {
-            let best = (0..xs.len())
-                .filter(|c| alive[*c])
-                .map(|c| xs[c][..n0].iter().sum::<f64>() / n0 as f64)
+            let first = |c: usize| &xs[c][..n0];
+            let mean = |c: usize| first(c).iter().sum::<f64>() / n0 as f64;
+            let contenders: Vec<usize> = (0..xs.len()).filter(|c| alive[*c]).collect();
+            let best = contenders
+                .iter()
+                .map(|&c| mean(c))
                 .fold(f64::NEG_INFINITY, f64::max);
-            let d = p * best.abs();
+            // The standard deviation of one run, pooled over the contenders.
+            let variance = |c: usize| {
+                let m = mean(c);
+                first(c).iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n0 - 1).max(1) as f64
+            };
+            let spread = (contenders.iter().map(|&c| variance(c)).sum::<f64>()
+                / contenders.len().max(1) as f64)
+                .sqrt();
+            let d = p * best.abs().max(spread);
             if d.is_finite() && d > 0.0 { d } else { p }
         }
     }
@@ -529,7 +542,7 @@ pub fn snippet(params: &[(String, String)]) -> String {
             continue;
         }
         let (table, key) = k.rsplit_once('.').unwrap_or(("", k));
-        let line = format!("{key} = {}", crate::load::parse_value(v));
+        let line = format!("{key} = {}", crate::model::load::parse_value(v));
         match tables.iter_mut().find(|(t, _)| t == table) {
             Some((_, lines)) => lines.push(line),
             None => tables.push((table.to_string(), vec![line])),

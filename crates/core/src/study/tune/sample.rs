@@ -8,8 +8,8 @@
 //! discrete grid are kept once. The result is sorted by grid point, so it never depends on the
 //! order of anything but the seed.
 
-use crate::rng::{Purpose, Stream};
-use crate::sweep::Grid;
+use crate::base::rng::{Purpose, Stream};
+use crate::study::sweep::Grid;
 
 /// How the candidates were chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub fn candidates(grid: &Grid, max: u64, seed: u64) -> (Sampling, Vec<u64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::Axis;
+    use crate::study::sweep::Axis;
 
     fn grid(sizes: &[usize]) -> Grid {
         Grid {

@@ -3,8 +3,8 @@
 //! cap after the jitter).
 
 use super::{Amount, JitterRule, Retry};
-use crate::rng::Stream;
-use crate::time::Duration;
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
 use std::borrow::BorrowMut;
 
 /// `jitter = "absolute"`.

@@ -6,8 +6,8 @@
 //! the base and cap, draw for draw.
 
 use super::{Amount, JitterRule, Retry};
-use crate::rng::Stream;
-use crate::time::Duration;
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
 use std::borrow::BorrowMut;
 
 /// `jitter = "additive"`.

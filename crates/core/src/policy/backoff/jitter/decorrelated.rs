@@ -3,9 +3,9 @@
 //! delay drawn (its own sequence, independent of `n` and `multiplier`).
 
 use super::{JitterRule, Retry};
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
 use crate::policy::backoff::NO_STATE;
-use crate::rng::Stream;
-use crate::time::Duration;
 use std::borrow::BorrowMut;
 
 /// `jitter = "decorrelated"`.

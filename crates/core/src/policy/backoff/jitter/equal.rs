@@ -2,8 +2,8 @@
 //! `d/2 + U(0, d/2)`.
 
 use super::{JitterRule, Retry};
-use crate::rng::Stream;
-use crate::time::Duration;
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
 use std::borrow::BorrowMut;
 
 /// `jitter = "equal"`.

@@ -13,8 +13,8 @@ mod polly;
 mod proportional;
 
 use super::{Backoff, CapApplies};
-use crate::rng::Stream;
-use crate::time::Duration;
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
 use serde::{Deserialize, Serialize};
 use std::borrow::BorrowMut;
 

@@ -1,8 +1,8 @@
 //! No jitter: the delay is the window `d`.
 
 use super::{JitterRule, Retry};
-use crate::rng::Stream;
-use crate::time::Duration;
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
 use std::borrow::BorrowMut;
 
 /// `jitter = "none"`.

@@ -5,9 +5,9 @@
 //! the first); every result capped at `cap` (`MaxDelay`).
 
 use super::{JitterRule, Retry};
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
 use crate::policy::backoff::{Backoff, BackoffKind, NO_STATE};
-use crate::rng::Stream;
-use crate::time::Duration;
 use std::borrow::BorrowMut;
 
 /// `jitter = "polly"`.

@@ -9,8 +9,8 @@
 //! cenkalti's formula in whole milliseconds).
 
 use super::{Amount, JitterRule, Retry};
-use crate::rng::Stream;
-use crate::time::Duration;
+use crate::base::rng::Stream;
+use crate::base::time::Duration;
 use std::borrow::BorrowMut;
 
 /// `jitter = "proportional"`.

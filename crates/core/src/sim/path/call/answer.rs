@@ -2,12 +2,12 @@
 //! the attempt ended, then the call succeeds, retries (or hedges) or gives up.
 
 use super::{Call, Settled};
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
 use crate::sim::path::PathSim;
 use crate::sim::path::callref::CallRef;
 use crate::sim::path::tier::Outcome;
-use crate::time::{Duration, Time};
-use crate::trace::Step;
+use crate::sim::trace::Step;
 
 impl PathSim<'_> {
     /// An answer reaches `c`.

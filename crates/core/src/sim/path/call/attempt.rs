@@ -3,6 +3,7 @@
 //! network (where it may be lost).
 
 use super::{Call, Settled};
+use crate::base::time::Time;
 use crate::model::{KeyMode, LossNotice};
 use crate::policy::Class;
 use crate::sim::draws::Round;
@@ -10,8 +11,7 @@ use crate::sim::path::callref::{CallRef, NO_KEY};
 use crate::sim::path::limit::Gate;
 use crate::sim::path::tier::Request;
 use crate::sim::path::{Event, PathSim};
-use crate::time::Time;
-use crate::trace::Step;
+use crate::sim::trace::Step;
 
 impl PathSim<'_> {
     /// The call's next attempt (its first, a retry after backoff, or a hedged copy).

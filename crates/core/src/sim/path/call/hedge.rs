@@ -7,10 +7,10 @@
 //! don't retry" sends no more copies but lets those already out answer.
 
 use super::{Call, Extra, HEDGE_STOPPED, NO_BACKOFF, Settled};
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
 use crate::sim::path::callref::CallRef;
 use crate::sim::path::{Event, PathSim};
-use crate::time::{Duration, Time};
 
 impl PathSim<'_> {
     /// Hedging: one copy answered.

@@ -31,13 +31,13 @@ pub(super) use start::NO_WORKER;
 
 use super::PathSim;
 use super::callref::CallRef;
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
 use crate::policy::hedge::Pending;
 use crate::sim::draws::AttemptKey;
-use crate::time::{Duration, Time};
-use crate::trace::{Step, TraceEvent};
+use crate::sim::trace::{Step, TraceEvent};
 
-const NO_BACKOFF: u64 = crate::backoff::NO_STATE;
+const NO_BACKOFF: u64 = crate::policy::backoff::NO_STATE;
 /// Hedging never backs off, so a hedged call keeps the server's pushback in `prev_backoff`
 /// instead (gRFC A6, "Pushback"): the time in ns before which no further copy goes out,
 /// [`NO_BACKOFF`] for none, or this value once an answer said "don't retry".

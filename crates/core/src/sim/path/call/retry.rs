@@ -1,15 +1,15 @@
 //! A retryable failure: the call gives up (attempts spent, cancelled, past its deadline, the
 //! budget says no) or backs off and schedules its next `Send`. The backoff is the hop's
-//! ([`crate::backoff`]); a server's `Retry-After` may replace it ([`RetryAfterRules`]).
+//! ([`crate::policy::backoff`]); a server's `Retry-After` may replace it ([`RetryAfterRules`]).
 //!
 //! [`RetryAfterRules`]: crate::sim::path::retry_after::RetryAfterRules
 
 use super::{Call, NO_BACKOFF, Settled};
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
 use crate::sim::path::callref::{CallRef, NO_KEY};
 use crate::sim::path::{Event, PathSim};
-use crate::time::{Duration, Time};
-use crate::trace::Step;
+use crate::sim::trace::Step;
 
 impl PathSim<'_> {
     /// The outstanding attempt failed with a retryable `class`: retry or give up.

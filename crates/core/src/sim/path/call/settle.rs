@@ -4,13 +4,13 @@
 //! freed) once its client has settled and nothing of it is in flight anywhere on the path.
 
 use super::{Call, NO_WORKER, Settled, Top};
+use crate::base::time::Time;
 use crate::model::{KeyMode, StoreMode};
 use crate::policy::Class;
 use crate::sim::path::PathSim;
 use crate::sim::path::callref::CallRef;
 use crate::sim::path::tier::Outcome;
-use crate::time::Time;
-use crate::trace::Step;
+use crate::sim::trace::Step;
 
 impl PathSim<'_> {
     /// The call settles `how`, `class` being its last result.

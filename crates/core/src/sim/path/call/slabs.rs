@@ -2,10 +2,10 @@
 //! calls, their free slots and send times, and the walk up the chain of callers.
 
 use super::{Call, Extra, Inner, Keep, Loop, NO_WORKER, Settled, Top};
+use crate::base::time::Time;
 use crate::sim::path::call::by_kind;
 use crate::sim::path::callref::CallRef;
 use crate::sim::path::hop::HopState;
-use crate::time::Time;
 
 /// The calls in progress: a top call per live intent, an inner call per request a tier's
 /// client is retrying below, their free slots, and when their latest attempts went out.

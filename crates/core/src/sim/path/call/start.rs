@@ -2,12 +2,12 @@
 //! tier below for the request its worker is serving.
 
 use super::{Call, Extra, Inner, Loop, Top};
+use crate::base::time::Time;
 use crate::sim::draws;
 use crate::sim::path::PathSim;
 use crate::sim::path::callref::CallRef;
 use crate::sim::path::tier::Request;
-use crate::time::Time;
-use crate::trace::Step;
+use crate::sim::trace::Step;
 
 /// The worker of a top call not started by a closed-workload worker.
 pub(in crate::sim::path) const NO_WORKER: u32 = u32::MAX;

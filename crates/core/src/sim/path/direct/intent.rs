@@ -3,15 +3,15 @@
 
 use super::Direct;
 use super::records::{OP_ARRIVAL, OP_BEGIN, OP_DONE, OP_SUCCESS};
+use crate::base::rng::EntityKey;
+use crate::base::time::{Duration, Time};
 use crate::model::{
     CommitMode, CrashPoint, FailMode, LossNotice, OutageAnswer, RetryAfterPolicy, WorkloadKind,
 };
 use crate::policy::Class;
 use crate::policy::backoff::{Backoff, Retry};
-use crate::rng::EntityKey;
 use crate::sim::draws::{AttemptKey, Draws, Round};
 use crate::sim::path::{from_retry_after_ms, to_retry_after_ms};
-use crate::time::{Duration, Time};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// As in `call.rs`: botocore's `_RETRY_AFTER_MAX_ADDITIONAL`.
@@ -71,7 +71,7 @@ impl Intent {
             awaiting: false,
             settled: Settled::No,
             in_flight: 0,
-            prev_backoff: crate::backoff::NO_STATE,
+            prev_backoff: crate::policy::backoff::NO_STATE,
             applied: 0,
             finalised: None,
         }
@@ -87,7 +87,9 @@ impl Direct<'_> {
     /// never decreases and never passes the run's end). Right after it, a set `stop` ends the
     /// workload there. Returns `None`, having stopped early, once the intents run so far have
     /// more than `max_events` events: the run would stop at `max_events`, which the event loop
-    /// does (see [`Direct::ending`]), so the rest is not run; else whether `stop` ended it.
+    /// does (see [`Direct::ending`]), so the rest is not run; also once they keep more records
+    /// than [`super::records::MAX_RECORDS`] (the event loop runs it in less memory). Else
+    /// whether `stop` ended it.
     pub(super) fn run_intents(
         &mut self,
         progress: &mut dyn FnMut(Time),
@@ -118,7 +120,7 @@ impl Direct<'_> {
                         continue;
                     }
                     self.intent(c, at);
-                    if self.live_events > m.max_events {
+                    if self.live_events > m.max_events || self.rec.over_budget() {
                         return None;
                     }
                     if tick(self) {
@@ -150,7 +152,7 @@ impl Direct<'_> {
                         }
                     }
                     self.intent(id, t);
-                    if self.live_events > m.max_events {
+                    if self.live_events > m.max_events || self.rec.over_budget() {
                         return None;
                     }
                     if tick(self) {
@@ -479,7 +481,7 @@ impl Direct<'_> {
         }
         self.n.retry_after_waits += u64::from(honour.is_some());
         // (`restart_probability` only changes the idempotency key, which nothing reads here.)
-        it.prev_backoff = carry.unwrap_or(delay.0.min(crate::backoff::NO_STATE - 1));
+        it.prev_backoff = carry.unwrap_or(delay.0.min(crate::policy::backoff::NO_STATE - 1));
         self.push(now + delay, Ev::Send);
     }
 

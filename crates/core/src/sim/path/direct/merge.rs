@@ -2,10 +2,10 @@
 //! summary.
 
 use super::Direct;
+use crate::base::time::{Duration, Time};
 use crate::model::WorkloadKind;
+use crate::result::summary::{Ended, VariantResult};
 use crate::sim::path::PathSim;
-use crate::summary::{Ended, VariantResult};
-use crate::time::{Duration, Time};
 
 impl Direct<'_> {
     /// Where the event loop would stop, how, and after how many events; `None` when that

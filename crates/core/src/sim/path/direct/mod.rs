@@ -9,14 +9,16 @@
 //! would pop them (time, then insertion); the counters are sums; the completion times go to the
 //! same order-free histogram; the load series, bucket peaks and sliding-window peaks are fed the
 //! arrivals, successes and busy levels sorted by time (ties do not change them, see
-//! [`crate::metrics::Buckets::arrival`]); the run's end, event count and how it ended follow from
+//! [`crate::sim::metrics::Buckets::arrival`]); the run's end, event count and how it ended follow from
 //! each intent's last event and the timeouts left pending after it (the loop stops as soon as
 //! nothing is live, so such a timeout counts only if it fires before the last intent ends).
 //!
 //! A run whose outcome would depend on the global order in a way not rebuilt here goes back to
 //! the event loop at run time ([`run`] returns `None`): a pending timeout at exactly the instant
 //! the last intent ends, a run that would stop at `max_events`, and busy levels past the series'
-//! stored buckets (where merging would add their areas in another order).
+//! stored buckets (where merging would add their areas in another order). So does a run that
+//! would keep more than [`records::MAX_RECORDS`] records (4 bytes per arrival, success and
+//! service step): the event loop keeps the intents in flight and one peak window's arrivals.
 //!
 //! The parts: [`rule`] (which models are eligible), [`intent`] (one client's attempts from its
 //! draws; [`rejected`] when every attempt is rejected at once), [`records`] (the time-ordered arrivals, successes and busy levels, and their feed to
@@ -32,19 +34,19 @@ pub use rule::{EnginePath, engine_path};
 
 use self::intent::Ev;
 use self::records::Records;
-use crate::dist::Dist;
-use crate::metrics::{Completions, MAX_STORED_BUCKETS};
+use crate::base::dist::Dist;
+use crate::base::time::{Duration, Time};
 use crate::model::Model;
 use crate::policy::ClassSet;
 use crate::policy::backoff::{Backoff, BackoffKind};
+use crate::result::summary::{Ended, VariantResult};
 use crate::sim::draws::Draws;
+use crate::sim::metrics::{Completions, MAX_STORED_BUCKETS};
 use crate::sim::path::Counters;
-use crate::summary::{Ended, VariantResult};
-use crate::time::{Duration, Time};
 use std::sync::atomic::AtomicBool;
 
 /// Runs `m` on the direct path, or returns `None` when it must take the event loop (see the
-/// module's notes). `full`: the series and CDFs too (else the summary only). [`crate::run_model`]
+/// module's notes). `full`: the series and CDFs too (else the summary only). [`crate::sim::path::run_model`]
 /// calls it first and runs the event loop when it returns `None`.
 pub fn run(
     m: &Model,
@@ -190,5 +192,29 @@ impl<'m> Direct<'m> {
             windows: window_table(m),
             rejected_at_once: rejected::rejects_at_once(m),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run keeps at most its record budget: past it the direct path stops and the event loop
+    /// runs the model (the same results, `tests: direct_path`), so memory does not grow with the
+    /// arrivals of a run. The budget is lowered here so that a small herd passes it.
+    #[test]
+    fn a_run_past_its_record_budget_takes_the_event_loop() {
+        let text = "[workload]\nclients = 1000\n[retry]\nmax_attempts = 5\nbackoff = \"immediate\"\n[server]\nfail = \"always\"\n[network]\nlatency = \"1ms\"\n";
+        let m = crate::model::load::load("m.toml", text, &[]).unwrap().base;
+        assert_eq!(engine_path(&m), EnginePath::Direct);
+        // 5,000 arrivals: within a budget of 5,000 the direct path runs it.
+        let mut d = Direct::new(&m, 1);
+        d.rec.budget = 5_000;
+        assert_eq!(d.run_intents(&mut |_| {}, None), Some(false));
+        let mut d = Direct::new(&m, 1);
+        d.rec.budget = 4_000;
+        assert_eq!(d.run_intents(&mut |_| {}, None), None);
+        // It stopped at the first intent past the budget: at most one intent's records more.
+        assert!(d.rec.kept <= 4_005, "{}", d.rec.kept);
     }
 }

@@ -1,10 +1,10 @@
 //! The time-ordered records that feed the bottom's buckets: arrivals by attempt, successes and
 //! the busy level's steps, kept compactly per chunk of time and fed in time order at the end.
 
-use crate::metrics::SortedWindow;
+use crate::base::time::Time;
 use crate::model::{Model, WorkloadKind};
+use crate::sim::metrics::SortedWindow;
 use crate::sim::path::tier::TierState;
-use crate::time::Time;
 
 /// Kinds of the time-ordered records that feed the bottom's buckets, in the low `KIND_BITS`
 /// bits; above them the time within the record's chunk.
@@ -20,6 +20,13 @@ const CHUNK_SHIFT: u32 = 32 - KIND_BITS;
 const KIND_MASK: u64 = (1 << KIND_BITS) - 1;
 /// Records kept in one vector before they move to chunks.
 const FLAT_MAX: usize = 1 << 16;
+
+/// The most records one run keeps (512 MiB at 4 bytes each, about twice that while vectors
+/// grow): a run that would keep more (a burst of 10^7 clients of 100 attempts, an open workload
+/// at 10^7/s for a minute) goes to the event loop, whose memory is the intents in flight and
+/// the arrivals inside one peak window, not every arrival of the run (`docs/performance.md`,
+/// "Memory bounds").
+pub(super) const MAX_RECORDS: u64 = 1 << 27;
 
 /// Fewer records than this are sorted by comparison; more are first spread over buckets by the
 /// top bits of their time ([`sort_by_time`]), at most 2^[`SPREAD_MAX_BITS`] buckets.
@@ -41,6 +48,9 @@ pub(super) struct Records {
     /// Some attempt was served (the busy level moved).
     pub(super) busy_ops: bool,
     pub(super) max_op_time: u64,
+    /// Records kept so far, and the most this run may keep ([`MAX_RECORDS`]).
+    pub(super) kept: u64,
+    pub(super) budget: u64,
 }
 
 impl Records {
@@ -65,7 +75,14 @@ impl Records {
             bulk: 0,
             busy_ops: false,
             max_op_time: 0,
+            kept: 0,
+            budget: MAX_RECORDS,
         }
+    }
+
+    /// More records are kept than the run may hold: the event loop must run it.
+    pub(super) fn over_budget(&self) -> bool {
+        self.kept > self.budget
     }
 
     /// One record of `kind` at `t`.
@@ -77,6 +94,7 @@ impl Records {
         }
         self.busy_ops |= kind == OP_BEGIN;
         self.max_op_time = self.max_op_time.max(t.0);
+        self.kept += 1;
         if let Some(f) = &mut self.flat {
             if f.len() < FLAT_MAX {
                 return f.push(t.0 << KIND_BITS | u64::from(kind));
@@ -194,7 +212,7 @@ impl Sink<'_> {
 
     /// With no busy level: counts per bucket and attempt need no time order within a bucket
     /// (a bucket's peak is its final count), so each bucket's arrivals of one attempt number go
-    /// to [`crate::metrics::Buckets::arrivals`] in one call when the records leave the bucket.
+    /// to [`crate::sim::metrics::Buckets::arrivals`] in one call when the records leave the bucket.
     /// The successes only add to their bucket's count. Only the window goes record by record.
     fn feed_counted<I: Iterator<Item = (u64, u32)> + Clone>(&mut self, records: I) {
         let base = self.ts.buckets.base_width().0;
@@ -352,7 +370,7 @@ mod tests {
         ] {
             let mut v: Vec<u64> = (0..n)
                 .map(|i| {
-                    x = crate::rng::mix64(x);
+                    x = crate::base::rng::mix64(x);
                     // A third of the records at one instant, the rest spread.
                     let t = if i % 3 == 0 { range / 2 } else { x % range };
                     t << KIND_BITS | (x >> 60)

@@ -59,7 +59,7 @@ impl Direct<'_> {
             {
                 break;
             }
-            it.prev_backoff = carry.unwrap_or(delay.0.min(crate::backoff::NO_STATE - 1));
+            it.prev_backoff = carry.unwrap_or(delay.0.min(crate::policy::backoff::NO_STATE - 1));
             let at = now + delay;
             if at > self.horizon {
                 return self.intent_ended(&it);

@@ -4,7 +4,7 @@ use super::records::{KIND_BITS, OP_ARRIVAL};
 use crate::model::{EnginePathChoice, Model, StoreMode, WorkloadKind};
 use crate::policy::budget::BudgetKind;
 use crate::policy::limiter::LimiterKind;
-use crate::shedding::SheddingKind;
+use crate::policy::shedding::SheddingKind;
 
 /// Which engine runs a model, and why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,13 +3,13 @@
 //! served FIFO, LIFO or adaptive LIFO, and CoDel may drop what leaves it.
 
 use super::{Outcome, Request, outage_at};
-use crate::metrics::ReplicaEvent;
+use crate::base::time::{Duration, Time};
 use crate::model::{Discipline, FailMode, OutageAnswer, ShedAnswer};
 use crate::policy::ratelimit::{RetryAfter, whole_seconds};
+use crate::sim::metrics::ReplicaEvent;
 use crate::sim::path::PathSim;
 use crate::sim::path::call::{Call, by_kind};
-use crate::time::{Duration, Time};
-use crate::trace::Step;
+use crate::sim::trace::Step;
 
 impl PathSim<'_> {
     /// A request reaches the tier its call sends to.

@@ -11,12 +11,12 @@
 //! [`Outcome`]); `admit.rs` is admission and the queue, `serve.rs` the workers and the answers.
 
 use super::callref::CallRef;
-use crate::metrics::{Buckets, Levels, ReplicaEvent};
+use crate::base::time::{Duration, Time};
 use crate::model::{FailMode, Outage, Server, SlowWindow};
 use crate::policy::Class;
 use crate::policy::ratelimit::TokenBucket;
-use crate::shedding::{Codel, SheddingKind};
-use crate::time::{Duration, Time};
+use crate::policy::shedding::{Codel, SheddingKind};
+use crate::sim::metrics::{Buckets, Levels, ReplicaEvent};
 use std::collections::VecDeque;
 
 mod admit;

@@ -3,14 +3,14 @@
 //! the tier below while the worker waits; then the tier answers over the hop's network.
 
 use super::{Outcome, Request, failure_probability, slow_at};
-use crate::metrics::ReplicaEvent;
+use crate::base::time::{Duration, Time};
 use crate::model::{CommitMode, CrashPoint};
 use crate::sim::draws::Round;
+use crate::sim::metrics::ReplicaEvent;
 use crate::sim::path::call::{Call, by_kind};
 use crate::sim::path::callref::NO_KEY;
 use crate::sim::path::{Event, PathSim, from_retry_after_ms, to_retry_after_ms};
-use crate::time::{Duration, Time};
-use crate::trace::Step;
+use crate::sim::trace::Step;
 
 impl PathSim<'_> {
     /// A worker of tier `t` finished its own work on `in_service[job]`.

@@ -141,7 +141,7 @@ impl Backoff {
     /// [`NO_STATE`] before the first retry, else what the previous call carried (`None`: the
     /// caller carries the delay it waited). `tabled` is the window `window(n)` when the caller
     /// has it already. `draw` makes the retry's stream, only if a draw is needed.
-    #[inline]
+    #[inline(always)]
     pub fn next_delay<S: BorrowMut<Stream>>(
         &self,
         n: u32,

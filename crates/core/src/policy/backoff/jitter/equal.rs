@@ -10,7 +10,7 @@ use std::borrow::BorrowMut;
 pub struct Equal;
 
 impl JitterRule for Equal {
-    #[inline]
+    #[inline(always)]
     fn delay<S: BorrowMut<Stream>>(
         r: &Retry,
         _state: u64,

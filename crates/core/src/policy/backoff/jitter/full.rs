@@ -10,7 +10,7 @@ use std::borrow::BorrowMut;
 pub struct Full;
 
 impl JitterRule for Full {
-    #[inline]
+    #[inline(always)]
     fn delay<S: BorrowMut<Stream>>(
         r: &Retry,
         _state: u64,

@@ -31,7 +31,7 @@ pub struct Retry<'a> {
 impl Retry<'_> {
     /// The window `d`: `min(cap, base * multiplier^(n + first_exponent))` for an exponential
     /// backoff, in ns.
-    #[inline]
+    #[inline(always)]
     pub fn window(&self) -> u64 {
         match self.tabled {
             Some(w) => w,
@@ -105,8 +105,9 @@ macro_rules! jitters {
                 match self { $(Jitter::$kind => <$ty as JitterRule>::CARRIES_STATE,)* }
             }
 
-            /// See [`JitterRule::delay`].
-            #[inline]
+            /// See [`JitterRule::delay`]. Always inlined: the engine draws a delay per retry, and
+            /// the formula must cost what it did when it was written in place.
+            #[inline(always)]
             pub fn delay<S: BorrowMut<Stream>>(
                 self,
                 r: &Retry,

@@ -9,7 +9,7 @@ use std::borrow::BorrowMut;
 pub struct NoJitter;
 
 impl JitterRule for NoJitter {
-    #[inline]
+    #[inline(always)]
     fn delay<S: BorrowMut<Stream>>(
         r: &Retry,
         _state: u64,

@@ -9,7 +9,7 @@ use crate::model::{
     CommitMode, CrashPoint, FailMode, LossNotice, OutageAnswer, RetryAfterPolicy, WorkloadKind,
 };
 use crate::policy::Class;
-use crate::policy::backoff::Backoff;
+use crate::policy::backoff::{Backoff, Retry};
 use crate::sim::draws::{AttemptKey, Draws, Round};
 use crate::sim::path::{from_retry_after_ms, to_retry_after_ms};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -486,8 +486,9 @@ impl Direct<'_> {
     }
 
     /// The backoff before retry `retries_made + 1` of the intent keyed `key` (and the state the
-    /// next draw carries, if any): `Backoff::next_delay`, given the window from
-    /// [`Direct::windows`] when the backoff is tabled and not `throttled`.
+    /// next draw carries, if any): `Backoff::next_delay`; when the backoff is tabled and not
+    /// `throttled`, its jitter straight from the window in [`Direct::windows`] (the tabled kinds,
+    /// exponential, linear and constant, leave the delay to the jitter).
     #[inline]
     pub(super) fn backoff_delay(
         &self,
@@ -497,13 +498,20 @@ impl Direct<'_> {
         prev: u64,
         throttled: bool,
     ) -> (Duration, Option<u64>) {
-        let tabled = match self.windows.get(retries_made as usize) {
-            Some(&w) if !throttled => Some(w),
-            _ => None,
-        };
         let index = u64::from(retries_made as u16);
         let draws = self.draws;
-        backoff.next_delay(retries_made, prev, tabled, || draws.backoff_of(key, index))
+        let draw = || draws.backoff_of(key, index);
+        match self.windows.get(retries_made as usize) {
+            Some(&w) if !throttled => {
+                let r = Retry {
+                    backoff,
+                    n: retries_made,
+                    tabled: Some(w),
+                };
+                backoff.jitter.delay(&r, prev, draw)
+            }
+            _ => backoff.next_delay(retries_made, prev, None, draw),
+        }
     }
 
     pub(super) fn settle(&mut self, it: &mut Intent, now: Time, how: Settled) {

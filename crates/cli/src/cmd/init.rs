@@ -124,6 +124,10 @@ pub const TEMPLATES: &[(&str, &str)] = &[
         "sdk-modes",
         include_str!("../../../../models/sdk-modes.toml"),
     ),
+    (
+        "sdk-quota-bug",
+        include_str!("../../../../models/sdk-quota-bug.toml"),
+    ),
     ("shedding", include_str!("../../../../models/shedding.toml")),
     ("stack", include_str!("../../../../models/stack.toml")),
 ];

@@ -11,7 +11,7 @@ use crate::base::time::{Duration, Time};
 pub use crate::base::time::{Rate, Window};
 use crate::policy::backoff::{Backoff, BackoffKind, Jitter};
 use crate::policy::breaker::{BREAKER_KEYS, BreakerConfig};
-use crate::policy::budget::BudgetConfig;
+use crate::policy::budget::{BUDGET_KEYS, BudgetConfig};
 use crate::policy::hedge::HedgeConfig;
 use crate::policy::limiter::LimiterConfig;
 use crate::policy::recovery::RecoveryConfig;
@@ -49,7 +49,7 @@ pub use workload::*;
 
 /// The key tables of the sections that have one, for the test that checks them against the
 /// loader, the schema and the docs (`tests/cli/model_keys.rs`).
-pub const KEY_TABLES: [KeyTable; 10] = [
+pub const KEY_TABLES: [KeyTable; 11] = [
     WORKLOAD_KEYS,
     RETRY_KEYS,
     NETWORK_KEYS,
@@ -59,6 +59,7 @@ pub const KEY_TABLES: [KeyTable; 10] = [
     TIER_KEYS,
     LAYER_KEYS,
     BREAKER_KEYS,
+    BUDGET_KEYS,
     ENGINE_KEYS,
 ];
 

@@ -294,6 +294,7 @@ fn the_rule_sends_each_shipped_model_where_expected() {
         ),
         ("retry-after", capacity),
         ("sdk-modes", capacity),
+        ("sdk-quota-bug", capacity),
         ("shedding", capacity),
         (
             "stack",

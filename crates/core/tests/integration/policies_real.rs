@@ -9,7 +9,7 @@ use retrystorm_core::policy::Class;
 use retrystorm_core::policy::budget::{
     AwsQuota, AwsVersion, BudgetConfig, BudgetKind, EnvoyBudget,
 };
-use retrystorm_core::time::Duration;
+use retrystorm_core::time::{Duration, Time};
 
 fn one(text: &str) -> Model {
     load("test.toml", text, &[]).unwrap().base
@@ -225,30 +225,30 @@ fn envoy_budget_allows_the_larger_of_its_floor_and_its_share() {
     // min_retry_concurrency), defaults 20 and 3 once either is set.
     let mut e = envoy(Some(20.0), None);
     for _ in 0..100 {
-        e.sent();
+        e.sent(Time::ZERO);
     }
-    assert_eq!(e.max(), 20);
-    let granted = (0..30).filter(|_| e.try_start()).count();
+    assert_eq!(e.max(Time::ZERO), 20);
+    let granted = (0..30).filter(|_| e.try_start(Time::ZERO)).count();
     assert_eq!(granted, 20, "20 % of 100 active");
     // An attempt made by a retry ends: its slot is free, but 20 % of 99 active is 19.
     e.ended(true);
     assert_eq!(e.retries_in_progress(), 19);
-    assert!(!e.try_start());
-    e.sent();
-    assert!(e.try_start(), "100 active again");
+    assert!(!e.try_start(Time::ZERO));
+    e.sent(Time::ZERO);
+    assert!(e.try_start(Time::ZERO), "100 active again");
     // Few requests in flight: the floor of 3 (the product truncates: 20 % of 14 = 2.8 -> 2).
     let mut f = envoy(None, Some(3));
     for _ in 0..14 {
-        f.sent();
+        f.sent(Time::ZERO);
     }
-    assert_eq!(f.max(), 3);
-    assert_eq!((0..10).filter(|_| f.try_start()).count(), 3);
+    assert_eq!(f.max(Time::ZERO), 3);
+    assert_eq!((0..10).filter(|_| f.try_start(Time::ZERO)).count(), 3);
     // Neither key: the max_retries circuit breaker (circuit_breaker.proto default 3).
     let mut g = envoy(None, None);
     for _ in 0..1000 {
-        g.sent();
+        g.sent(Time::ZERO);
     }
-    assert_eq!(g.max(), 3);
+    assert_eq!(g.max(Time::ZERO), 3);
 }
 
 #[test]

@@ -7,6 +7,14 @@
 //! botocore's long-standing rule, the JS SDK's (smithy-typescript `StandardRetryStrategy`,
 //! 10 for every transient error), or the 2026 rule (botocore `RetryQuotaChecker._RETRY_COST_V2
 //! = 14`, `_THROTTLING_RETRY_COST = 5`, behind `AWS_NEW_RETRIES_2026`).
+//!
+//! Two published SDK bugs are switches, so that a storm can show them beside the fix:
+//! `refill = false` is aws-sdk-go-v2's adaptive mode, whose retryer never gives anything back to
+//! the retry quota on success (the quota once drained refuses every retry until the process
+//! restarts); `bucket_set = false` is aws-sdk-rust before smithy-rs added a default token bucket
+//! in January 2025 (`aws-smithy-runtime` `StandardRetryStrategy` acquires a permit only when a
+//! `TokenBucket` is in the config bag, and none was put there, so retries stopped only at max
+//! attempts).
 
 use super::{Budget, BudgetConfig};
 use crate::base::invalid::{Invalid, invalid};
@@ -42,6 +50,9 @@ pub struct AwsQuota {
     version: AwsVersion,
     throttling_cost: u32,
     retry_cost_v2: u32,
+    refill: bool,
+    /// `false`: no bucket, so no permit is ever asked for.
+    bucket_set: bool,
 }
 
 impl AwsQuota {
@@ -55,6 +66,8 @@ impl AwsQuota {
             version: c.version,
             throttling_cost: c.throttling_cost,
             retry_cost_v2: c.retry_cost_v2,
+            refill: c.refill,
+            bucket_set: c.bucket_set,
         }
     }
     /// What a retry after an attempt that ended in `class` costs under this version's rule.
@@ -72,16 +85,24 @@ impl AwsQuota {
             AwsVersion::V2026 => self.retry_cost_v2,
         }
     }
-    /// Takes the cost of a retry after `class`, or refuses it when the quota cannot pay.
+    /// Takes the cost of a retry after `class`, or refuses it when the quota cannot pay;
+    /// without a bucket every retry goes, free.
     pub fn acquire(&mut self, class: Class) -> Option<u32> {
+        if !self.bucket_set {
+            return Some(0);
+        }
         let cost = self.cost(class);
         (self.available >= cost).then(|| {
             self.available -= cost;
             cost
         })
     }
-    /// A success refunds what its retry cost (`cost > 0`), or `NO_RETRY_INCREMENT`.
+    /// A success refunds what its retry cost (`cost > 0`), or `NO_RETRY_INCREMENT`; nothing
+    /// without `refill`.
     pub fn release(&mut self, cost: u32) {
+        if !self.refill {
+            return;
+        }
         let back = if cost > 0 {
             cost
         } else {
@@ -119,23 +140,26 @@ impl Budget for AwsQuota {
         Ok(())
     }
 
-    /// The quota, the version and the costs that version charges.
+    /// The quota, the version and the costs that version charges, and `refill` when off;
+    /// without a bucket, that alone (`explain` prints them in the section's order).
     fn limits(c: &BudgetConfig) -> &'static [&'static str] {
         const ALL: &[&str] = &[
+            "refill",
             "quota",
             "retry_cost",
             "timeout_cost",
             "no_retry_increment",
             "version",
+            // Charged under the 2026 rule only.
             "throttling_cost",
             "retry_cost_v2",
         ];
-        // The last two are charged under the 2026 rule only.
-        if c.version == AwsVersion::V2026 {
-            ALL
-        } else {
-            &ALL[..5]
+        if !c.bucket_set {
+            return &["bucket_set"];
         }
+        let from = usize::from(c.refill);
+        let to = if c.version == AwsVersion::V2026 { 8 } else { 6 };
+        &ALL[from..to]
     }
 
     /// A success refunds.

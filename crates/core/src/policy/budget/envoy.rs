@@ -1,9 +1,11 @@
-//! Envoy's retry budget and `max_retries`: a limit on the retries in progress.
+//! Envoy's retry budget and `max_retries`: a limit on the retries in progress, as a share of
+//! the requests in flight or, with `budget_interval`, of the requests started over a window.
 
 use super::{Budget, BudgetConfig};
 use crate::base::invalid::{Invalid, invalid};
-use crate::base::time::Time;
+use crate::base::time::{Duration, Time};
 use crate::policy::Class;
+use std::collections::VecDeque;
 
 /// Envoy's retry limit (`source/common/upstream/resource_manager_impl.h`, `RetryBudgetImpl`;
 /// `source/common/router/retry_state_impl.cc`): a retry may start while the retries in
@@ -11,7 +13,8 @@ use crate::policy::Class;
 /// product truncated to an integer, as the C++ cast does), where `active` counts requests in
 /// flight to the cluster. Without a budget it is the `max_retries` circuit breaker. A retry is in
 /// progress from the decision (`retries().inc()`) until its attempt's outcome is judged
-/// (`resetRetry()` at the next `shouldRetry`) or the request ends.
+/// (`resetRetry()` at the next `shouldRetry`) or the request ends. With `budget_interval` the
+/// percentage is of the requests started over the window ([`RequestWindow`]) instead.
 #[derive(Clone, Debug)]
 pub struct EnvoyBudget {
     /// Percent, and the floor; `None` = the `max_retries` breaker.
@@ -19,6 +22,92 @@ pub struct EnvoyBudget {
     max_retries: u64,
     in_flight: u64,
     retries: u64,
+    /// The requests started over `budget_interval`, when it is set (and a budget is).
+    window: Option<RequestWindow>,
+}
+
+/// Envoy's `RetryBudgetImpl::IntervalState` (`source/common/upstream/resource_manager_impl.h`,
+/// since `budget_interval` was added to `RetryBudget`): every request the cluster starts
+/// (`requests_.inc()`, retries included) adds one to `req_in_interval` and to `req_to_expire`.
+/// A timer fires every `budget_interval / 10` whole milliseconds from the budget's creation
+/// (time zero here); each firing (`expireRequests`) pushes `req_to_expire` onto a deque of slot
+/// counts and zeroes it, and once the deque holds ten slots pops the oldest and takes it off
+/// `req_in_interval`. So the count covers the current partial slot and the nine before it:
+/// between 0.9 and 1.0 of the interval. A firing at the same nanosecond as a request comes first.
+#[derive(Clone, Debug)]
+pub struct RequestWindow {
+    /// `expiration_interval`, in nanoseconds.
+    slot: u64,
+    /// When the timer fires next.
+    next_fire: Time,
+    req_in_interval: u64,
+    req_to_expire: u64,
+    /// `expire_amounts`: at most nine slots between firings.
+    expire_amounts: VecDeque<u64>,
+}
+
+/// Envoy's `NumSlots`.
+const NUM_SLOTS: usize = 10;
+
+impl RequestWindow {
+    /// The window of an interval of `ms` whole milliseconds (at least 10).
+    pub fn new(ms: u64) -> Self {
+        let slot = ms / NUM_SLOTS as u64 * 1_000_000;
+        RequestWindow {
+            slot,
+            next_fire: Time(slot),
+            req_in_interval: 0,
+            req_to_expire: 0,
+            expire_amounts: VecDeque::with_capacity(NUM_SLOTS),
+        }
+    }
+    /// Runs the timer's firings up to `now`. After ten firings every older count has expired
+    /// and further empty firings change nothing, so a long gap costs at most ten.
+    fn advance(&mut self, now: Time) {
+        if now < self.next_fire {
+            return;
+        }
+        let due = (now.0 - self.next_fire.0) / self.slot + 1;
+        for _ in 0..due.min(NUM_SLOTS as u64) {
+            self.expire_requests();
+        }
+        self.next_fire = Time(
+            self.next_fire
+                .0
+                .saturating_add(due.saturating_mul(self.slot)),
+        );
+    }
+    /// `expireRequests()`.
+    fn expire_requests(&mut self) {
+        self.expire_amounts
+            .push_back(std::mem::take(&mut self.req_to_expire));
+        if self.expire_amounts.len() >= NUM_SLOTS {
+            let expired = self.expire_amounts.pop_front().unwrap_or(0);
+            self.req_in_interval -= expired;
+        }
+    }
+    /// `writeRequest()`: a request started at `now`.
+    pub fn write_request(&mut self, now: Time) {
+        self.advance(now);
+        self.req_in_interval += 1;
+        self.req_to_expire += 1;
+    }
+    /// A request counted at its start was not sent after all: Envoy would not have counted it.
+    fn unwrite(&mut self) {
+        if self.req_to_expire > 0 {
+            self.req_to_expire -= 1;
+        } else if let Some(last) = self.expire_amounts.back_mut().filter(|n| **n > 0) {
+            *last -= 1;
+        } else {
+            return;
+        }
+        self.req_in_interval -= 1;
+    }
+    /// `req_in_interval` at `now`.
+    pub fn requests(&mut self, now: Time) -> u64 {
+        self.advance(now);
+        self.req_in_interval
+    }
 }
 
 impl EnvoyBudget {
@@ -34,28 +123,41 @@ impl EnvoyBudget {
                 u64::from(c.min_retry_concurrency.unwrap_or(3)),
             )
         });
+        // Envoy counts requests in the window only with a budget (`on_inc_cb_`).
+        let window = interval_ms(c)
+            .filter(|&ms| ms > 0 && budget.is_some())
+            .map(RequestWindow::new);
         EnvoyBudget {
             budget,
             max_retries: u64::from(c.max_retries),
             in_flight: 0,
             retries: 0,
+            window,
         }
     }
-    /// `RetryBudgetImpl::max()`.
-    pub fn max(&self) -> u64 {
+    /// `RetryBudgetImpl::max()` at `now`.
+    pub fn max(&mut self, now: Time) -> u64 {
+        let requests = match &mut self.window {
+            Some(w) => w.requests(now),
+            None => self.in_flight,
+        };
         match self.budget {
-            Some((pct, min)) => ((pct / 100.0 * self.in_flight as f64) as u64).max(min),
+            Some((pct, min)) => ((pct / 100.0 * requests as f64) as u64).max(min),
             None => self.max_retries,
         }
     }
     /// `canCreate()` then `inc()`.
-    pub fn try_start(&mut self) -> bool {
-        let ok = self.retries < self.max();
+    pub fn try_start(&mut self, now: Time) -> bool {
+        let ok = self.retries < self.max(now);
         self.retries += u64::from(ok);
         ok
     }
-    pub fn sent(&mut self) {
+    /// An attempt is sent at `now`: active until its outcome, and counted in the window.
+    pub fn sent(&mut self, now: Time) {
         self.in_flight += 1;
+        if let Some(w) = &mut self.window {
+            w.write_request(now);
+        }
     }
     /// An attempt's outcome is known; `was_retry` releases the retry it held.
     pub fn ended(&mut self, was_retry: bool) {
@@ -83,17 +185,26 @@ impl Budget for EnvoyBudget {
                 format!("Envoy's budget_percent is a percentage in [0, 100], got {p}"),
             ));
         }
-        Ok(())
+        validate_interval(c)
     }
 
-    fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
-        &["budget_percent", "min_retry_concurrency", "max_retries"]
+    fn limits(c: &BudgetConfig) -> &'static [&'static str] {
+        if c.budget_interval.is_some() {
+            &[
+                "budget_percent",
+                "min_retry_concurrency",
+                "max_retries",
+                "budget_interval",
+            ]
+        } else {
+            &["budget_percent", "min_retry_concurrency", "max_retries"]
+        }
     }
 
-    /// Every attempt sent is active until its outcome.
+    /// Every attempt sent is active until its outcome, and starts a request in the window.
     #[inline]
-    fn on_send(&mut self, _now: Time, _first: bool, _u: f64) -> bool {
-        self.sent();
+    fn on_send(&mut self, now: Time, _first: bool, _u: f64) -> bool {
+        self.sent(now);
         true
     }
 
@@ -102,6 +213,9 @@ impl Budget for EnvoyBudget {
     fn on_unsent(&mut self, counted: bool, retry: bool) {
         if counted {
             self.ended(retry);
+            if let Some(w) = &mut self.window {
+                w.unwrite();
+            }
         } else if retry {
             self.retry_dropped();
         }
@@ -114,7 +228,37 @@ impl Budget for EnvoyBudget {
     }
 
     #[inline]
-    fn try_retry(&mut self, _now: Time, _class: Class) -> Option<u32> {
-        self.try_start().then_some(1)
+    fn try_retry(&mut self, now: Time, _class: Class) -> Option<u32> {
+        self.try_start(now).then_some(1)
     }
+}
+
+/// `budget_interval` in whole milliseconds, as Envoy keeps it; `None` when unset.
+fn interval_ms(c: &BudgetConfig) -> Option<u64> {
+    c.budget_interval.map(|d| d.0 / 1_000_000)
+}
+
+/// `budget_interval`: zero (Envoy's default: in flight) or at least ten milliseconds (a slot of
+/// a whole millisecond), and only beside a budget, which alone counts requests.
+fn validate_interval(c: &BudgetConfig) -> Result<(), Invalid> {
+    let Some(d) = c.budget_interval else {
+        return Ok(());
+    };
+    if d.0 > 0 && d < Duration::from_millis(10) {
+        return Err(invalid(
+            "budget.budget_interval",
+            format!(
+                "must be 0s (count the requests in flight) or at least 10ms: Envoy expires the \
+                 window in ten slots of whole milliseconds, got {d}"
+            ),
+        ));
+    }
+    if d.0 > 0 && c.budget_percent.is_none() && c.min_retry_concurrency.is_none() {
+        return Err(invalid(
+            "budget.budget_interval",
+            "has no effect without budget_percent or min_retry_concurrency: Envoy counts \
+             requests over the interval only for its retry budget, not for max_retries",
+        ));
+    }
+    Ok(())
 }

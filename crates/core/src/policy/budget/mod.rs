@@ -13,12 +13,17 @@
 //! - [`envoy`]: Envoy's retry budget and `max_retries`.
 //! - [`tower`] and [`linkerd`]: tower's `TpsBudget`, with tower's and Linkerd's deposit rules.
 //! - [`ratio`]: Finagle's arithmetic without its window.
+//! - [`aimd`]: tower-resilience's AIMD budget.
+//!
+//! Hedges draw on the same instance as retries: each copy beyond the first asks
+//! [`Budget::try_retry`], so one `[budget]` is shared by a hop's retries and hedges.
 //!
 //! The list of kinds is written once, in [`budgets!`] below: it makes the `kind` names
 //! ([`BudgetKind`]), the running state ([`BudgetState`], an enum so that the engine's calls are
 //! static) and its one-line dispatch.
 
 pub mod adaptive;
+pub mod aimd;
 pub mod aws;
 mod config;
 pub mod envoy;
@@ -34,6 +39,7 @@ pub mod token_bucket;
 pub mod tower;
 
 pub use adaptive::AdaptiveThrottle;
+pub use aimd::AimdBudget;
 pub use aws::{AwsQuota, AwsVersion};
 pub use config::*;
 pub use envoy::EnvoyBudget;
@@ -197,4 +203,9 @@ budgets! {
     /// each call deposits `percent_can_retry` retries, each retry withdraws one, and the balance
     /// starts at `min_retries`. So retries <= `min_retries + percent_can_retry * calls`.
     Ratio = "ratio" => RatioBudget,
+    /// tower-resilience's AIMD retry budget: a success deposits `deposit_amount` tokens (up to a
+    /// ceiling that starts at `max_budget` and grows by one per success), a retry withdraws
+    /// `withdraw_amount`, and a refused retry multiplies the ceiling by `decrease_factor`
+    /// (never below `min_budget`).
+    Aimd = "aimd" => AimdBudget,
 }

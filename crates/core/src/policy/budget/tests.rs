@@ -312,3 +312,259 @@ fn validation_names_the_field() {
     };
     assert!(c.validate().unwrap_err().message.contains("does not retry"));
 }
+
+/// Envoy's budget over `budget_interval` (`RetryBudgetImpl` with `IntervalState`): 1 s, so a
+/// timer every 100 ms from time zero, the tenth firing expiring the first slot.
+#[test]
+fn envoy_window_counts_the_requests_of_the_last_ten_slots() {
+    let ms = |x: u64| Time(x * 1_000_000);
+    let windowed = |interval: Option<Duration>| BudgetConfig {
+        kind: BudgetKind::Envoy,
+        budget_percent: Some(20.0),
+        min_retry_concurrency: Some(0),
+        budget_interval: interval,
+        ..Default::default()
+    };
+    let mut e = EnvoyBudget::new(&windowed(Some(Duration::from_secs(1))));
+    // 100 requests start at 50 ms: 20 % of them may be retries in progress.
+    for _ in 0..100 {
+        e.on_send(ms(50), true, 0.0);
+    }
+    assert_eq!(e.max(ms(50)), 20);
+    let granted = (0..30).filter(|_| e.try_retry(ms(50), Class::Unavailable).is_some());
+    assert_eq!(granted.count(), 20);
+    // Every request and retry ends: none in flight, yet the window still holds the 100.
+    for i in 0..100 {
+        e.on_outcome(ms(60), Class::Unavailable, true, u32::from(i < 20));
+    }
+    assert_eq!(e.retries_in_progress(), 0);
+    assert_eq!(e.max(ms(999)), 20, "nine firings: nothing expired yet");
+    // The tenth firing, at 1000 ms, expires the slot [0, 100 ms) before a request at 1000 ms.
+    e.on_send(ms(1000), true, 0.0);
+    assert_eq!(e.max(ms(1000)), 0, "20 % of the one request since");
+    assert_eq!(e.try_retry(ms(1000), Class::Unavailable), None);
+    // Retries start requests too: ten requests, then two retries sent, make twelve.
+    for _ in 0..9 {
+        e.on_send(ms(1010), true, 0.0);
+    }
+    assert_eq!(e.max(ms(1010)), 2);
+    for _ in 0..2 {
+        assert_eq!(e.try_retry(ms(1010), Class::Unavailable), Some(1));
+        e.on_send(ms(1010), false, 0.0);
+    }
+    assert_eq!(e.max(ms(1010)), 2, "12 requests: 2.4 truncates to 2");
+    // An attempt counted but never sent (a breaker refused it) leaves the window.
+    for _ in 0..3 {
+        e.on_send(ms(1020), true, 0.0);
+    }
+    assert_eq!(e.max(ms(1020)), 3);
+    e.on_unsent(true, false);
+    assert_eq!(e.max(ms(1020)), 2, "14 requests: 2.8 truncates to 2");
+    // A long gap: after ten empty firings nothing is left, and the next slot counts afresh.
+    assert_eq!(e.max(ms(60_000)), 0);
+    for _ in 0..50 {
+        e.on_send(ms(60_050), true, 0.0);
+    }
+    assert_eq!(e.max(ms(60_050)), 10);
+    assert_eq!(e.max(ms(60_950)), 10);
+    assert_eq!(
+        e.max(ms(61_000)),
+        0,
+        "the slot of 60 000 ms expires at 61 000 ms"
+    );
+    // Without the interval (or with 0s, Envoy's default) the same budget counts those in flight.
+    for interval in [None, Some(Duration::ZERO)] {
+        let mut f = EnvoyBudget::new(&windowed(interval));
+        for _ in 0..100 {
+            f.on_send(ms(50), true, 0.0);
+        }
+        for _ in 0..50 {
+            f.on_outcome(ms(60), Class::Unavailable, true, 0);
+        }
+        assert_eq!(f.max(ms(60)), 10, "20 % of the 50 still in flight");
+    }
+}
+
+#[test]
+fn envoy_window_needs_a_budget_and_whole_millisecond_slots() {
+    let c = |interval: Duration, percent: Option<f64>| BudgetConfig {
+        kind: BudgetKind::Envoy,
+        budget_percent: percent,
+        budget_interval: Some(interval),
+        ..Default::default()
+    };
+    let e = c(Duration::from_millis(9), Some(20.0))
+        .validate()
+        .unwrap_err();
+    assert_eq!(e.path, "budget.budget_interval");
+    assert!(e.message.contains("at least 10ms"), "{}", e.message);
+    let e = c(Duration::from_secs(10), None).validate().unwrap_err();
+    assert!(e.message.contains("has no effect"), "{}", e.message);
+    assert!(
+        c(Duration::ZERO, None).validate().is_ok(),
+        "0s is Envoy's default"
+    );
+    assert!(c(Duration::from_millis(10), Some(20.0)).validate().is_ok());
+    // A window of 1.5 s counts in slots of 150 ms; 1.0005 s in slots of 100 ms (whole ms).
+    let ms = |x: u64| Time(x * 1_000_000);
+    let mut w = envoy::RequestWindow::new(1500);
+    w.write_request(ms(1));
+    assert_eq!(w.requests(ms(1499)), 1);
+    assert_eq!(w.requests(ms(1500)), 0);
+    let mut e = EnvoyBudget::new(&BudgetConfig {
+        budget_interval: Some(Duration(1_000_500_000)),
+        min_retry_concurrency: Some(0),
+        ..c(Duration::ZERO, Some(100.0))
+    });
+    e.on_send(ms(1), true, 0.0);
+    assert_eq!(e.max(ms(999)), 1);
+    assert_eq!(e.max(ms(1000)), 0);
+}
+
+/// tower-resilience's own tests of `AimdBudget` (`test_aimd_basic`,
+/// `test_aimd_min_budget_floor`, `test_builder_aimd`), with the exact balances they imply.
+#[test]
+fn aimd_budget_passes_tower_resiliences_own_tests() {
+    let aimd = |min, max, deposit, withdraw, factor| {
+        AimdBudget::new(&BudgetConfig {
+            kind: BudgetKind::Aimd,
+            min_budget: min,
+            max_budget: max,
+            deposit_amount: deposit,
+            withdraw_amount: withdraw,
+            decrease_factor: factor,
+            ..Default::default()
+        })
+    };
+    // test_aimd_basic: AimdBudget::new(5, 10, 1, 1, 0.5).
+    let mut b = aimd(5, 10, 1, 1, 0.5);
+    for _ in 0..10 {
+        assert!(b.try_withdraw());
+    }
+    assert!(!b.try_withdraw(), "the 11th fails");
+    assert_eq!(b.ceiling(), 5, "and halves the ceiling");
+    for _ in 0..5 {
+        b.deposit();
+    }
+    // Each deposit adds 1 under the ceiling, which grows by 1: 5 tokens, the ceiling back at 10.
+    assert_eq!((b.balance(), b.ceiling()), (5, 10));
+    assert!(b.try_withdraw());
+    // test_aimd_min_budget_floor: AimdBudget::new(5, 10, 1, 1, 0.1).
+    let mut f = aimd(5, 10, 1, 1, 0.1);
+    for _ in 0..10 {
+        f.try_withdraw();
+    }
+    for _ in 0..10 {
+        assert!(!f.try_withdraw());
+        assert_eq!(f.ceiling(), 5, "10 x 0.1 = 1 is floored at min_budget");
+    }
+    for _ in 0..5 {
+        f.deposit();
+    }
+    let mut count = 0;
+    while f.try_withdraw() {
+        count += 1;
+    }
+    assert_eq!(count, 5);
+    // test_builder_aimd: min 5, max 100, deposit 2: the budget starts full.
+    assert_eq!(aimd(5, 100, 2, 1, 0.5).balance(), 100);
+    // Defaults (min 10, max 1000, 1, 1, 0.5): under total failure 1000 retries, then none until
+    // successes deposit; a success after many refusals earns one token under a ceiling of 11.
+    let mut d = BudgetState::new(&BudgetConfig {
+        kind: BudgetKind::Aimd,
+        ..Default::default()
+    });
+    let t = Time::ZERO;
+    let granted = (0..2000)
+        .filter(|_| d.try_retry(t, Class::Unavailable).is_some())
+        .count();
+    assert_eq!(granted, 1000);
+    d.on_outcome(t, Class::Success, false, 0);
+    assert_eq!(d.try_retry(t, Class::Unavailable), Some(0));
+    assert_eq!(d.try_retry(t, Class::Unavailable), None);
+    // A failure deposits nothing.
+    d.on_outcome(t, Class::ServerError, true, 0);
+    assert_eq!(d.try_retry(t, Class::Unavailable), None);
+}
+
+#[test]
+fn aimd_validation_names_the_field() {
+    let c = |f: fn(&mut BudgetConfig)| {
+        let mut c = BudgetConfig {
+            kind: BudgetKind::Aimd,
+            ..Default::default()
+        };
+        f(&mut c);
+        c.validate().map_err(|e| e.path)
+    };
+    assert_eq!(c(|c| c.min_budget = 1001), Err("budget.min_budget".into()));
+    assert_eq!(
+        c(|c| c.deposit_amount = 0),
+        Err("budget.deposit_amount".into())
+    );
+    assert_eq!(
+        c(|c| c.withdraw_amount = 0),
+        Err("budget.withdraw_amount".into())
+    );
+    assert_eq!(
+        c(|c| c.decrease_factor = 1.0),
+        Err("budget.decrease_factor".into())
+    );
+    assert_eq!(
+        c(|c| c.decrease_factor = -0.1),
+        Err("budget.decrease_factor".into())
+    );
+    assert_eq!(c(|_| ()), Ok(()));
+}
+
+/// The SDK bugs beside the fix: a quota that a success never refills (aws-sdk-go-v2's adaptive
+/// mode) and a strategy without its token bucket (aws-sdk-rust before the default bucket).
+#[test]
+fn aws_quota_without_refill_or_without_a_bucket() {
+    let t = Time::ZERO;
+    let quota = |refill, bucket_set| {
+        BudgetState::new(&BudgetConfig {
+            kind: BudgetKind::Aws,
+            refill,
+            bucket_set,
+            ..Default::default()
+        })
+    };
+    // The fix: 100 retries drain 500; 5 successes after the 100th pay for the 101st.
+    let mut fixed = quota(true, true);
+    let mut broken = quota(false, true);
+    for q in [&mut fixed, &mut broken] {
+        for _ in 0..100 {
+            assert_eq!(q.try_retry(t, Class::Unavailable), Some(5));
+        }
+        assert_eq!(q.try_retry(t, Class::Unavailable), None);
+        for _ in 0..5 {
+            q.on_outcome(t, Class::Success, false, 0);
+        }
+    }
+    assert_eq!(fixed.try_retry(t, Class::Unavailable), Some(5));
+    // Without refill neither a first try's success nor a retried one's gives anything back.
+    broken.on_outcome(t, Class::Success, false, 5);
+    assert_eq!(
+        broken.try_retry(t, Class::Unavailable),
+        None,
+        "drained for good"
+    );
+    // No bucket: every retry goes, free, however many.
+    let mut unset = quota(true, false);
+    for _ in 0..10_000 {
+        assert_eq!(unset.try_retry(t, Class::Timeout), Some(0));
+    }
+    // What explain prints: the bug switches when on, the bucket alone when unset.
+    let limits = |refill, bucket_set| {
+        BudgetKind::Aws.limits(&BudgetConfig {
+            kind: BudgetKind::Aws,
+            refill,
+            bucket_set,
+            ..Default::default()
+        })
+    };
+    assert!(limits(false, true).contains(&"refill"));
+    assert!(!limits(true, true).contains(&"refill"));
+    assert_eq!(limits(true, false), &["bucket_set"]);
+}

@@ -35,6 +35,12 @@ pub(super) fn retry_limit(b: &BudgetConfig, f: Flow) -> Option<(f64, String)> {
                 b.token_ratio, b.token_ratio
             ),
         ),
+        BudgetKind::Aws if !b.bucket_set => return None,
+        BudgetKind::Aws if !b.refill => (
+            0.0,
+            "refill = false: a success gives nothing back, so the quota once spent allows no retry"
+                .into(),
+        ),
         BudgetKind::Aws => {
             let cost = aws_timeout_cost(b);
             (
@@ -85,6 +91,13 @@ pub(super) fn retry_limit(b: &BudgetConfig, f: Flow) -> Option<(f64, String)> {
             ),
         ),
         BudgetKind::Envoy => envoy(b, f, instances),
+        BudgetKind::Aimd => (
+            f.successes * b.deposit_amount as f64 / b.withdraw_amount.max(1) as f64,
+            format!(
+                "a success deposits {} tokens and a retry withdraws {}; nothing refills with time",
+                b.deposit_amount, b.withdraw_amount
+            ),
+        ),
         BudgetKind::Adaptive => (
             // Throttling rejects first tries too: sends stay under k x accepts, so retries can
             // be no more than what the accepts leave over the calls.
@@ -119,6 +132,9 @@ fn envoy(b: &BudgetConfig, f: Flow, instances: f64) -> (f64, String) {
                 super::short(t)
             ),
         ),
+        (p, m) if b.budget_interval.is_some_and(|d| d.0 > 0) => {
+            envoy_windowed(p, m, b, f, instances)
+        }
         (p, m) => {
             let p = p.unwrap_or(20.0) / 100.0;
             let floor = instances * f64::from(m.unwrap_or(3)) / t;
@@ -138,6 +154,38 @@ fn envoy(b: &BudgetConfig, f: Flow, instances: f64) -> (f64, String) {
             )
         }
     }
+}
+
+/// Envoy's budget over `budget_interval` W: retries in progress r x t stay under
+/// `max(min, p x requests started over W)`, and every attempt starts a request, so r x t <=
+/// p x (calls + r) x W at most (the window counts 0.9 to 1.0 of W): r <= p W calls / (t - p W)
+/// while p W < t, else no bound from the share.
+fn envoy_windowed(
+    p: Option<f64>,
+    m: Option<u32>,
+    b: &BudgetConfig,
+    f: Flow,
+    instances: f64,
+) -> (f64, String) {
+    let t = f.attempt_s.max(1e-9);
+    let w = b.budget_interval.map_or(0.0, |d| d.0 as f64 / 1e9);
+    let p = p.unwrap_or(20.0) / 100.0;
+    let floor = instances * f64::from(m.unwrap_or(3)) / t;
+    let share = if p * w < t {
+        p * w * f.calls / (t - p * w)
+    } else {
+        f64::INFINITY
+    };
+    (
+        floor.max(share),
+        format!(
+            "retries in progress under budget_percent = {} % of the requests started over budget_interval = {} s (at least {}), each retry lasting {} s",
+            p * 100.0,
+            super::short(w),
+            m.unwrap_or(3),
+            super::short(t)
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -177,6 +225,68 @@ mod tests {
         };
         // 10/s + 20 % of 750 calls/s.
         assert_eq!(retry_limit(&b, flow(750.0, 0.0)).unwrap().0, 160.0);
+    }
+
+    #[test]
+    fn aimd_and_a_quota_without_refill_allow_nothing_when_every_call_fails() {
+        for b in [
+            BudgetConfig {
+                kind: BudgetKind::Aimd,
+                ..BudgetConfig::default()
+            },
+            BudgetConfig {
+                kind: BudgetKind::Aws,
+                refill: false,
+                ..BudgetConfig::default()
+            },
+        ] {
+            assert_eq!(retry_limit(&b, flow(750.0, 0.0)).unwrap().0, 0.0);
+        }
+        // A refill-less quota allows nothing even while calls succeed; AIMD earns per success.
+        let no_refill = BudgetConfig {
+            kind: BudgetKind::Aws,
+            refill: false,
+            ..BudgetConfig::default()
+        };
+        assert_eq!(retry_limit(&no_refill, flow(750.0, 700.0)).unwrap().0, 0.0);
+        let aimd = BudgetConfig {
+            kind: BudgetKind::Aimd,
+            deposit_amount: 1,
+            withdraw_amount: 2,
+            ..BudgetConfig::default()
+        };
+        assert_eq!(retry_limit(&aimd, flow(750.0, 700.0)).unwrap().0, 350.0);
+    }
+
+    #[test]
+    fn an_unset_aws_bucket_is_no_limit() {
+        let b = BudgetConfig {
+            kind: BudgetKind::Aws,
+            bucket_set: false,
+            ..BudgetConfig::default()
+        };
+        assert!(retry_limit(&b, flow(750.0, 0.0)).is_none());
+    }
+
+    #[test]
+    fn envoys_window_bounds_retries_by_the_requests_it_counts() {
+        let b = |interval_s: u64| BudgetConfig {
+            kind: BudgetKind::Envoy,
+            scope: Scope::Shared,
+            budget_percent: Some(20.0),
+            min_retry_concurrency: Some(0),
+            budget_interval: Some(crate::base::time::Duration::from_secs(interval_s)),
+            ..BudgetConfig::default()
+        };
+        // p W = 0.2 x 10 s = 2 s < t = 3 s: r <= 2 x 750 / (3 - 2) = 1500/s.
+        assert_eq!(retry_limit(&b(10), flow(750.0, 0.0)).unwrap().0, 1500.0);
+        // p W = 4 s >= 3 s: the window holds more requests than retries can fill.
+        assert!(
+            retry_limit(&b(20), flow(750.0, 0.0))
+                .unwrap()
+                .0
+                .is_infinite()
+        );
     }
 
     #[test]

@@ -84,7 +84,7 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     let constraints = constraints(&a)?;
     let indifference = tune::parse_indifference(&a.indifference, &objectives[0].metric)
         .map_err(|e| CliError::Input(format!("--indifference {}: {e}", a.indifference)))?;
-    let model = Resolved::read(&a.model)?;
+    let model = Resolved::read_variant(&a.model, a.variant.as_deref())?;
     let (scenario, text, base_seed) = (&model.scenario, &model.text, model.base_seed);
     let (grid, sampling, cands) = candidates(&a, &model)?;
     output::refuse_inputs(&outs)?;

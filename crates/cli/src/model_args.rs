@@ -262,6 +262,25 @@ impl<'a> Resolved<'a> {
     /// that name (see [`load::load_variant`]).
     pub fn read_variant(args: &'a ModelArgs, only: Option<&str>) -> Result<Resolved<'a>, CliError> {
         let (origin, text) = read_model(args)?;
+        Resolved::load(args, origin, text, only)
+    }
+
+    /// Loads the model from `text` already read (`origin` names it in messages).
+    pub fn from_text(
+        args: &'a ModelArgs,
+        origin: String,
+        text: String,
+    ) -> Result<Resolved<'a>, CliError> {
+        Resolved::load(args, origin, text, None)
+    }
+
+    /// Loads `text` (every variant, or `only`) with the files it reads and its base seed.
+    fn load(
+        args: &'a ModelArgs,
+        origin: String,
+        text: String,
+        only: Option<&str>,
+    ) -> Result<Resolved<'a>, CliError> {
         let (scenario, inputs) = load_inputs(args, &origin, &text, only)?;
         let base_seed = base_seed(args, &scenario.base);
         Ok(Resolved {
@@ -272,25 +291,6 @@ impl<'a> Resolved<'a> {
             inputs,
             base_seed,
             only: only.map(str::to_string),
-        })
-    }
-
-    /// Loads the model from `text` already read (`origin` names it in messages).
-    pub fn from_text(
-        args: &'a ModelArgs,
-        origin: String,
-        text: String,
-    ) -> Result<Resolved<'a>, CliError> {
-        let (scenario, inputs) = load_inputs(args, &origin, &text, None)?;
-        let base_seed = base_seed(args, &scenario.base);
-        Ok(Resolved {
-            args,
-            origin,
-            text,
-            scenario,
-            inputs,
-            base_seed,
-            only: None,
         })
     }
 

@@ -214,7 +214,7 @@ pub struct BaselineCases<'a> {
 /// file as `file` and its `[[expect]]`'s line as `line`, and one per variant and metric `check --baseline` compared (failed when it
 /// regressed). No timestamps or durations, so the file is deterministic.
 pub fn junit(model: &str, results: &[Checked], baseline: Option<&BaselineCases>) -> String {
-    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
     let mut suite = TestSuite::new(model);
     // `check --baseline`: one testcase per variant and metric compared, failed when it regressed,
     // and one that fails when the comparison covered less than the baseline holds.
@@ -296,7 +296,12 @@ pub fn junit(model: &str, results: &[Checked], baseline: Option<&BaselineCases>)
         }
         suite.add_test_case(case);
     }
-    let mut report = Report::new("retrystorm check");
+    junit_text(suite)
+}
+
+/// The JUnit XML of `check`'s one suite, ending in a newline.
+fn junit_text(suite: quick_junit::TestSuite) -> String {
+    let mut report = quick_junit::Report::new("retrystorm check");
     report.add_test_suite(suite);
     let mut out = report.to_string().expect("JUnit XML of strings");
     if !out.ends_with('\n') {
@@ -309,7 +314,7 @@ pub fn junit(model: &str, results: &[Checked], baseline: Option<&BaselineCases>)
 /// malformed): one test case in error, saying why, so a CI run that collects JUnit files shows
 /// the model instead of missing it.
 pub fn junit_unloaded(file: &str, why: &str) -> String {
-    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
     let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
     st.set_message(why).set_type("model not loaded");
     let mut case = TestCase::new("load the model", st);
@@ -317,13 +322,7 @@ pub fn junit_unloaded(file: &str, why: &str) -> String {
     case.extra.insert("file".into(), file.into());
     let mut suite = TestSuite::new(file);
     suite.add_test_case(case);
-    let mut report = Report::new("retrystorm check");
-    report.add_test_suite(suite);
-    let mut out = report.to_string().expect("JUnit XML of strings");
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out
+    junit_text(suite)
 }
 
 /// The verdict line: expectations counted once each, however many variants they apply to.

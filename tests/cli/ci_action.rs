@@ -341,8 +341,10 @@ fn action_yml_and_the_pre_commit_hook_call_what_is_tested() {
         );
     }
     assert!(
-        yml.contains("Cargo.lock"),
-        "the binary is cached by Cargo.lock's hash"
+        yml.contains(
+            "key: retrystorm-${{ runner.os }}-${{ runner.arch }}-${{ steps.key.outputs.src }}"
+        ),
+        "the binary is cached by the sources' hash"
     );
 
     // The hook's entry, run as pre-commit runs it: the binary on PATH, the changed files after.
@@ -374,4 +376,56 @@ fn action_yml_and_the_pre_commit_hook_call_what_is_tested() {
     let o = run(&[&bad, &ok]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).contains("FAIL  always-down"));
+}
+
+/// The `run:` script of the step `id` in action.yml (a block scalar after `run: |`).
+fn step_script(yml: &str, id: &str) -> String {
+    let from = yml
+        .find(&format!("- id: {id}\n"))
+        .unwrap_or_else(|| panic!("a step with id {id}"));
+    let body = &yml[from..];
+    let run = body.find("run: |\n").expect("a run: | block") + "run: |\n".len();
+    body[run..]
+        .lines()
+        .take_while(|l| l.starts_with("        "))
+        .map(|l| format!("{}\n", l.trim_start()))
+        .collect()
+}
+
+#[test]
+fn the_actions_cache_key_follows_the_sources_not_cargo_lock_alone() {
+    let yml = read(&Path::new(ROOT).join("action.yml"));
+    let script = step_script(&yml, "key");
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("action");
+    std::fs::create_dir_all(src.join("crates/core/src")).unwrap();
+    std::fs::create_dir_all(src.join("target/release")).unwrap();
+    std::fs::write(src.join("Cargo.lock"), "# the same lock\n").unwrap();
+    std::fs::write(src.join("crates/core/src/lib.rs"), "// engine 1\n").unwrap();
+    let key = |d: &Path| {
+        let outfile = d.join("github_output");
+        let _ = std::fs::remove_file(&outfile);
+        let status = Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .env("GITHUB_ACTION_PATH", d.join("action"))
+            .env("GITHUB_OUTPUT", &outfile)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let line = read(&outfile);
+        let k = line
+            .trim()
+            .strip_prefix("src=")
+            .expect("src=HASH")
+            .to_string();
+        assert_eq!(k.len(), 16, "{line}");
+        k
+    };
+    let first = key(d.path());
+    // A build's outputs do not change it; a newer engine with the same Cargo.lock does.
+    std::fs::write(src.join("target/release/retrystorm"), "binary").unwrap();
+    assert_eq!(key(d.path()), first);
+    std::fs::write(src.join("crates/core/src/lib.rs"), "// engine 2\n").unwrap();
+    assert_ne!(key(d.path()), first);
 }

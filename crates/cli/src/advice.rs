@@ -5,7 +5,7 @@
 //! `compare` and `check` print the same warnings on stderr ([`warn_models`]).
 
 use crate::policy_lines;
-use retrystorm_core::model::{Model, Retry, Server, WorkloadKind};
+use retrystorm_core::model::{FailMode, Model, Retry, Server, WorkloadKind};
 use retrystorm_core::policy::Scope;
 use retrystorm_core::policy::breaker::{BreakerConfig, Placement, WindowType};
 use retrystorm_core::policy::budget::BudgetConfig;
@@ -64,6 +64,7 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
         tier.facts(m, &mut out);
         tier.overload(m, &mut out);
         tier.slow_windows(m, &mut out);
+        tier.failure_windows(&mut out);
         tier.timeout_and_breaker(m, &mut out);
     }
     (out.facts, out.warnings)
@@ -258,6 +259,28 @@ impl<'h> Tier<'h> {
                     trim(slow_ms),
                 ));
             }
+        }
+    }
+
+    /// Each failure window as a fact: what fails in it, instead of `fail`, and where.
+    fn failure_windows(&self, out: &mut Lines) {
+        let (i, h) = (self.i, self.h);
+        for (k, fw) in h.server.failure_windows.iter().enumerate() {
+            let outside = match h.server.fail {
+                FailMode::Never => "none".to_string(),
+                FailMode::Always => "all".to_string(),
+                FailMode::Probability(p) => trim(p),
+            };
+            let on = fw
+                .replica
+                .map_or("every replica".to_string(), |r| format!("replica {r}"));
+            out.facts.push(format!(
+                "tier {i} {}: failure_windows[{k}] from {} s to {} s: served requests fail with probability {} on {on} (outside it, fail: {outside})",
+                h.name,
+                trim(fw.from.as_millis_f64() / 1000.0),
+                trim(fw.to.as_millis_f64() / 1000.0),
+                trim(fw.probability),
+            ));
         }
     }
 

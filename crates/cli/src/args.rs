@@ -133,6 +133,9 @@ pub struct ImportArgs {
 pub struct ExplainArgs {
     #[command(flatten)]
     pub model: ModelArgs,
+    /// Explain this variant only (default: every variant of the file).
+    #[arg(long)]
+    pub variant: Option<String>,
     /// Write every variant's facts, warnings and stability verdict as JSON here ("-" for
     /// stdout, which replaces the text).
     #[arg(long, value_name = "PATH")]

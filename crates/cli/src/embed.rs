@@ -9,6 +9,10 @@ use crate::model_args::{Resolved, base_seed, load_with, pick_variant, read_model
 use crate::run::{Runner, replicate_until, run_all_until};
 use crate::verdict::{evaluate, expectations, render, verdict};
 use crate::{error::CliError, progress};
+
+/// The version of retrystorm the embedder runs: what `retrystorm --version` prints and a sweep
+/// file's header records (Python's `retrystorm.__version__`).
+pub use crate::sweep_file::VERSION;
 use clap::Parser;
 use retrystorm_core::load::Scenario;
 use retrystorm_core::stats;

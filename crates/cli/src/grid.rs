@@ -47,6 +47,12 @@ pub fn check_grid_size(grid: &Grid) -> Result<u64, CliError> {
     }
 }
 
+/// The most runs one process holds or runs for a grid command (a sweep keeps its runs in memory
+/// for the table at the end: a run holds about 14 KB (measured, `docs/performance.md`, "Memory
+/// bounds"), so at most about 1.4 GB; a tune's first stage runs them before it says anything);
+/// more are split with `--shard`.
+pub const MAX_RUNS_PER_PROCESS: u64 = 100_000;
+
 /// The memory one `tune` search may give its candidates (each holds its model, and a trace
 /// model its own copy of the trace's arrivals), checked before the first is loaded.
 pub const TUNE_CANDIDATE_BYTES: u64 = 1 << 30;

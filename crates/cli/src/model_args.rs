@@ -87,6 +87,7 @@ pub fn load_with(
         text,
         extra,
         &std::sync::Mutex::new(BTreeMap::new()),
+        None,
     )
 }
 
@@ -97,9 +98,10 @@ pub fn load_inputs(
     args: &ModelArgs,
     origin: &str,
     text: &str,
+    only: Option<&str>,
 ) -> Result<(Scenario, BTreeMap<String, String>), CliError> {
     let read = std::sync::Mutex::new(BTreeMap::new());
-    let s = load_reading(args, origin, text, &[], &read)?;
+    let s = load_reading(args, origin, text, &[], &read, only)?;
     Ok((s, read.into_inner().unwrap_or_else(|e| e.into_inner())))
 }
 
@@ -109,6 +111,7 @@ fn load_reading(
     text: &str,
     extra: &[Override],
     read: &std::sync::Mutex<BTreeMap<String, String>>,
+    only: Option<&str>,
 ) -> Result<Scenario, CliError> {
     let mut sets = overrides(args)?;
     sets.extend(extra.iter().cloned());
@@ -130,7 +133,7 @@ fn load_reading(
             .insert(r.to_string(), fingerprint(got.as_bytes()));
         Ok(got)
     };
-    let mut s = load::load_resolved(origin, text, &sets, &resolve)?;
+    let mut s = load::load_variant(origin, text, &sets, &resolve, only)?;
     for w in &s.warnings {
         warn_once(w);
     }
@@ -244,13 +247,22 @@ pub struct Resolved<'a> {
     pub inputs: BTreeMap<String, String>,
     /// `--seed`, else the model's `seed` ([`base_seed`]).
     pub base_seed: u64,
+    /// The one variant resolved (`--variant` of `map`, `tune`, `sensitivity`), if any: the
+    /// others are not, so an override only it can take fails on none of them.
+    only: Option<String>,
 }
 
 impl<'a> Resolved<'a> {
     /// Reads and loads the model (refusing it as [`read_model`] and [`load_with`] do).
     pub fn read(args: &'a ModelArgs) -> Result<Resolved<'a>, CliError> {
+        Resolved::read_variant(args, None)
+    }
+
+    /// As [`Resolved::read`], resolving the variant `only` alone when the file has one of
+    /// that name (see [`load::load_variant`]).
+    pub fn read_variant(args: &'a ModelArgs, only: Option<&str>) -> Result<Resolved<'a>, CliError> {
         let (origin, text) = read_model(args)?;
-        Resolved::from_text(args, origin, text)
+        Resolved::load(args, origin, text, only)
     }
 
     /// Loads the model from `text` already read (`origin` names it in messages).
@@ -259,7 +271,17 @@ impl<'a> Resolved<'a> {
         origin: String,
         text: String,
     ) -> Result<Resolved<'a>, CliError> {
-        let (scenario, inputs) = load_inputs(args, &origin, &text)?;
+        Resolved::load(args, origin, text, None)
+    }
+
+    /// Loads `text` (every variant, or `only`) with the files it reads and its base seed.
+    fn load(
+        args: &'a ModelArgs,
+        origin: String,
+        text: String,
+        only: Option<&str>,
+    ) -> Result<Resolved<'a>, CliError> {
+        let (scenario, inputs) = load_inputs(args, &origin, &text, only)?;
         let base_seed = base_seed(args, &scenario.base);
         Ok(Resolved {
             args,
@@ -268,6 +290,7 @@ impl<'a> Resolved<'a> {
             scenario,
             inputs,
             base_seed,
+            only: only.map(str::to_string),
         })
     }
 
@@ -277,7 +300,14 @@ impl<'a> Resolved<'a> {
         for kv in grid.sets(point) {
             extra.push(Override::parse_as("--vary", &kv)?);
         }
-        load_with(self.args, &self.origin, &self.text, &extra)
+        load_reading(
+            self.args,
+            &self.origin,
+            &self.text,
+            &extra,
+            &std::sync::Mutex::new(BTreeMap::new()),
+            self.only.as_deref(),
+        )
     }
 
     /// The `--seeds N` replication seeds from the base seed.

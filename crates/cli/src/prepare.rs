@@ -126,7 +126,7 @@ pub fn variant_grid<'a>(
     variant: Option<&'a str>,
     axes: Vec<Axis>,
 ) -> Result<VariantGrid<'a>, CliError> {
-    let model = Resolved::read(args)?;
+    let model = Resolved::read_variant(args, variant)?;
     let chosen = pick_variant(&model.scenario, variant, &model.origin)?;
     let grid = Grid {
         axes,

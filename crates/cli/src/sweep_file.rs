@@ -159,8 +159,16 @@ pub fn mismatch(ours: &SweepHeader, theirs: &SweepHeader) -> Option<Mismatch> {
             theirs.retrystorm.clone(),
         ));
     }
+    if ours.model != theirs.model {
+        return Some(Mismatch::Sweep(format!(
+            "it is a sweep of another model ({:?}, not {:?})",
+            theirs.model, ours.model
+        )));
+    }
     if ours.model_hash != theirs.model_hash {
-        return Some(Mismatch::Sweep("the model file changed since".into()));
+        return Some(Mismatch::Sweep(
+            "its model file's text differs (the file was edited since, or it is another file of the same name)".into(),
+        ));
     }
     if ours.sets != theirs.sets {
         return Some(Mismatch::Sweep(format!(

@@ -211,10 +211,10 @@ pub struct BaselineCases<'a> {
 
 /// JUnit XML via `quick-junit` (it replaced a hand-written writer and its escaping): one
 /// `<testsuite>` for the model, one `<testcase>` per expectation and variant, with the model
-/// file as `file`, and one per variant and metric `check --baseline` compared (failed when it
+/// file as `file` and its `[[expect]]`'s line as `line`, and one per variant and metric `check --baseline` compared (failed when it
 /// regressed). No timestamps or durations, so the file is deterministic.
 pub fn junit(model: &str, results: &[Checked], baseline: Option<&BaselineCases>) -> String {
-    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
     let mut suite = TestSuite::new(model);
     // `check --baseline`: one testcase per variant and metric compared, failed when it regressed,
     // and one that fails when the comparison covered less than the baseline holds.
@@ -281,23 +281,48 @@ pub fn junit(model: &str, results: &[Checked], baseline: Option<&BaselineCases>)
         };
         let mut case = TestCase::new(name, status);
         case.set_classname(format!("{model}.{}", o.variant));
-        let file = e
-            .source
-            .rsplit_once(':')
-            .map_or(e.source.as_str(), |(f, _)| f);
+        // `models/x.toml:31`: the file, and the line its [[expect]] starts on.
+        let (file, line) = match e.source.rsplit_once(':') {
+            Some((f, l)) if l.parse::<u64>().is_ok() => (f, Some(l)),
+            Some((f, _)) => (f, None),
+            None => (e.source.as_str(), None),
+        };
         case.extra.insert("file".into(), file.into());
+        if let Some(l) = line {
+            case.extra.insert("line".into(), l.into());
+        }
         if o.passed {
             case.set_system_out(o.seen(e.over));
         }
         suite.add_test_case(case);
     }
-    let mut report = Report::new("retrystorm check");
+    junit_text(suite)
+}
+
+/// The JUnit XML of `check`'s one suite, ending in a newline.
+fn junit_text(suite: quick_junit::TestSuite) -> String {
+    let mut report = quick_junit::Report::new("retrystorm check");
     report.add_test_suite(suite);
     let mut out = report.to_string().expect("JUnit XML of strings");
     if !out.ends_with('\n') {
         out.push('\n');
     }
     out
+}
+
+/// The JUnit XML of a model that could not be checked (it failed to load, or an expectation is
+/// malformed): one test case in error, saying why, so a CI run that collects JUnit files shows
+/// the model instead of missing it.
+pub fn junit_unloaded(file: &str, why: &str) -> String {
+    use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
+    let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
+    st.set_message(why).set_type("model not loaded");
+    let mut case = TestCase::new("load the model", st);
+    case.set_classname(file.to_string());
+    case.extra.insert("file".into(), file.into());
+    let mut suite = TestSuite::new(file);
+    suite.add_test_case(case);
+    junit_text(suite)
 }
 
 /// The verdict line: expectations counted once each, however many variants they apply to.
@@ -341,8 +366,14 @@ pub fn verdict(exps: &[Expectation], results: &[Checked]) -> (usize, String) {
                 plural(results.len() as u64, "check")
             )
         };
+        // Over several variants an expectation fails when it fails on any one of them.
+        let on = if of_checks.is_empty() {
+            ""
+        } else {
+            " on at least one variant"
+        };
         format!(
-            "{failed_exps} of {} failed{of_checks}",
+            "{failed_exps} of {} failed{on}{of_checks}",
             plural(exps.len() as u64, "expectation")
         )
     };

@@ -146,6 +146,8 @@ fn check(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
+    // The engine's version: what `retrystorm --version` prints and sweep headers record.
+    m.add("__version__", retrystorm_cli::embed::VERSION)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;

@@ -32,6 +32,9 @@ pub struct Side {
     pub seeds: u32,
     /// Variants in report order, each with its metrics by dotted name.
     pub variants: Vec<(String, BTreeMap<String, Value>)>,
+    /// The summary's leaves that hold a string where a number may belong, as (variant, dotted
+    /// name, the string): a metric among them cannot be compared, and [`not_numbers`] says so.
+    pub strings: Vec<(String, String, String)>,
 }
 
 /// Reads a `run`/`compare` JSON report, plain or replicated.
@@ -57,6 +60,7 @@ pub fn read(text: &str) -> Result<Side, String> {
         seed: v.get("seed").and_then(J::as_u64).unwrap_or(0),
         seeds,
         variants: Vec::new(),
+        strings: Vec::new(),
     };
     let variants = v
         .get("variants")
@@ -92,7 +96,10 @@ pub fn read(text: &str) -> Result<Side, String> {
                 );
             }
         } else if let Some(s) = var.get("summary").filter(|s| s.is_object()) {
-            flatten("", s, &mut metrics);
+            let mut strings = Vec::new();
+            flatten("", s, &mut metrics, &mut strings);
+            side.strings
+                .extend(strings.into_iter().map(|(k, v)| (name.clone(), k, v)));
         } else {
             return Err(format!(
                 "variants[{i}] ({name}): neither a `summary` object nor `replications`"
@@ -103,7 +110,13 @@ pub fn read(text: &str) -> Result<Side, String> {
     Ok(side)
 }
 
-fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, Value>) {
+/// The summary's numbers by dotted name into `out`, its strings into `strings`.
+fn flatten(
+    prefix: &str,
+    v: &serde_json::Value,
+    out: &mut BTreeMap<String, Value>,
+    strings: &mut Vec<(String, String)>,
+) {
     match v {
         serde_json::Value::Object(o) => {
             for (k, x) in o {
@@ -112,7 +125,7 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, Value
                 } else {
                     format!("{prefix}.{k}")
                 };
-                flatten(&key, x, out);
+                flatten(&key, x, out, strings);
             }
         }
         serde_json::Value::Number(n) => {
@@ -127,6 +140,7 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, Value
                 );
             }
         }
+        serde_json::Value::String(t) => strings.push((prefix.to_string(), t.clone())),
         _ => {}
     }
 }
@@ -274,10 +288,24 @@ pub fn compare(old: &Side, new: &Side, metrics: &[String], tol: Tolerance) -> Ve
 /// How many values of `metrics` the baseline holds (over its variants): a comparison that
 /// compares fewer proves less than the baseline could.
 pub fn held(old: &Side, metrics: &[String]) -> usize {
-    old.variants
+    let numbers: usize = old
+        .variants
         .iter()
         .map(|(_, ms)| metrics.iter().filter(|m| ms.contains_key(*m)).count())
-        .sum()
+        .sum();
+    numbers + not_numbers(old, metrics).len()
+}
+
+/// The metrics of `metrics` the baseline holds as strings, not numbers (a report edited by
+/// hand, or by another tool): each is held but cannot be compared, so it is named.
+pub fn not_numbers(old: &Side, metrics: &[String]) -> Vec<String> {
+    old.strings
+        .iter()
+        .filter(|(_, k, _)| metrics.contains(k))
+        .map(|(v, k, t)| {
+            format!("variant {v}: {k} is the string {t:?} in the baseline, not a number")
+        })
+        .collect()
 }
 
 /// What could not be compared: variants on one side only.
@@ -425,6 +453,7 @@ mod tests {
             seed: 1,
             seeds: n,
             variants: vec![("v".into(), m)],
+            strings: Vec::new(),
         }
     }
 
@@ -509,5 +538,18 @@ mod tests {
                 .unwrap_err()
                 .contains("version 9")
         );
+    }
+
+    #[test]
+    fn a_metric_held_as_a_string_is_counted_and_named_not_skipped() {
+        let text = r#"{"schema_version":1,"model":"m","seed":3,"variants":[{"name":"a","summary":{"peak_retries":7,"recovery_ms":"12"}}]}"#;
+        let old = read(text).unwrap();
+        let metrics = vec!["peak_retries".to_string(), "recovery_ms".to_string()];
+        assert_eq!(held(&old, &metrics), 2);
+        assert_eq!(
+            not_numbers(&old, &metrics),
+            ["variant a: recovery_ms is the string \"12\" in the baseline, not a number"]
+        );
+        assert!(not_numbers(&old, &metrics[..1]).is_empty());
     }
 }

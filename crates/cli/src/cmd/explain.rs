@@ -4,7 +4,7 @@
 use crate::advice::explain_model;
 use crate::args::{ExplainArgs, FailOn};
 use crate::error::CliError;
-use crate::model_args::Resolved;
+use crate::model_args::{Resolved, pick_variant};
 use crate::prepare::study_outputs;
 use crate::{output, stability};
 use retrystorm_core::model::Model;
@@ -35,12 +35,20 @@ struct Explained<'m> {
 /// `retrystorm explain MODEL [--variant V] [--set ...] [--json PATH] [--sarif PATH]`. A variant
 /// that resolves to the same model as an earlier one is folded into one line naming it.
 pub fn explain(a: ExplainArgs) -> Result<(), CliError> {
+    refuse_run_flags(&a)?;
     let outs = study_outputs(&[("--json", &a.json), ("--sarif", &a.sarif)], &a.model)?;
     let model = Resolved::read(&a.model)?;
     let scenario = &model.scenario;
+    let only = match &a.variant {
+        Some(v) => Some(pick_variant(scenario, Some(v), &model.origin)?.name),
+        None => None,
+    };
     let mut seen: Vec<(&str, serde_json::Value)> = Vec::new();
     let mut all = Vec::new();
     for (i, m) in scenario.variants.iter().enumerate() {
+        if only.as_ref().is_some_and(|o| *o != m.name) {
+            continue;
+        }
         let index = Some(i);
         let resolved = without_name(m);
         if let Some((first, _)) = seen.iter().find(|(_, v)| *v == resolved) {
@@ -77,6 +85,22 @@ pub fn explain(a: ExplainArgs) -> Result<(), CliError> {
         output::write(*o, &body)?;
     }
     fail_on(a.fail_on, &all)
+}
+
+/// `--seeds` and `--jobs` (shared with the commands that run) are refused: explain runs
+/// nothing, so they would change nothing it says.
+fn refuse_run_flags(a: &ExplainArgs) -> Result<(), CliError> {
+    let given = if a.model.seeds != 1 {
+        Some(format!("--seeds {}", a.model.seeds))
+    } else {
+        a.model.jobs.map(|j| format!("--jobs {j}"))
+    };
+    match given {
+        Some(flag) => Err(CliError::Input(format!(
+            "{flag}: explain runs no simulation, so replications and threads change nothing it says; drop it (`retrystorm run --seeds N` runs them)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The text view: each variant's facts, verdict and warnings.

@@ -13,14 +13,24 @@ use retrystorm_core::stats;
 use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
 use retrystorm_report::html::{ExpectRow, ModelReport, model_report, sweep_report};
 
+/// How the published report names a path the user gave: an absolute one by its file name
+/// alone (a report is shared; the folders of the machine that made it are not its business), a
+/// relative one as given.
+fn published(p: &std::path::Path) -> String {
+    match p.file_name() {
+        Some(name) if p.is_absolute() => name.to_string_lossy().into_owned(),
+        _ => p.display().to_string(),
+    }
+}
+
 /// `retrystorm report MODEL -o OUT --seed S [--seeds N] [--set ...] [--max-events N]`.
 fn command(a: &ReportArgs, out: &std::path::Path, seed: u64) -> String {
     let mut w = vec![
         "retrystorm".to_string(),
         "report".into(),
-        shell_word(&a.model.model.display().to_string()),
+        shell_word(&published(&a.model.model)),
         "-o".into(),
-        shell_word(&out.display().to_string()),
+        shell_word(&published(out)),
         "--seed".into(),
         seed.to_string(),
     ];
@@ -88,6 +98,7 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
         evaluate(&scenario, &a.model, &exps, &seeds, crate::run::ctrl_c())?
     };
     let (_, held) = verdict(&exps, &results);
+    let shown = published(&a.model.model);
     let rows: Vec<ExpectRow> = results
         .into_iter()
         .map(|c| ExpectRow {
@@ -95,13 +106,15 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
             variant: c.outcome.variant.clone(),
             passed: c.outcome.passed,
             seen: c.outcome.seen(c.expectation.over),
-            source: c.expectation.source.clone(),
-            reproduce: c.reproduce,
+            source: c.expectation.source.replace(&file, &shown),
+            reproduce: c
+                .reproduce
+                .map(|r| r.replace(&shell_word(&file), &shell_word(&shown))),
         })
         .collect();
     let cmd = command(&a, &out, base);
     let html = model_report(&ModelReport {
-        file: &file,
+        file: &shown,
         text: &text,
         report: &plain,
         replicated: replicated.as_ref(),

@@ -24,9 +24,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The most runs one sweep process holds (they stay in memory for the table at the end): a run
-/// holds about 14 KB (measured, `docs/performance.md`, "Memory bounds"), so at most about 1.4 GB.
-pub const MAX_RUNS_PER_PROCESS: u64 = 100_000;
+pub use crate::grid::MAX_RUNS_PER_PROCESS;
 
 /// Up to this many grid points, each point's models are resolved once and kept.
 const MODEL_CACHE_POINTS: u64 = 4096;
@@ -174,7 +172,13 @@ fn open_stream(a: &SweepArgs, p: &Plan<'_>) -> Result<OutFile, CliError> {
     } else {
         opts.create_new(true);
     }
-    let mut f = opts.open(path).map_err(|e| {
+    // A symbolic link is followed, also to a file not there yet: `O_EXCL` on the link itself
+    // would call a dangling link "the file exists".
+    let target = match output::resolve(path) {
+        Ok(output::Dest::Replace(t)) => t,
+        _ => path.clone(),
+    };
+    let mut f = opts.open(&target).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             CliError::Input(format!(
                 "--out {name}: the file exists; pass --resume to continue that sweep, or remove it"

@@ -221,6 +221,30 @@ mod tests {
     }
 
     #[test]
+    fn a_claim_left_by_a_killed_command_is_taken_over_and_nothing_is_clobbered() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("shard.jsonl");
+        // A command killed with -9 leaves its claim file, unlocked, and no output.
+        std::fs::write(d.path().join(".shard.jsonl.claim"), "").unwrap();
+        claim(Out::new("--out", &p), "remove it")
+            .unwrap()
+            .write("runs\n")
+            .unwrap();
+        assert_eq!(entries(d.path()), ["shard.jsonl"]);
+        // A file that appears at the path while the command runs is kept.
+        let q = d.path().join("other.jsonl");
+        let c = claim(Out::new("--out", &q), "remove it").unwrap();
+        std::fs::write(&q, "someone else's").unwrap();
+        let e = c.write("runs\n").unwrap_err();
+        assert!(
+            e.to_string().contains("appeared while the command ran"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_to_string(&q).unwrap(), "someone else's");
+        assert_eq!(entries(d.path()), ["other.jsonl", "shard.jsonl"]);
+    }
+
+    #[test]
     fn stdio_paths_and_fd_paths() {
         assert_eq!(resolve(Path::new("-")), Ok(Dest::Stdout));
         assert_eq!(resolve(Path::new("/dev/stdout")), Ok(Dest::Stdout));

@@ -111,6 +111,28 @@ pub fn to_stdio(w: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
 /// the same folder, synced, then renamed over it. On any error the temporary file is removed and
 /// `target` is left as it was. An existing file keeps its permissions.
 pub fn replace(target: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
+    let tmp = filled(target, fill)?;
+    tmp.persist(target).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Creates `target` with what `fill` writes, as [`replace`] does, but only if nothing is there:
+/// a file that appeared meanwhile is kept and the error is `AlreadyExists`.
+pub(super) fn replace_new(
+    target: &Path,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<()> {
+    let tmp = filled(target, fill)?;
+    tmp.persist_noclobber(target).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// A temporary file beside `target` holding what `fill` wrote, synced and locked (the lock
+/// tells the next writer of `target` to leave it alone); removed when dropped.
+fn filled(
+    target: &Path,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<tempfile::NamedTempFile> {
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -125,7 +147,6 @@ pub fn replace(target: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) ->
     }
     clean_leftovers(target, &prefix);
     let mut tmp = b.tempfile_in(folder(target))?;
-    // Held until the rename: the next writer of `target` leaves this file alone.
     lock_exclusive(tmp.as_file());
     if let Ok(m) = std::fs::metadata(target) {
         tmp.as_file().set_permissions(m.permissions())?;
@@ -133,6 +154,5 @@ pub fn replace(target: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) ->
     fill(tmp.as_file_mut())?;
     tmp.as_file_mut().flush()?;
     tmp.as_file().sync_all()?;
-    tmp.persist(target).map_err(|e| e.error)?;
-    Ok(())
+    Ok(tmp)
 }

@@ -7,7 +7,7 @@ numbers are the CLI's, byte for byte.
     >>> import retrystorm
     >>> m = retrystorm.load("models/thundering-herd.toml", set={"retry.jitter": "full"})
     >>> r = retrystorm.run(m, seed=7)
-    >>> r.summary["variants"][0]["summary"]["retries"]
+    >>> r.report["variants"][0]["summary"]["retries"]
     >>> df = retrystorm.sweep(m, vary={"retry.base": ["50ms", "1s"]}, seeds=3)
 
 Long calls release the GIL and use every core (``jobs`` threads); Ctrl-C stops them.
@@ -24,7 +24,10 @@ import re
 
 from . import _native
 
-__all__ = ["ModelError", "Model", "Result", "load", "run", "compare", "sweep", "check", "flatten_record"]
+__version__: str = _native.__version__
+"""The version of the retrystorm engine these bindings run (the CLI's ``--version``)."""
+
+__all__ = ["__version__", "ModelError", "Model", "Result", "load", "run", "compare", "sweep", "check", "flatten_record"]
 
 _WHERE = re.compile(
     r"^(?P<path>.+?)(?::(?P<line>\d+)(?::(?P<col>\d+))?)?: (?:(?P<field>[A-Za-z_][\w.\[\]-]*): )?"
@@ -123,8 +126,9 @@ def _number(text: str):
 class Result:
     """The result of :func:`run`.
 
-    ``summary`` is the JSON report of ``retrystorm run --json`` as a dict, field for field;
-    ``json`` is its text. ``series`` is ``run --csv``'s series (one row per bucket: ``variant``,
+    ``report`` is the whole JSON report of ``retrystorm run --json`` as a dict, field for field
+    (the model, the seed, and per variant its ``summary`` and ``series``); ``summary`` is the same
+    dict under its first name, kept so that code using it goes on working; ``json`` is its text. ``series`` is ``run --csv``'s series (one row per bucket: ``variant``,
     ``bucket``, ``start_ms``, ``first``, ``retries``, ``arrivals``, ...) as a pandas DataFrame
     when pandas is installed, else a dict of lists; ``csv`` is its text.
     """
@@ -132,7 +136,8 @@ class Result:
     def __init__(self, text: str, csv_text: str):
         self.json = text
         self.csv = csv_text
-        self.summary = json.loads(text)
+        self.report = json.loads(text)
+        self.summary = self.report
         try:
             import pandas
         except ImportError:
@@ -145,7 +150,7 @@ class Result:
             self.series = {h: [_number(r[i]) for r in body] for i, h in enumerate(head)}
 
     def __repr__(self) -> str:
-        return f"Result(model={self.summary.get('model')!r}, seed={self.summary.get('seed')!r})"
+        return f"Result(model={self.report.get('model')!r}, seed={self.report.get('seed')!r})"
 
 
 def run(model: Model, variant=None, seed=None, seeds=None, jobs=None, max_events=None) -> Result:
@@ -189,7 +194,7 @@ def flatten_record(record: dict) -> dict:
 
 def sweep(model: Model, vary: dict, seeds=None, jobs=None, seed=None, max_events=None):
     """Runs the grid of ``vary`` (``{"retry.base": ["50ms", "1s"]}`` or a range string
-    ``"10ms..1s*2"``, as ``--vary`` takes it) x variants x seeds, as ``retrystorm sweep``.
+    ``"10ms..1s:10ms"``, FROM..TO:STEP as ``--vary`` takes it) x variants x seeds, as ``retrystorm sweep``.
 
     Returns one row per run (the CLI's sweep JSON Lines records, flattened by
     :func:`flatten_record`) as a DataFrame, or a list of dicts without pandas. The header line

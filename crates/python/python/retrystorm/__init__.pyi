@@ -1,6 +1,8 @@
 from os import PathLike
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
+__version__: str
+
 class ModelError(ValueError):
     """Bad input, with the CLI's ``file:line:column: field: ...`` message."""
 
@@ -20,10 +22,12 @@ class Model:
     variants: List[str]
 
 class Result:
-    """``summary``: the JSON report of ``run --json``; ``series``: a DataFrame or dict of lists."""
+    """``report``: the JSON report of ``run --json`` (``summary``: the same dict, its first name);
+    ``series``: a DataFrame or dict of lists."""
 
     json: str
     csv: str
+    report: Dict[str, Any]
     summary: Dict[str, Any]
     series: Any
 

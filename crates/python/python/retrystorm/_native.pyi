@@ -1,5 +1,7 @@
 from typing import List, Optional, Tuple
 
+__version__: str
+
 class InputError(ValueError): ...
 
 def load(origin: str, text: Optional[str], flags: List[str]) -> Tuple[str, List[str]]: ...

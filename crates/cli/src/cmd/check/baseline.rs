@@ -54,7 +54,7 @@ pub fn check(
             if n == 1 { "" } else { "s" },
             a.tolerance
         ),
-        notes: notes(&old, &new, (seed, n), noisy, results.len()),
+        notes: notes(&old, &new, (seed, n), &metrics, (noisy, results.len())),
         results,
         tolerance: tol,
     };
@@ -142,8 +142,8 @@ fn notes(
     old: &baseline::Side,
     new: &baseline::Side,
     (seed, n): (u64, u32),
-    noisy: usize,
-    compared: usize,
+    metrics: &[String],
+    (noisy, compared): (usize, usize),
 ) -> Vec<String> {
     let mut notes = Vec::new();
     if (old.seed, old.seeds) != (seed, n) {
@@ -154,7 +154,10 @@ fn notes(
             old.seed
         ));
     }
-    for m in baseline::missing(old, new) {
+    for m in baseline::missing(old, new)
+        .into_iter()
+        .chain(baseline::not_numbers(old, metrics))
+    {
         notes.push(format!("note: {m}"));
     }
     if noisy > 0 {
@@ -188,7 +191,8 @@ fn outcome(
             }
         )))
     } else if results.is_empty() || results.len() < held {
-        let why = baseline::missing(old, new);
+        let mut why = baseline::missing(old, new);
+        why.extend(baseline::not_numbers(old, metrics));
         let why = if why.is_empty() {
             "this run lacks some of its metrics".to_string()
         } else {

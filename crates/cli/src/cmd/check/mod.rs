@@ -6,7 +6,7 @@ use crate::args::CheckArgs;
 use crate::emit::is_stdout;
 use crate::model_args::{base_seed, load_model};
 use crate::text::plural;
-use crate::verdict::{evaluate, expectations, junit, markdown, render, verdict};
+use crate::verdict::{evaluate, expectations, junit, junit_unloaded, markdown, render, verdict};
 use crate::{error::CliError, output, progress};
 use retrystorm_core::stats;
 use std::fmt::Write as _;
@@ -37,10 +37,10 @@ pub fn check(a: CheckArgs) -> Result<(), CliError> {
         }
         output::check(&outs, &inputs)?;
     }
-    let scenario = load_model(&a.model)?;
-    output::refuse_inputs(&outs)?;
     let file = a.model.model.display().to_string();
-    let exps = expectations(&scenario, &file, &a.expects)?;
+    let scenario = load_model(&a.model).map_err(|e| unloaded(&a, &file, e))?;
+    output::refuse_inputs(&outs)?;
+    let exps = expectations(&scenario, &file, &a.expects).map_err(|e| unloaded(&a, &file, e))?;
     // From here on Ctrl-C stops the runs and the outputs hold what they simulated (exit 130).
     crate::run::ctrl_c();
     crate::advice::warn_models(&scenario.variants.iter().collect::<Vec<_>>());
@@ -62,6 +62,12 @@ pub fn check(a: CheckArgs) -> Result<(), CliError> {
         plural(seeds.len() as u64, "seed")
     );
     let (failed, line) = verdict(&exps, &results);
+    // Without the heading (`--quiet`, often over several files) the verdict names the model.
+    let line = if quiet {
+        format!("{file}: {line}")
+    } else {
+        line
+    };
     if !md_to_stdout(&a) {
         let mut text = String::new();
         if !quiet {
@@ -91,6 +97,21 @@ pub fn check(a: CheckArgs) -> Result<(), CliError> {
         output::print(&format!("{line}\n"))?;
     }
     Ok(())
+}
+
+/// A model that failed to load (or whose expectations are malformed) still gets its `--junit`
+/// file, a test case in error saying why; the error is returned as it was.
+fn unloaded(a: &CheckArgs, file: &str, e: CliError) -> CliError {
+    let Some(p) = &a.junit else {
+        return e;
+    };
+    match output::write(
+        output::Out::new("--junit", p),
+        &junit_unloaded(file, &e.to_string()),
+    ) {
+        Ok(()) => e,
+        Err(w) => w,
+    }
 }
 
 /// The verdict as the markdown report's last line.

@@ -8,7 +8,7 @@ mod view;
 
 use crate::args::TuneArgs;
 use crate::emit::{check_outputs, is_stdout};
-use crate::grid::parse_axes;
+use crate::grid::{MAX_RUNS_PER_PROCESS, parse_axes};
 use crate::model_args::{Resolved, pick_variant};
 use crate::run::Runner;
 use crate::sweep_file::stamped;
@@ -84,7 +84,7 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     let constraints = constraints(&a)?;
     let indifference = tune::parse_indifference(&a.indifference, &objectives[0].metric)
         .map_err(|e| CliError::Input(format!("--indifference {}: {e}", a.indifference)))?;
-    let model = Resolved::read(&a.model)?;
+    let model = Resolved::read_variant(&a.model, a.variant.as_deref())?;
     let (scenario, text, base_seed) = (&model.scenario, &model.text, model.base_seed);
     let (grid, sampling, cands) = candidates(&a, &model)?;
     output::refuse_inputs(&outs)?;
@@ -230,22 +230,12 @@ fn settings(
     k: usize,
     indifference: tune::Indifference,
 ) -> Result<Settings, CliError> {
-    let n0 = a.first_stage as usize;
     let budget = a.budget.unwrap_or(20 * k as u64);
-    let halving = a.halving.then_some(tune::halving::Halving {
-        eta: a.eta as usize,
-        r0: HALVING_FIRST_SEEDS,
-    });
-    // Without halving every candidate gets the first stage; with it, stage 1 and the top-up of
-    // its survivors to the first stage.
-    let (first, seeds) = match &halving {
-        None => (k * n0, n0),
-        Some(h) => (k * h.r0 + k.div_ceil(h.eta) * n0.saturating_sub(h.r0), h.r0),
-    };
-    if budget < first as u64 {
+    let (first, seeds, halving) = first_stage(a, k);
+    if budget < first {
         return Err(CliError::Input(format!(
             "--budget {budget}: the first stage alone needs {} ({} x {seeds} seeds{})",
-            plural(first as u64, "run"),
+            plural(first, "run"),
             plural(k as u64, "candidate"),
             if halving.is_some() {
                 " and its survivors' top-up"
@@ -255,13 +245,51 @@ fn settings(
         )));
     }
     let settings = Settings {
-        n0,
+        n0: a.first_stage as usize,
         alpha: 0.05,
         indifference,
         budget,
         halving,
     };
     Ok(settings)
+}
+
+/// The first stage of a search of `k` candidates: its runs, the seeds a candidate gets in it,
+/// and the halving that shapes it. Without halving every candidate gets the first stage; with
+/// it, stage 1 and the top-up of its survivors to the first stage.
+fn first_stage(a: &TuneArgs, k: usize) -> (u64, usize, Option<tune::halving::Halving>) {
+    let n0 = a.first_stage as usize;
+    let halving = a.halving.then_some(tune::halving::Halving {
+        eta: a.eta as usize,
+        r0: HALVING_FIRST_SEEDS,
+    });
+    let (first, seeds) = match &halving {
+        None => (k * n0, n0),
+        Some(h) => (k * h.r0 + k.div_ceil(h.eta) * n0.saturating_sub(h.r0), h.r0),
+    };
+    (first as u64, seeds, halving)
+}
+
+/// Refuses, before any candidate is loaded, a first stage of more than
+/// [`MAX_RUNS_PER_PROCESS`] runs in this process (unsharded, it all runs before the search says
+/// anything), saying how to split it.
+fn check_first_stage_size(a: &TuneArgs, points: usize, variants: usize) -> Result<(), CliError> {
+    let k = points * variants;
+    let (first, seeds, _) = first_stage(a, k);
+    if a.shard.is_some() || a.first_stage_from.is_some() || first <= MAX_RUNS_PER_PROCESS {
+        return Ok(());
+    }
+    Err(CliError::Input(format!(
+        "{}: the first stage would run {} ({} x {seeds} seeds) in this process; at most {MAX_RUNS_PER_PROCESS} per process: split it with --shard I/{} --out SHARD.jsonl, `retrystorm merge` the shards, then tune with --first-stage-from MERGED.jsonl (or search fewer candidates)",
+        if points as u64 == a.candidates {
+            format!("--candidates {}", a.candidates)
+        } else {
+            "--vary".to_string()
+        },
+        plural(first, "run"),
+        plural(k as u64, "candidate"),
+        first.div_ceil(MAX_RUNS_PER_PROCESS)
+    )))
 }
 
 /// The candidates: the `--vary` grid's points (all, or `--candidates` of them by Latin
@@ -296,6 +324,7 @@ fn candidates(
     let (sampling, points) = sample::candidates(&grid, a.candidates, model.base_seed);
     let rows = model.scenario.base.workload.replay.arrivals.len() as u64;
     crate::grid::check_candidates(points.len() as u64, grid.variants.len() as u64, rows)?;
+    check_first_stage_size(a, points.len(), grid.variants.len())?;
     let mut cands = Vec::new();
     for p in points {
         let params = grid.params(p);

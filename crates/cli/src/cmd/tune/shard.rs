@@ -3,6 +3,7 @@
 
 use super::Candidate;
 use crate::args::TuneArgs;
+use crate::grid::MAX_RUNS_PER_PROCESS;
 use crate::run::Runner;
 use crate::sweep_file::{input_name, stamped, sweep_text};
 use crate::text::plural;
@@ -236,6 +237,13 @@ pub(super) fn shard_stage(
         )));
     }
     let mine = shard_slice(&missing, i, n);
+    if mine.len() as u64 > MAX_RUNS_PER_PROCESS {
+        return Err(CliError::Input(format!(
+            "--shard {shard}: this shard would run {} of {what}; at most {MAX_RUNS_PER_PROCESS} per process: split it into more shards (--shard I/{})",
+            plural(mine.len() as u64, "run"),
+            (missing.len() as u64).div_ceil(MAX_RUNS_PER_PROCESS)
+        )));
+    }
     // Claimed before the runs: two shards given one --out cannot both write it.
     let claim = output::claim(
         output::Out::new("--out", out),

@@ -130,6 +130,8 @@ fn refuse_duplicate_names(file: &str, names: &[(usize, Vec<String>)]) -> Result<
 
 /// Imports `text` (a service config), picking `method` among several `methodConfig` entries.
 pub fn import(file: &str, text: &str, method: Option<&str>) -> Result<Emit, CliError> {
+    // A UTF-8 byte-order mark (Windows editors write one) is no part of the JSON.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let root: Value =
         serde_json::from_str(text).map_err(|e| refuse(file, "", format!("not valid JSON: {e}")))?;
     let root = object(file, "", &root)?;

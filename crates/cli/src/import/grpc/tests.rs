@@ -70,3 +70,12 @@ fn several_method_configs_need_a_method() {
     let t = import("sc.json", two, Some("a.A/Other")).unwrap().render();
     assert!(t.contains("deadline = \"1s\""), "{t}");
 }
+
+#[test]
+fn a_byte_order_mark_is_no_part_of_the_json() {
+    let plain = import("sc.json", A6, None).unwrap().render();
+    let marked = import("sc.json", &format!("\u{feff}{A6}"), None)
+        .unwrap()
+        .render();
+    assert_eq!(marked, plain);
+}

@@ -149,7 +149,11 @@ pub(super) fn expected_in_words(msg: &str) -> String {
         return msg.to_string();
     };
     let words = match ty {
-        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number >= 0".to_string(),
+        // A bound below TOML's own (2^63 - 1) is named: `4294967296` is a whole number >= 0.
+        "u8" => format!("a whole number from 0 to {}", u8::MAX),
+        "u16" => format!("a whole number from 0 to {}", u16::MAX),
+        "u32" => format!("a whole number from 0 to {} (2^32 - 1)", u32::MAX),
+        "u64" | "usize" => "a whole number >= 0".to_string(),
         "i8" | "i16" | "i32" | "i64" => "a whole number".to_string(),
         "f32" | "f64" => "a number".to_string(),
         "a boolean" => "true or false".to_string(),

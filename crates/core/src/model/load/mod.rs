@@ -56,6 +56,21 @@ pub fn load_resolved(
     sets: &[Override],
     resolve: crate::model::preset::Resolver<'_>,
 ) -> Result<Scenario, LoadError> {
+    load_variant(origin, text, sets, resolve, None)
+}
+
+/// As [`load_resolved`]; with `only`, the name of one of the file's `[[variant]]`s, that variant
+/// alone is resolved (and is the scenario's base and only variant), so that an override that
+/// only it can take (`--vary server.slow_windows[0].factor=...` where only it has slow windows)
+/// fails on no variant the command does not run, and warns of none. A name that is no variant
+/// resolves them all (the caller names the variants it has).
+pub fn load_variant(
+    origin: &str,
+    text: &str,
+    sets: &[Override],
+    resolve: crate::model::preset::Resolver<'_>,
+    only: Option<&str>,
+) -> Result<Scenario, LoadError> {
     let doc = Doc {
         origin,
         text,
@@ -69,48 +84,38 @@ pub fn load_resolved(
         .unwrap_or("model")
         .to_string();
 
-    let layers = variant_layers(&doc, variants)?;
+    let mut layers = variant_layers(&doc, variants)?;
+    // Every variant's name, for the `[[expect]]` tables, whichever are resolved.
+    let names: Vec<String> = layers
+        .iter()
+        .filter(|(vi, _)| vi.is_some() || layers.len() == 1)
+        .map(|(_, t)| {
+            t.get("name")
+                .and_then(Value::as_str)
+                .unwrap_or(&name)
+                .to_string()
+        })
+        .collect();
+    let is_only = |t: &Table| only.is_some() && t.get("name").and_then(Value::as_str) == only;
+    if layers.iter().any(|(vi, t)| vi.is_some() && is_only(t)) {
+        layers.retain(|(vi, t)| vi.is_some() && is_only(t));
+    }
     let warnings = shadowed_variants(sets, &layers);
     let mut models = Vec::with_capacity(layers.len());
     let mut traces = Vec::new();
     let mut notes = Vec::new();
     for (vi, overrides) in layers {
-        let mut merged = table.clone();
-        merge(&mut merged, overrides.clone());
-        for s in sets {
-            set_path(&mut merged, &s.key, s.value.clone()).map_err(|m| set_error(s, None, m))?;
-        }
-        let from = Source {
-            doc: &doc,
-            sets,
-            variant: vi,
-            overrides: &overrides,
-        };
-        let locate = |path: &str, message: String| from.locate(path, message);
-        // `retry.mode`: the SDK's settings under the user's own keys.
-        crate::model::preset::expand_model_from(&mut merged, resolve)
-            .map_err(|(p, m)| locate(&p, m))?;
-        let kept = merged.clone();
-        let model: Model = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|e| {
-            let path = e.path().to_string();
-            let path = if path == "." { String::new() } else { path };
-            let msg = type_message(&kept, &path, &e.inner().to_string())
-                .unwrap_or_else(|| with_suggestion(&e.inner().to_string()));
-            // `[[retry]]` where `[retry]` belongs: the error is about `retry`, not `retry[0]`.
-            let path = match path.rfind('[') {
-                Some(i) if msg.starts_with("an array") => path[..i].to_string(),
-                _ => path,
-            };
-            locate(&path, msg)
-        })?;
-        model
-            .validate()
-            .and_then(|()| model.check_written(&kept))
-            .map_err(|Invalid { path, message }| locate(&path, name_defaults(&kept, message)))?;
-        let mut model = model;
+        let layer = |sets: &[Override]| resolve_layer(&doc, &table, vi, &overrides, sets, resolve);
+        let mut model = layer(sets).map_err(|e| blame_sets(e, sets, &layer))?;
         if model.workload.kind == crate::model::WorkloadKind::Trace {
+            let from = Source {
+                doc: &doc,
+                sets,
+                variant: vi,
+                overrides: &overrides,
+            };
             model.workload.replay = replay(origin, &model, resolve, &mut traces, &mut notes)
-                .map_err(|e| e.unwrap_or_else(|m| locate("workload.trace", m)))?;
+                .map_err(|e| e.unwrap_or_else(|m| from.locate("workload.trace", m)))?;
         }
         models.push(model);
     }
@@ -118,7 +123,7 @@ pub fn load_resolved(
     if models.is_empty() {
         models.push(base.clone());
     }
-    check_expects(&doc, origin, &models, &expect, &expect_lines)?;
+    check_expects(&doc, origin, &names, &expect, &expect_lines)?;
     Ok(Scenario {
         name,
         base,
@@ -128,6 +133,88 @@ pub fn load_resolved(
         warnings,
         notes,
     })
+}
+
+/// One layer (the base, or a `[[variant]]` at `vi` with its `overrides`) with `sets` applied,
+/// resolved and validated; errors point at the flag, the variant's line or the base's line.
+fn resolve_layer(
+    doc: &Doc,
+    table: &Table,
+    vi: Option<usize>,
+    overrides: &Table,
+    sets: &[Override],
+    resolve: crate::model::preset::Resolver<'_>,
+) -> Result<Model, LoadError> {
+    let mut merged = table.clone();
+    merge(&mut merged, overrides.clone());
+    for s in sets {
+        set_path(&mut merged, &s.key, s.value.clone()).map_err(|m| set_error(s, None, m))?;
+    }
+    let from = Source {
+        doc,
+        sets,
+        variant: vi,
+        overrides,
+    };
+    let locate = |path: &str, message: String| from.locate(path, message);
+    // `retry.mode`: the SDK's settings under the user's own keys.
+    crate::model::preset::expand_model_from(&mut merged, resolve)
+        .map_err(|(p, m)| locate(&p, m))?;
+    let kept = merged.clone();
+    let model: Model = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        let msg = type_message(&kept, &path, &e.inner().to_string())
+            .unwrap_or_else(|| with_suggestion(&e.inner().to_string()));
+        // `[[retry]]` where `[retry]` belongs: the error is about `retry`, not `retry[0]`.
+        let path = match path.rfind('[') {
+            Some(i) if msg.starts_with("an array") => path[..i].to_string(),
+            _ => path,
+        };
+        locate(&path, msg)
+    })?;
+    model
+        .validate()
+        .and_then(|()| model.check_written(&kept))
+        .map_err(|Invalid { path, message }| locate(&path, name_defaults(&kept, message)))?;
+    Ok(model)
+}
+
+/// An error the file's line was blamed for, though the file alone is fine: a `--set`/`--vary`
+/// value broke the rule (`--set server.replicas=1` leaves a `balancer` with no effect). The flag
+/// whose removal mends it is named with its value, and the file's line after the message.
+fn blame_sets(
+    e: LoadError,
+    sets: &[Override],
+    layer: &dyn Fn(&[Override]) -> Result<Model, LoadError>,
+) -> LoadError {
+    if sets.is_empty() || e.line.is_none() || layer(&[]).is_err() {
+        return e;
+    }
+    let without = |i: usize| -> Vec<Override> {
+        let mut v = sets.to_vec();
+        v.remove(i);
+        v
+    };
+    let culprit = (0..sets.len())
+        .rev()
+        .find(|&i| layer(&without(i)).is_ok())
+        .unwrap_or(sets.len() - 1);
+    let at = match (e.line, e.column) {
+        (Some(l), Some(c)) => format!("{}:{l}:{c}", e.origin),
+        (Some(l), None) => format!("{}:{l}", e.origin),
+        _ => e.origin.clone(),
+    };
+    LoadError {
+        origin: sets[culprit].flag.clone(),
+        line: None,
+        column: None,
+        field: e.field,
+        message: format!(
+            "{} (written at {at}, which is valid without this flag)",
+            e.message
+        ),
+    }
 }
 
 /// The line (1-based) where `path` (`retry`, `tier[0].retry`, `server`) is written for the

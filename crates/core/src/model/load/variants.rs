@@ -106,12 +106,12 @@ pub(super) fn variant_layers(
 pub(super) fn check_expects(
     doc: &Doc,
     origin: &str,
-    models: &[Model],
+    names: &[String],
     expect: &[Table],
     expect_lines: &[usize],
 ) -> Result<(), LoadError> {
     // The `[[expect]]` tables are part of the file: every command refuses the same bad ones.
-    let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     for (i, (t, line)) in expect.iter().zip(expect_lines).enumerate() {
         let e = crate::result::expect::Expectation::from_table(origin, *line, t)
             .and_then(|e| e.check_variant(&names).map(|()| e))

@@ -328,12 +328,16 @@ fn csv_rows(origin: &str, text: &str) -> Result<Vec<Row>, LoadError> {
         }
     }
     let Some(ts) = idx[0] else {
+        let found: Vec<&str> = headers.iter().collect();
         return Err(err(
             origin,
             Some(1),
             Some(1),
             None,
-            "the header row has no `timestamp` column (columns: timestamp, class, key)".into(),
+            format!(
+                "the header row ({}) has no `timestamp` column; a trace has `timestamp` and optionally `class` and `key`",
+                found.join(", ")
+            ),
         ));
     };
     let mut rows = Vec::new();

@@ -25,6 +25,7 @@
 
 mod attempts;
 mod budget;
+pub mod chain;
 pub mod levers;
 mod queueing;
 mod tiers;

@@ -6,6 +6,7 @@
 //!
 //! `cargo test --test cli MODULE` runs one topic, e.g. `cargo test --test cli errors_doc`.
 
+mod chain;
 mod charts;
 mod ci_action;
 mod commands;
@@ -16,6 +17,7 @@ mod import;
 mod import_cluster;
 mod interrupt;
 mod map;
+mod map_verdict;
 mod merge;
 mod model_keys;
 mod outputs;

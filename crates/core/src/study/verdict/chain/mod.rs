@@ -90,7 +90,7 @@ pub fn solve(m: &Model) -> Result<ChainReport, ChainError> {
     let healthy_below = (base.timeout * base.served(base.workers)).floor() as usize;
     if healthy_below == 0 || healthy_below >= tipped_at {
         return Err(outside(&format!(
-            "its queue holds {} requests at the tipped mark and one timeout of work is {}: no request waits past the timeout before it tips",
+            "its tipped mark (90 % of server.queue) is {} requests and one timeout of work is {}: no request waits past the timeout before it tips",
             tipped_at, healthy_below
         )));
     }

@@ -408,10 +408,10 @@ mod tests {
         let pi = m.stationary().unwrap();
         let weights: Vec<f64> = (0..levels).map(|n| (up / down).powi(n as i32)).collect();
         let total: f64 = weights.iter().sum();
-        for n in 0..levels {
-            for phase in 0..2 {
+        for (n, level) in pi.iter().enumerate() {
+            for (phase, p) in level.iter().enumerate() {
                 let want = weights[n] / total / 2.0;
-                assert!((pi[n][phase] - want).abs() < 1e-12, "{n} {phase}");
+                assert!((p - want).abs() < 1e-12, "{n} {phase}");
             }
         }
     }

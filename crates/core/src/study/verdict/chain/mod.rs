@@ -281,23 +281,8 @@ fn rates_of(m: &Model) -> Result<Rates, &'static str> {
 
 #[cfg(test)]
 mod tests {
+    use super::rates::tests::example as metafor_example;
     use super::*;
-
-    /// Metafor's README "Example 1" as its own chain: 100 levels (`qsize = 100`: 0..=99) and an
-    /// orbit of 20, as `benches/peers/metafor_ctmc.py` builds it.
-    fn metafor_example() -> Rates {
-        Rates {
-            arrival: 9.5,
-            service: 0.1,
-            slowdown: 0.0,
-            workers: 1,
-            max_jobs: 99,
-            orbit: 20,
-            timeout: 3.0,
-            retries: 4.0,
-            attempt_s: 3.0,
-        }
-    }
 
     #[test]
     fn metafor_example_tips_in_metafors_61_2_s() {

@@ -158,11 +158,13 @@ impl Rates {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    /// Metafor's README "Example 1": 10/s, one thread, a queue of 100, 9.5/s, 3 s, 4 retries.
-    pub(crate) fn example() -> Rates {
+    /// Metafor's README "Example 1" as its own chain: 10/s, one thread, `qsize = 100` (levels
+    /// 0..=99), an orbit of 20, 9.5/s, 3 s, 4 retries (as `benches/peers/metafor_ctmc.py`
+    /// builds it).
+    pub(in super::super) fn example() -> Rates {
         Rates {
             arrival: 9.5,
             service: 0.1,

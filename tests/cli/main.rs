@@ -6,6 +6,7 @@
 //!
 //! `cargo test --test cli MODULE` runs one topic, e.g. `cargo test --test cli errors_doc`.
 
+mod chain;
 mod charts;
 mod ci_action;
 mod commands;
@@ -19,6 +20,7 @@ mod interrupt;
 mod junit;
 mod killed;
 mod map;
+mod map_verdict;
 mod merge;
 mod messages;
 mod model_keys;

@@ -492,6 +492,10 @@ pub struct MapArgs {
     /// mean over the seeds).
     #[arg(long, value_name = "NAME", default_value = "recovered")]
     pub metric: String,
+    /// Put each cell's analytic stability verdict (as `explain` judges it, no run) beside the
+    /// simulation: table columns, JSON fields and a letter in each cell of the chart.
+    #[arg(long)]
+    pub verdict: bool,
     /// Write the heat map as SVG here.
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,

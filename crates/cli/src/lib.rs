@@ -9,6 +9,7 @@
 // CLI's floors"); no import circle between files (tests/structure.rs).
 mod advice; // the warnings of `explain`, also printed before a run
 mod args; // the clap definition
+mod chain_view; // the Markov chain of a one-tier model in words: explain's lines and JSON fields
 mod charts; // chart options from the model
 mod cmd; // one file per subcommand; no command uses another
 pub mod embed; // the commands as a library, for the Python package

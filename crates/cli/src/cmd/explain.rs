@@ -6,8 +6,9 @@ use crate::args::{ExplainArgs, FailOn};
 use crate::error::CliError;
 use crate::model_args::{Resolved, pick_variant};
 use crate::prepare::study_outputs;
-use crate::{output, stability};
+use crate::{chain_view, output, stability};
 use retrystorm_core::model::Model;
+use retrystorm_core::study::verdict::chain::{self, ChainError, ChainReport};
 use retrystorm_core::study::verdict::{Judgement, judge};
 use serde_json::json;
 
@@ -30,6 +31,8 @@ struct Explained<'m> {
     facts: Vec<String>,
     warnings: Vec<String>,
     judgement: Option<Judgement>,
+    /// The one-tier Markov chain, solved or refused (none for a folded variant).
+    chain: Option<Result<ChainReport, ChainError>>,
 }
 
 /// `retrystorm explain MODEL [--variant V] [--set ...] [--json PATH] [--sarif PATH]`. A variant
@@ -59,6 +62,7 @@ pub fn explain(a: ExplainArgs) -> Result<(), CliError> {
                 facts: Vec::new(),
                 warnings: Vec::new(),
                 judgement: None,
+                chain: None,
             });
             continue;
         }
@@ -71,6 +75,7 @@ pub fn explain(a: ExplainArgs) -> Result<(), CliError> {
             facts,
             warnings,
             judgement: Some(judge(m)),
+            chain: Some(chain::solve(m)),
         });
     }
     let json_to_stdout = a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
@@ -123,6 +128,9 @@ fn text(all: &[Explained]) -> String {
                 out.push_str(&format!("  {l}\n"));
             }
         }
+        for l in e.chain.iter().flat_map(chain_view::lines) {
+            out.push_str(&format!("  {l}\n"));
+        }
         for w in &e.warnings {
             out.push_str(&format!("  warning: {w}\n"));
         }
@@ -139,12 +147,18 @@ fn json_text(origin: &str, all: &[Explained]) -> String {
         .iter()
         .map(|e| match &e.same_as {
             Some(first) => json!({ "name": e.model.name, "same_as": first }),
-            None => json!({
-                "name": e.model.name,
-                "facts": e.facts,
-                "warnings": e.warnings,
-                "verdict": e.judgement,
-            }),
+            None => {
+                let mut v = json!({
+                    "name": e.model.name,
+                    "facts": e.facts,
+                    "warnings": e.warnings,
+                    "verdict": e.judgement,
+                });
+                if let (Some(o), Some(c)) = (v.as_object_mut(), &e.chain) {
+                    chain_view::fields(c, o);
+                }
+                v
+            }
         })
         .collect();
     let doc = json!({ "file": origin, "variants": variants });

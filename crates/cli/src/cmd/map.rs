@@ -13,9 +13,7 @@ use crate::sweep_file::{stamped, sweep_text};
 use crate::text::plural;
 use crate::{error::CliError, output, progress};
 use retrystorm_core::expect;
-use retrystorm_core::map::Cell;
 use retrystorm_core::model::Model;
-use retrystorm_core::stats::{self, Estimate};
 use retrystorm_core::summary::Summary;
 use retrystorm_core::sweep::{
     Axis, Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard,
@@ -23,6 +21,10 @@ use retrystorm_core::sweep::{
 use retrystorm_core::time::Duration;
 use retrystorm_report::{Heatmap, fmt, heatmap_chart, text_table};
 use serde_json::json;
+
+mod analytic; // --verdict: each cell's analytic verdict beside the simulation
+mod shown; // what a cell shows of its runs: the share that stays down, or a metric's mean
+use shown::{Verdict, verdict, verdict_columns};
 
 /// The verdict metric by default: whether and how fast each run recovered.
 pub const RECOVERED: &str = "recovered";
@@ -80,6 +82,7 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
     )?;
     let view = view(&a)?;
     if looks_like_sweep(&a.model.model) {
+        analytic::refuse_sweep_file(a.verdict)?;
         return from_file(&a, &view);
     }
     let axes = two_axes(&a.vary)?;
@@ -88,6 +91,7 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
     let (model, grid) = (&study.model, &study.grid);
     let total = check_size(grid, shard_i, shard_n)?;
     let models = cell_models(&study, &view)?;
+    let judged = analytic::judged(a.verdict, &models);
     let header = stamped(
         SweepHeader::new(
             &model.scenario.name,
@@ -125,7 +129,7 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
             a.out.as_ref().expect("checked").display()
         ));
     }
-    render(&a, &view, &header, &grid.variants[0], &records)
+    render(&a, &view, &header, &grid.variants[0], &records, judged)
 }
 
 /// The two `--vary` axes of a map, x then y; any other number is refused.
@@ -286,7 +290,7 @@ fn from_file(a: &MapArgs, view: &View) -> Result<(), CliError> {
             "{name}: its runs have no trigger (an outage, a capacity drop, a spike), so nothing recovers; map another --metric"
         )));
     }
-    render(a, view, &f.header, &variant, &records)
+    render(a, view, &f.header, &variant, &records, None)
 }
 
 /// One cell's runs, by seed.
@@ -294,6 +298,8 @@ struct CellRuns<'a> {
     x: usize,
     y: usize,
     runs: Vec<&'a Summary>,
+    /// `--verdict`: the cell judged without a run.
+    analytic: Option<analytic::Analytic>,
 }
 
 fn cells<'a>(grid: &Grid, records: &'a [SweepRecord]) -> Vec<CellRuns<'a>> {
@@ -304,6 +310,7 @@ fn cells<'a>(grid: &Grid, records: &'a [SweepRecord]) -> Vec<CellRuns<'a>> {
                 x: c[0],
                 y: c[1],
                 runs: Vec::new(),
+                analytic: None,
             }
         })
         .collect();
@@ -315,35 +322,6 @@ fn cells<'a>(grid: &Grid, records: &'a [SweepRecord]) -> Vec<CellRuns<'a>> {
     out
 }
 
-/// A cell's verdict, as shown.
-enum Verdict {
-    Recovery(Cell),
-    Mean(Estimate),
-}
-
-impl Verdict {
-    /// The number the heat map colours: the share that stays down, or the mean.
-    fn value(&self) -> f64 {
-        match self {
-            Verdict::Recovery(c) => c.share_down(),
-            Verdict::Mean(e) => e.mean,
-        }
-    }
-}
-
-fn verdict(view: &View, runs: &[&Summary]) -> Verdict {
-    if view.recovery() {
-        let rec: Vec<Option<f64>> = runs.iter().map(|s| s.recovery_ms).collect();
-        Verdict::Recovery(Cell::of(&rec, view.within_ms))
-    } else {
-        let xs: Vec<f64> = runs
-            .iter()
-            .map(|s| expect::metric(s, &view.metric).unwrap_or(f64::NAN))
-            .collect();
-        Verdict::Mean(Estimate::of(&xs))
-    }
-}
-
 /// Prints the map's table (unless `--json` goes to stdout) and writes its JSON and heat map.
 fn render(
     a: &MapArgs,
@@ -351,8 +329,10 @@ fn render(
     header: &SweepHeader,
     variant: &str,
     records: &[SweepRecord],
+    judged: Option<Vec<analytic::Analytic>>,
 ) -> Result<(), CliError> {
-    let cells = cells(&header.grid, records);
+    let mut cells = cells(&header.grid, records);
+    analytic::attach(&mut cells, judged);
     let verdicts: Vec<Verdict> = cells.iter().map(|c| verdict(view, &c.runs)).collect();
     let within = view
         .within_ms
@@ -418,6 +398,7 @@ impl StudyView for Shown<'_> {
         } else {
             headers.push(view.metric.clone());
         }
+        headers.extend(analytic::headers(&self.cells));
         let rows: Vec<Vec<String>> = self
             .cells
             .iter()
@@ -429,6 +410,7 @@ impl StudyView for Shown<'_> {
                     c.runs.len().to_string(),
                 ];
                 row.extend(verdict_columns(v));
+                row.extend(analytic::columns(c, v));
                 row
             })
             .collect();
@@ -450,6 +432,7 @@ impl StudyView for Shown<'_> {
                 plural(grid.points(), "cell"),
             ));
         }
+        t.push_str(&analytic::agreement(&self.cells, &self.verdicts));
         t
     }
 
@@ -480,6 +463,7 @@ impl StudyView for Shown<'_> {
                         o["half_width"] = num(e.half_width);
                     }
                 }
+                analytic::fields(c, v, &mut o);
                 o
             })
             .collect();
@@ -512,9 +496,10 @@ impl StudyView for Shown<'_> {
                 Verdict::Mean(e) if e.mean.is_nan() => "absent".into(),
                 Verdict::Mean(e) => fmt::num(e.mean),
             };
-            grid_cells[c.y][c.x] = (v.value(), label);
+            grid_cells[c.y][c.x] = (v.value(), analytic::label(c, v, label));
         }
-        let (scale, scale_labels, legend) = self.scale();
+        let (scale, scale_labels, mut legend) = self.scale();
+        legend.push_str(analytic::legend(&self.cells));
         heatmap_chart(&Heatmap {
             title: self.title.clone(),
             x_name: axis_name(&ax.key),
@@ -561,28 +546,6 @@ impl Shown<'_> {
                 format!("mean {} over the seeds", self.view.metric),
             )
         }
-    }
-}
-
-/// A cell's verdict as the table's columns after its coordinates and runs.
-fn verdict_columns(v: &Verdict) -> Vec<String> {
-    match v {
-        Verdict::Recovery(cell) => vec![
-            cell.recovered.to_string(),
-            fmt::pct(cell.share_down()),
-            {
-                let down = (cell.runs - cell.recovered) as u32;
-                let (lo, hi) = stats::wilson(down, cell.runs as u32);
-                format!("{}-{}", fmt::pct(lo), fmt::pct(hi))
-            },
-            cell.median_ms.map_or("never".into(), fmt::duration),
-            cell.verdict().to_string(),
-        ],
-        Verdict::Mean(e) => vec![if e.mean.is_nan() {
-            "absent".into()
-        } else {
-            fmt::pm(e.mean, e.half_width.is_finite().then_some(e.half_width))
-        }],
     }
 }
 

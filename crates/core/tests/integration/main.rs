@@ -3,6 +3,7 @@
 //! contract. `cargo test -p retrystorm-core --test integration MODULE` runs one topic.
 
 mod breaker_placement;
+mod chain;
 mod contention;
 mod direct_path;
 mod drain;

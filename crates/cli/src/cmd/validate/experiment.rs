@@ -16,6 +16,8 @@ pub(super) enum Reference {
     /// A published ranking: our metric is below (`true`) or above (`false`) the same metric of
     /// `other`, with the 95% intervals of the paired differences excluding zero.
     Order { other: &'static str, below: bool },
+    /// A reference model's computed number (no noise), matched within a relative `share`.
+    Within { value: f64, share: f64 },
 }
 
 /// Which number of a run is compared.
@@ -25,6 +27,8 @@ pub(super) enum Value {
     Metric(&'static str),
     /// One metric over another (`succeeded` / `intents`).
     Ratio(&'static str, &'static str),
+    /// A field of the variant's Markov chain (`time_to_tip_s`): computed from the model, no run.
+    Chain(&'static str),
 }
 
 pub(super) struct Case {

@@ -18,6 +18,7 @@ use retrystorm_core::catalogue;
 use retrystorm_core::load;
 use retrystorm_core::model::Model;
 use retrystorm_core::stats::{self, Estimate};
+use retrystorm_core::study::verdict::chain;
 use retrystorm_core::summary::Summary;
 use serde::Serialize;
 
@@ -55,7 +56,17 @@ fn value_of(v: Value, s: &Summary) -> Result<f64, String> {
     match v {
         Value::Metric(k) => get(k),
         Value::Ratio(a, b) => Ok(get(a)? / get(b)?),
+        Value::Chain(k) => Err(format!("`{k}` is the chain's, not a run's")),
     }
+}
+
+/// A field of the model's Markov chain, solved (no run).
+fn chain_value(m: &Model, field: &str) -> Result<f64, String> {
+    let c = chain::solve(m).map_err(|e| e.to_string())?;
+    serde_json::to_value(&c)
+        .ok()
+        .and_then(|v| v.get(field)?.as_f64())
+        .ok_or_else(|| format!("the chain has no number `{field}`"))
 }
 
 /// A number with 4 significant digits, no exponent for ordinary sizes.
@@ -116,6 +127,12 @@ fn judge(c: &Case, ours: &[f64], paired: Option<&[f64]>) -> (String, String, Str
                 olo - (p - rlo) - eps <= p && p <= ohi + (rhi - p) + eps,
             )
         }
+        Reference::Within { value, share } => (
+            num(value),
+            num(est.mean),
+            format!("± {:.0}%", share * 100.0),
+            (est.mean - value).abs() <= share * value.abs(),
+        ),
         Reference::Order { other, below } => {
             let theirs = paired.expect("an Order case has its other variant's values");
             let diff: Vec<f64> = ours.iter().zip(theirs).map(|(a, b)| a - b).collect();
@@ -180,6 +197,11 @@ fn run_suite(a: &ValidateArgs) -> Result<Vec<Row>, CliError> {
                 .position(|m| m.name == variant)
                 .or_else(|| (models.len() == 1).then_some(0))
                 .ok_or_else(|| CliError::Input(format!("{}: no variant {variant}", e.id)))?;
+            if let Value::Chain(field) = v {
+                let x = chain_value(models[i], field)
+                    .map_err(|err| CliError::Input(format!("{}: {err}", e.id)))?;
+                return Ok(vec![x]);
+            }
             results[i * seeds.len()..(i + 1) * seeds.len()]
                 .iter()
                 .map(|r| value_of(v, &r.summary))

@@ -16,6 +16,8 @@ pub(super) const BROOKER_COLLAPSE: &str =
     "mbrooker/simulator_example simple_collapse_sim/sim.py, Python seeds 0..99 (ramp: 0..29)";
 pub(super) const OSDI: &str = "Huang et al., \"Metastable Failures in the Wild\" (OSDI 2022), the retry \
     experiment's runs a-d; artifact lexiangh/Metastability Retry_Metastability/, one run each";
+pub(super) const METAFOR_CTMC: &str = "Metafor's CTMC (mpi-sws-rse/metafor at 5355c17, README \"Example 1\", orbit 20), \
+    expected time from the empty state to a queue of 90 (benches/peers/metafor_ctmc.py)";
 pub(super) const AWS_BLOG: &str =
     "AWS Architecture Blog, \"Exponential Backoff And Jitter\" (Brooker, 2015)";
 
@@ -28,6 +30,7 @@ pub(super) fn shipped(name: &'static str) -> fn() -> String {
         "brooker-collapse" => || include_str!("../../../../../models/brooker-collapse.toml").into(),
         "occ-contention" => || include_str!("../../../../../models/occ-contention.toml").into(),
         "osdi-retry" => || include_str!("../../../../../models/osdi-retry.toml").into(),
+        "metafor" => || include_str!("../../../../../models/metafor.toml").into(),
         _ => unreachable!("not a shipped model: {name}"),
     }
 }
@@ -60,8 +63,35 @@ pub(super) fn suite() -> Vec<Experiment> {
         brooker_retries_05(),
         brooker_collapse(),
         osdi_retry(),
+        metafor_chain(),
         occ_contention(),
     ]
+}
+
+/// The experiment `metafor-chain` (docs/validation.md): our Markov chain of
+/// `models/metafor.toml` against Metafor's own, without a run.
+fn metafor_chain() -> Experiment {
+    Experiment {
+        id: "metafor-chain",
+        title: "Metafor's canonical metastable server as a Markov chain (no run)",
+        model: shipped("metafor"),
+        file: "models/metafor.toml",
+        sets: &[],
+        seeds: 0,
+        quick: true,
+        cases: vec![
+            case(
+                "retry-at-once",
+                "expected s from an empty queue to 90",
+                Value::Chain("time_to_tip_s"),
+                Reference::Within {
+                    value: 61.2,
+                    share: 0.05,
+                },
+            )
+            .from(METAFOR_CTMC),
+        ],
+    }
 }
 
 /// The experiment `herd` (docs/validation.md).

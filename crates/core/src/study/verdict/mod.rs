@@ -25,6 +25,7 @@
 
 mod attempts;
 mod budget;
+pub mod chain;
 pub mod levers;
 mod queueing;
 mod tiers;
@@ -155,10 +156,17 @@ fn unjudgeable(m: &Model) -> Option<String> {
 
 /// The verdict of one resolved model, its tiers, levers and trigger.
 pub fn judge(m: &Model) -> Judgement {
-    let mut j = judge_tiers(m);
+    let mut j = judge_brief(m);
     if j.verdict.is_finding() {
         j.levers = levers::levers(m, &j);
     }
+    j
+}
+
+/// The verdict and what the model's own trigger does, without the levers (which judge the
+/// model many times over): what each cell of `map --verdict` needs.
+pub fn judge_brief(m: &Model) -> Judgement {
+    let mut j = judge_tiers(m);
     j.trigger = trigger::follow(m, &j);
     j
 }

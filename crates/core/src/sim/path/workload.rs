@@ -12,6 +12,7 @@ use crate::sim::draws::Draws;
 use crate::sim::engine::BurstOrder;
 
 /// The workload's state: what it will still start and its arrival process.
+#[derive(Clone)]
 pub(super) struct Workload {
     /// Intents the workload will still start (burst events pending, closed budget, trace rows).
     to_start: u64,

@@ -25,6 +25,7 @@ mod callref;
 mod direct;
 mod entry;
 mod finish;
+mod fork;
 mod hop;
 mod keyed;
 mod limit;
@@ -200,6 +201,8 @@ pub struct PathSim<'m> {
     successes: Completions,
     c: Counters,
     events: u64,
+    /// How far the loop has driven the run ([`PathSim::advance`]).
+    reached: engine::Reached,
     /// Set by the caller to stop the run ([`PathSim::with_stop`]).
     stop: Option<&'m AtomicBool>,
 }
@@ -334,6 +337,7 @@ impl<'m> PathSim<'m> {
             successes: Completions::default(),
             c: Counters::default(),
             events: 0,
+            reached: engine::Reached::default(),
             stop: None,
         }
     }
@@ -363,10 +367,12 @@ impl<'m> PathSim<'m> {
         self.tiers[bottom].buckets.prepare_windows(n, full);
     }
 
+    /// A run advanced in steps ([`PathSim::advance`]) keeps the windows it was prepared with.
     fn run_to(mut self, name: &str, progress: &mut dyn FnMut(Time), full: bool) -> VariantResult {
-        let model = self.cx.model;
-        self.prepare_windows(full);
-        let r = engine::drive(&mut self, model, progress);
+        if self.reached.events == 0 {
+            self.prepare_windows(full);
+        }
+        let r = self.drive_to_end(progress);
         self.events = r.events;
         self.finish(name, r.end, r.ended, full)
     }
@@ -379,9 +385,8 @@ impl<'m> PathSim<'m> {
         opt: TraceOptions,
     ) -> (VariantResult, TraceLog) {
         self.cx.trace = Some(Box::new(Tracer::new(opt)));
-        let model = self.cx.model;
         self.prepare_windows(true);
-        let r = engine::drive(&mut self, model, progress);
+        let r = self.drive_to_end(progress);
         self.events = r.events;
         let log = self
             .cx
@@ -389,6 +394,14 @@ impl<'m> PathSim<'m> {
             .take()
             .map_or_else(TraceLog::default, |t| t.finish());
         (self.finish(name, r.end, r.ended, true), log)
+    }
+
+    /// Drives the loop from where the run got to until it ends.
+    fn drive_to_end(&mut self, progress: &mut dyn FnMut(Time)) -> engine::RunEnd {
+        let (model, mut at) = (self.cx.model, self.reached);
+        let r = engine::drive_to_end(self, model, progress, &mut at);
+        self.reached = at;
+        r
     }
 
     /// Hands each event to the owner it is for; a call's events go to the retry loop of its

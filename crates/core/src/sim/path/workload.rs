@@ -141,6 +141,12 @@ impl Workload {
         }
     }
 
+    /// The arrival process draws from `draws` from now on (a forked run's branch): a fresh
+    /// stream, so a branch's arrivals differ from the run it was copied from.
+    pub(super) fn rekey(&mut self, draws: Draws) {
+        self.arrivals = draws.arrivals();
+    }
+
     fn fresh_id(&mut self) -> u64 {
         let id = self.next_id;
         self.next_id += 1;

@@ -8,7 +8,7 @@
 
 use super::call::Calls;
 use super::callref::CallRef;
-use super::hop::HopState;
+use super::hop::{HopState, LimiterSlot};
 use super::{Cx, Event};
 use crate::base::time::{Duration, Time};
 use crate::policy::Class;
@@ -41,13 +41,7 @@ impl HopState {
                 Admit::Reject => return Gate::Rejected,
                 Admit::Wait(d) => {
                     slot.waiting.push_back((c, epoch, now));
-                    slot.generation = slot.generation.wrapping_add(1);
-                    let ev = Event::Limiter {
-                        hop: h as u8,
-                        slot: k as u32,
-                        generation: slot.generation,
-                    };
-                    cx.queue.push(now + d, ev);
+                    wake_in(cx, slot, h, k, d);
                 }
             }
         } else {
@@ -90,13 +84,7 @@ impl HopState {
                 Some((c, epoch))
             }
             Admit::Wait(d) => {
-                slot.generation = slot.generation.wrapping_add(1);
-                let ev = Event::Limiter {
-                    hop: h as u8,
-                    slot: k as u32,
-                    generation: slot.generation,
-                };
-                cx.queue.push(now + d, ev);
+                wake_in(cx, slot, h, k, d);
                 None
             }
             // Only a waiting limiter parks sends, and it never refuses.
@@ -116,4 +104,16 @@ impl HopState {
             })
             .count() as u64
     }
+}
+
+/// Schedules the wake-up of limiter `k` of hop `h` (`slot`) in `d`; the one pending before it
+/// goes stale.
+fn wake_in(cx: &mut Cx, slot: &mut LimiterSlot, h: usize, k: usize, d: Duration) {
+    slot.generation = slot.generation.wrapping_add(1);
+    let ev = Event::Limiter {
+        hop: h as u8,
+        slot: k as u32,
+        generation: slot.generation,
+    };
+    cx.queue.push(cx.now + d, ev);
 }

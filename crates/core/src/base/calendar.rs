@@ -38,6 +38,7 @@ const KEEP: usize = 256;
 const AHEAD: usize = 16;
 
 /// A monotone priority queue of events ordered by `(time, insertion sequence)`.
+#[derive(Clone)]
 pub struct CalendarQueue<E> {
     current: Vec<(u64, E)>,
     head: usize,

@@ -20,6 +20,14 @@ pub(super) struct Pool<T> {
     free: Vec<Vec<T>>,
 }
 
+/// A copy starts with no spare room: the pool only saves allocations, and what it holds is
+/// empty.
+impl<T> Clone for Pool<T> {
+    fn clone(&self) -> Self {
+        Pool::new()
+    }
+}
+
 impl<T> Pool<T> {
     pub(super) fn new() -> Self {
         Pool { free: Vec::new() }
@@ -47,6 +55,7 @@ impl<T> Pool<T> {
 /// [`CHUNK`] (a small list allocates as little as a `Vec`, and keeps its tail's room when
 /// emptied, so a steady state does not allocate). `pop_front` reads the front with a cursor
 /// and returns each full chunk to the pool once read.
+#[derive(Clone)]
 pub(super) struct Chunks<T> {
     full: VecDeque<Vec<T>>,
     tail: Vec<T>,

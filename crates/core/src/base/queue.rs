@@ -25,6 +25,7 @@ use super::chunks::{Chunks, Pool};
 /// seconds measured 1.2x slower and 40% larger in the calendar queue, and its many small
 /// buckets allocate as a closed loop's clock moves). Both pop the same events in the same
 /// order, so the choice never changes a result.
+#[derive(Clone)]
 pub enum EventQueue<E> {
     Calendar(CalendarQueue<E>),
     Radix(RadixHeap<E>),
@@ -124,6 +125,7 @@ const WORDS: usize = BUCKETS / 64;
 /// and `current` is popped from the front, so equal times come out first-in-first-out. An entry
 /// is the time and the event (24 bytes for the engine's events, against 48 with a 128-bit
 /// `(time, seq)` key).
+#[derive(Clone)]
 pub struct RadixHeap<E> {
     /// Events at exactly `now`, in insertion order.
     current: Chunks<(u64, E)>,

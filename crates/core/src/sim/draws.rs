@@ -15,6 +15,10 @@
 //! | per attempt: request and response latency | intent id | `RequestLatency`, `ResponseLatency` | the index, or with write contention `2 * index` (read) and `2 * index + 1` (write) |
 //! | [`Draws::backoff_of`] (the direct path's backoff, from [`Draws::intent_key`]) | intent id | `Backoff` | the attempt number |
 //!
+//! A forked run ([`Draws::branch`]) keys every stream it asks for from then on by its branch
+//! too: the seed in the table above becomes `mix64(seed ^ mix64(branch))`; branch 0 is the
+//! seed itself.
+//!
 //! The index of an attempt is its number at the top and, below the top, a hash of the attempt
 //! numbers along its path ([`child_path`]): the same attempt of the same intent draws the same
 //! whatever a policy did elsewhere (common random numbers), and a path of one tier draws as a
@@ -85,6 +89,19 @@ pub(crate) struct Draws {
 impl Draws {
     pub(crate) fn new(seed: u64) -> Self {
         Draws { seed }
+    }
+
+    /// The draws of branch `branch` of a run forked from these ([`crate::sim::path::PathSim::fork`]):
+    /// every stream asked for from here on is keyed by the branch as well, so two branches
+    /// diverge and one branch is the same every time. Branch 0 is these draws themselves: a
+    /// fork that never diverges goes on exactly as the run it was copied from.
+    pub(crate) fn branch(self, branch: u64) -> Self {
+        if branch == 0 {
+            return self;
+        }
+        Draws {
+            seed: mix64(self.seed ^ mix64(branch)),
+        }
     }
 
     /// The open workload's arrival process: one stream read in order for the whole run.
@@ -272,6 +289,23 @@ mod tests {
             assert_eq!(first(d.request_latency(k, Round::Write)), s(17, out, w));
             assert_eq!(first(d.response_latency(k, Round::Write)), s(17, back, w));
         }
+    }
+
+    /// Branch 0 keeps every key; another branch changes every stream, and the same branch
+    /// gives the same streams.
+    #[test]
+    fn a_branch_rekeys_every_stream() {
+        let (d, k) = (Draws::new(42), AttemptKey::top(17, 2));
+        assert_eq!(first(d.branch(0).service(k)), first(d.service(k)));
+        assert_eq!(first(d.branch(0).arrivals()), first(d.arrivals()));
+        assert_ne!(first(d.branch(1).service(k)), first(d.service(k)));
+        assert_ne!(first(d.branch(1).service(k)), first(d.branch(2).service(k)));
+        assert_eq!(first(d.branch(3).backoff(k)), first(d.branch(3).backoff(k)));
+        let s = |seed, p| first(Stream::new(seed, 17, p, 2));
+        assert_eq!(
+            first(d.branch(5).service(k)),
+            s(mix64(42 ^ mix64(5)), Purpose::Service)
+        );
     }
 
     /// A path of one tier draws by plain attempt numbers; the path below depends on every

@@ -34,24 +34,64 @@ pub struct RunEnd {
     pub events: u64,
 }
 
-/// Pops and handles events until the engine is finished, the horizon passes or `max_events`
-/// have been handled. `progress` hears the clock every 65,536 events and at the end; right after
-/// it, a stop the engine was asked for ends the run there ([`Ended::Interrupted`]).
+/// Where a run driven in steps has got to: the time of the last event handled, how many were
+/// handled, and how the run ended once it has. Between two steps the run is at an event
+/// boundary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Reached {
+    pub(crate) end: Time,
+    pub(crate) events: u64,
+    pub(crate) ended: Option<Ended>,
+}
+
+/// [`drive`] to the end of the run, from where it got to.
+pub(crate) fn drive_to_end<S: Engine>(
+    sim: &mut S,
+    model: &Model,
+    progress: &mut dyn FnMut(Time),
+    at: &mut Reached,
+) -> RunEnd {
+    // No pause: `u64::MAX` events is at or past any `max_events`, which ends the run first.
+    drive(sim, model, progress, at, u64::MAX).unwrap_or(RunEnd {
+        end: at.end,
+        ended: Ended::MaxEvents,
+        events: at.events,
+    })
+}
+
+/// Pops and handles events from where the run `at` got to until the engine is finished, the
+/// horizon passes or `max_events` have been handled; `None` when it pauses first, once `pause`
+/// events have been handled in all (`at` then says where). `progress` hears the clock every
+/// 65,536 events and at the end; right after it, a stop the engine was asked for ends the run
+/// there ([`Ended::Interrupted`]). A run paused and driven on handles the same events in the
+/// same order as one driven at once.
 pub(crate) fn drive<S: Engine>(
     sim: &mut S,
     model: &Model,
     progress: &mut dyn FnMut(Time),
-) -> RunEnd {
+    at: &mut Reached,
+    pause: u64,
+) -> Option<RunEnd> {
+    if let Some(ended) = at.ended {
+        let (end, events) = (at.end, at.events);
+        return Some(RunEnd { end, ended, events });
+    }
     let horizon = Time::ZERO + model.horizon;
     let max_events = model.max_events;
-    let mut end = Time::ZERO;
-    let mut events = 0u64;
+    // One comparison per event for both: which one was reached is asked only then.
+    let limit = max_events.min(pause);
+    let mut end = at.end;
+    let mut events = at.events;
     let mut ended = Ended::Settled;
     loop {
         if sim.finished() {
             break;
         }
-        if events >= max_events {
+        if events >= limit {
+            if events < max_events {
+                (at.end, at.events) = (end, events);
+                return None;
+            }
             ended = Ended::MaxEvents;
             break;
         }
@@ -80,7 +120,12 @@ pub(crate) fn drive<S: Engine>(
         sim.handle(now, ev);
     }
     progress(end);
-    RunEnd { end, ended, events }
+    *at = Reached {
+        end,
+        events,
+        ended: Some(ended),
+    };
+    Some(RunEnd { end, ended, events })
 }
 
 /// The order in which a burst's clients start: all at `start`, or spread uniformly over

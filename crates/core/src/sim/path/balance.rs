@@ -36,6 +36,7 @@ struct Route {
 }
 
 /// One balancer with its detector and their draws.
+#[derive(Clone)]
 struct Instance {
     balancer: Balancer,
     draw: Stream,
@@ -47,6 +48,7 @@ struct Instance {
 }
 
 /// A detector, its draws, and each replica's ejection count as last seen (to log new ones).
+#[derive(Clone)]
 struct Watched {
     detector: Detector,
     draw: Stream,
@@ -55,6 +57,7 @@ struct Watched {
 }
 
 /// A hop's balancing towards the replicated tier it calls.
+#[derive(Clone)]
 pub(super) struct Balancing {
     replicas: u32,
     shared: bool,

@@ -68,10 +68,10 @@ impl PathSim<'_> {
             }
         }
         let (tiers, tier_series) = self.tier_rows(end, full);
-        let peaks = Peaks::of(&self.tiers[self.bottom].buckets);
+        let peaks = Peaks::of(&self.tiers[self.cx.bottom].buckets);
         // Recovery is measured on the series, so a summary with a trigger needs it too.
-        let mut series = if full || self.model.trigger().is_some() {
-            metrics::series(std::mem::take(&mut self.tiers[self.bottom].buckets), end)
+        let mut series = if full || self.cx.model.trigger().is_some() {
+            metrics::series(std::mem::take(&mut self.tiers[self.cx.bottom].buckets), end)
         } else {
             Default::default()
         };
@@ -108,7 +108,7 @@ impl PathSim<'_> {
             let (peak_arrivals, peak_retries) = ts.buckets.peaks();
             let n = &ts.n;
             tiers.push(TierSummary {
-                name: self.spec.tiers[t].name.clone(),
+                name: self.cx.spec.tiers[t].name.clone(),
                 arrivals: n.arrivals,
                 retries: n.retry_arrivals,
                 served: n.served,
@@ -130,7 +130,7 @@ impl PathSim<'_> {
             if full && n_tiers > 1 {
                 let s = metrics::series(ts.buckets.clone(), end);
                 tier_series.push(TierSeries {
-                    name: self.spec.tiers[t].name.clone(),
+                    name: self.cx.spec.tiers[t].name.clone(),
                     first: s.first,
                     retries: s.retries,
                     queue_len: s.queue_len,
@@ -145,9 +145,9 @@ impl PathSim<'_> {
 
     /// The summary's counters (a table of fields: each from its owner's counters).
     fn summary(&self, tiers: Vec<TierSummary>, peaks: Peaks, end: Time, ended: Ended) -> Summary {
-        let b = self.tiers[self.bottom].n;
-        let bt = &tiers[self.bottom];
-        let bh = &self.hops[self.bottom].n;
+        let b = self.tiers[self.cx.bottom].n;
+        let bt = &tiers[self.cx.bottom];
+        let bh = &self.hops[self.cx.bottom].n;
         let c = &self.c;
         let sum_hops =
             |f: fn(&super::hop::HopCounters) -> u64| self.hops.iter().map(|h| f(&h.n)).sum();
@@ -167,7 +167,7 @@ impl PathSim<'_> {
             unsettled: c.intents - c.succeeded - c.failed,
             peak_arrivals: peaks.arrivals,
             peak_retries: peaks.retries,
-            bucket_ms: self.model.bucket.as_millis_f64(),
+            bucket_ms: self.cx.model.bucket.as_millis_f64(),
             peak_arrivals_window: peaks.arrivals_window,
             peak_retries_window: peaks.retries_window,
             peak_window_ms: peaks.window_ms,
@@ -226,7 +226,11 @@ impl PathSim<'_> {
                 .sum(),
             retry_after_waits: sum_hops(|n| n.retry_after_waits),
             limiter_delayed: sum_hops(|n| n.limiter_delayed),
-            first_tries_waiting: self.first_tries_waiting(),
+            first_tries_waiting: self
+                .hops
+                .iter()
+                .map(|h| h.first_tries_waiting(&self.calls))
+                .sum(),
             limiter_rejected: sum_hops(|n| n.limiter_rejected),
             limiter_wait_ms: sum_hops(|n| n.limiter_wait_ns) as f64 / 1e6,
             goodput_per_s: per_s(c.succeeded),
@@ -238,7 +242,7 @@ impl PathSim<'_> {
 
     /// The recovery after the model's trigger, measured on the goodput series.
     fn recovery(&self, summary: &mut Summary, series: &Series, end: Time) {
-        let m = self.model;
+        let m = self.cx.model;
         if let Some(trigger) = m.trigger() {
             summary.trigger_from_ms = Some(trigger.0.as_millis_f64());
             summary.trigger_to_ms = Some(trigger.1.as_millis_f64());
@@ -258,11 +262,12 @@ impl PathSim<'_> {
 
     /// The per-hop report of a path with more than one hop (`docs/layered.md`).
     fn layered(&self) -> Option<Layered> {
-        if self.hops.len() < 2 && self.model.layers.is_empty() {
+        if self.hops.len() < 2 && self.cx.model.layers.is_empty() {
             return None;
         }
         let intents = self.c.intents.max(1) as f64;
         let layers = self
+            .cx
             .spec
             .hops
             .iter()
@@ -284,16 +289,17 @@ impl PathSim<'_> {
             })
             .collect();
         let max_attempts: Vec<u32> = self
+            .cx
             .spec
             .hops
             .iter()
             .map(|h| h.retry.max_attempts)
             .collect();
-        let bottom = &self.tiers[self.bottom].n;
-        let bottom_server = &self.spec.tiers[self.bottom].server;
+        let bottom = &self.tiers[self.cx.bottom].n;
+        let bottom_server = &self.cx.spec.tiers[self.cx.bottom].server;
         // The closed form assumes independent failures at the bottom and nothing else that
         // fails, refuses or stops a retry anywhere on the path.
-        let plain_hops = self.spec.hops.iter().all(|h| {
+        let plain_hops = self.cx.spec.hops.iter().all(|h| {
             h.retry.timeout.is_none()
                 && h.retry.deadline.is_none()
                 && h.budget.kind == BudgetKind::None
@@ -302,9 +308,9 @@ impl PathSim<'_> {
                 && h.network.request_loss == 0.0
                 && h.network.response_loss == 0.0
         });
-        let plain_tiers = self.spec.tiers.iter().enumerate().all(|(t, s)| {
+        let plain_tiers = self.cx.spec.tiers.iter().enumerate().all(|(t, s)| {
             let s = &s.server;
-            (t == self.bottom || s.fail == FailMode::Never)
+            (t == self.cx.bottom || s.fail == FailMode::Never)
                 && s.crash_probability == 0.0
                 && s.client_error == 0.0
                 && s.outages.is_empty()
@@ -316,7 +322,7 @@ impl PathSim<'_> {
         let closed_form_applies = plain_hops
             && plain_tiers
             && !bottom_server.contention
-            && self.model.idempotency.store == StoreMode::None;
+            && self.cx.model.idempotency.store == StoreMode::None;
         let p = match bottom_server.fail {
             FailMode::Never => 0.0,
             FailMode::Always => 1.0,

@@ -20,6 +20,7 @@ use crate::sim::draws::Draws;
 use std::collections::VecDeque;
 
 /// The retry settings of one hop, resolved once from its `retry` (and `hedge`, `breaker`).
+#[derive(Clone)]
 pub(super) struct RetryRules {
     /// Attempts per call, the first try included.
     pub(super) max_attempts: u32,
@@ -79,6 +80,7 @@ impl RetryRules {
 }
 
 /// A hop's policy state: one instance per client process at the top, one per tier below.
+#[derive(Clone)]
 pub(super) struct HopState {
     pub(super) retry: RetryRules,
     pub(super) budgets: Vec<BudgetState>,

@@ -35,6 +35,7 @@ pub(super) struct KeyOutcome {
 }
 
 /// The keys of a replayed trace, indexed by [`crate::model::replay::TraceArrival::intent`].
+#[derive(Clone)]
 pub(super) struct Keyed {
     keys: Vec<KeyState>,
     /// Keys with a row started so far, and keys whose every row is finalised.

@@ -4,10 +4,12 @@
 //! Waiting sends queue first come, first served behind one wake-up event per limiter instance.
 //! botocore's waiting threads race for the lock instead; the rate at which they leave is the
 //! same. Every response changes the fill rate, so the wake-up is recomputed after each one.
+//! These are the hop's own handlers; the engine transmits the sends they let go.
 
-use super::call::by_kind;
+use super::call::Calls;
 use super::callref::CallRef;
-use super::{Event, PathSim};
+use super::hop::{HopState, LimiterSlot};
+use super::{Cx, Event};
 use crate::base::time::{Duration, Time};
 use crate::policy::Class;
 use crate::policy::limiter::Admit;
@@ -18,33 +20,28 @@ pub(super) enum Gate {
     Waits,
     Rejected,
 }
-impl PathSim<'_> {
-    /// Before attempt of `c` (epoch `epoch`) goes out over hop `h`: send it now, wait for a
-    /// token (then [`Self::limiter_wake`] transmits it), or refuse it.
+
+impl HopState {
+    /// Before attempt of `c` (epoch `epoch`) goes out over this hop, `h`: send it now, wait for
+    /// a token (then [`HopState::limiter_next`] lets it go), or refuse it.
     pub(super) fn limiter_gate(
         &mut self,
-        now: Time,
+        cx: &mut Cx,
         h: usize,
         client: u32,
         c: CallRef,
         epoch: u32,
     ) -> Gate {
-        let hs = &mut self.hops[h];
-        let k = hs.limiter_index(client);
-        let slot = &mut hs.limiters[k];
+        let now = cx.now;
+        let k = self.limiter_index(client);
+        let slot = &mut self.limiters[k];
         if slot.waiting.is_empty() {
             match slot.limiter.acquire(now) {
                 Admit::Go => return Gate::Go,
                 Admit::Reject => return Gate::Rejected,
                 Admit::Wait(d) => {
                     slot.waiting.push_back((c, epoch, now));
-                    slot.generation = slot.generation.wrapping_add(1);
-                    let ev = Event::Limiter {
-                        hop: h as u8,
-                        slot: k as u32,
-                        generation: slot.generation,
-                    };
-                    self.queue.push(now + d, ev);
+                    wake_in(cx, slot, h, k, d);
                 }
             }
         } else {
@@ -53,73 +50,70 @@ impl PathSim<'_> {
         Gate::Waits
     }
 
-    /// The caller at hop `h` learnt how an attempt ended: the limiter adjusts its rate, and the
-    /// sends waiting for it are re-timed.
+    /// The caller learnt how an attempt ended: the limiter adjusts its rate. The instance
+    /// whose waiting sends are to be re-timed ([`HopState::limiter_next`]), if any.
     pub(super) fn limiter_sees(
         &mut self,
         now: Time,
-        h: usize,
         client: u32,
         class: Class,
         took: Duration,
-    ) {
-        let hs = &mut self.hops[h];
-        let k = hs.limiter_index(client);
-        let slot = &mut hs.limiters[k];
+    ) -> Option<usize> {
+        let k = self.limiter_index(client);
+        let slot = &mut self.limiters[k];
         slot.limiter.on_outcome(now, class, took);
-        if !slot.waiting.is_empty() {
-            self.limiter_drain(now, h, k);
+        (!slot.waiting.is_empty()).then_some(k)
+    }
+
+    /// The oldest send waiting for limiter `k` of this hop, `h`, if it has a token now (its
+    /// call and epoch); else the wake-up for it is scheduled and there is none.
+    pub(super) fn limiter_next(
+        &mut self,
+        cx: &mut Cx,
+        h: usize,
+        k: usize,
+    ) -> Option<(CallRef, u32)> {
+        let now = cx.now;
+        let slot = &mut self.limiters[k];
+        let &(c, epoch, since) = slot.waiting.front()?;
+        match slot.limiter.acquire(now) {
+            Admit::Go => {
+                slot.waiting.pop_front();
+                self.n.limiter_delayed += 1;
+                self.n.limiter_wait_ns += now.since(since).0;
+                Some((c, epoch))
+            }
+            Admit::Wait(d) => {
+                wake_in(cx, slot, h, k, d);
+                None
+            }
+            // Only a waiting limiter parks sends, and it never refuses.
+            Admit::Reject => None,
         }
     }
 
     /// First tries still waiting for a token (at the end of a run): never sent, so in neither
     /// `attempts` nor `first_tries_refused`.
-    pub(super) fn first_tries_waiting(&self) -> u64 {
-        let hops = self.hops.iter().flat_map(|h| h.limiters.iter());
-        hops.flat_map(|l| l.waiting.iter())
+    pub(super) fn first_tries_waiting(&self, calls: &Calls) -> u64 {
+        self.limiters
+            .iter()
+            .flat_map(|l| l.waiting.iter())
             .filter(|&&(c, epoch, _)| {
-                let l = self.calls.loop_of(c);
+                let l = calls.loop_of(c);
                 l.epoch == epoch && l.attempts == 0
             })
             .count() as u64
     }
+}
 
-    /// The wake-up event of limiter `k` at hop `h`.
-    pub(super) fn limiter_wake(&mut self, now: Time, h: usize, k: usize, generation: u32) {
-        if self.hops[h].limiters[k].generation == generation {
-            self.limiter_drain(now, h, k);
-        }
-    }
-
-    /// Sends the waiting attempts that have a token, then schedules a wake-up for the next.
-    fn limiter_drain(&mut self, now: Time, h: usize, k: usize) {
-        loop {
-            let slot = &mut self.hops[h].limiters[k];
-            let Some(&(c, epoch, since)) = slot.waiting.front() else {
-                return;
-            };
-            match slot.limiter.acquire(now) {
-                Admit::Go => {
-                    slot.waiting.pop_front();
-                    let n = &mut self.hops[h].n;
-                    n.limiter_delayed += 1;
-                    n.limiter_wait_ns += now.since(since).0;
-                    if self.calls.loop_of(c).epoch == epoch {
-                        by_kind!(c, C => self.transmit::<C>(now, c));
-                    }
-                }
-                Admit::Wait(d) => {
-                    slot.generation = slot.generation.wrapping_add(1);
-                    let ev = Event::Limiter {
-                        hop: h as u8,
-                        slot: k as u32,
-                        generation: slot.generation,
-                    };
-                    return self.queue.push(now + d, ev);
-                }
-                // Only a waiting limiter parks sends, and it never refuses.
-                Admit::Reject => return,
-            }
-        }
-    }
+/// Schedules the wake-up of limiter `k` of hop `h` (`slot`) in `d`; the one pending before it
+/// goes stale.
+fn wake_in(cx: &mut Cx, slot: &mut LimiterSlot, h: usize, k: usize, d: Duration) {
+    slot.generation = slot.generation.wrapping_add(1);
+    let ev = Event::Limiter {
+        hop: h as u8,
+        slot: k as u32,
+        generation: slot.generation,
+    };
+    cx.queue.push(cx.now + d, ev);
 }

@@ -25,10 +25,13 @@ mod callref;
 mod direct;
 mod entry;
 mod finish;
+mod fork;
 mod hop;
 mod keyed;
 mod limit;
 mod retry_after;
+mod route;
+mod settle;
 mod store;
 mod tier;
 mod workload;
@@ -141,22 +144,55 @@ pub(super) struct Counters {
     last_settled: Time,
 }
 
+/// What every owner's handlers share: the model and the path's shape (read only), the run's
+/// draws, the events' queue and the tracer. A handler takes it beside the owner it runs on and
+/// the other owners it reads, so its arguments say what it touches.
+pub(super) struct Cx<'m> {
+    /// The time of the event being handled.
+    pub(super) now: Time,
+    pub(super) model: &'m Model,
+    pub(super) spec: PathSpec,
+    /// The index of the last tier.
+    pub(super) bottom: usize,
+    pub(super) draws: Draws,
+    pub(super) queue: EventQueue<Event>,
+    /// `--trace`: records a few intents' steps; `None` (one check per step) when off.
+    pub(super) trace: Option<Box<Tracer>>,
+}
+
+/// A copy records no trace: the tracer belongs to the run that was asked for one, and a copy's
+/// steps would interleave with its own.
+impl Clone for Cx<'_> {
+    fn clone(&self) -> Self {
+        Cx {
+            now: self.now,
+            model: self.model,
+            spec: self.spec.clone(),
+            bottom: self.bottom,
+            draws: self.draws,
+            queue: self.queue.clone(),
+            trace: None,
+        }
+    }
+}
+
 /// A run in progress. Build with [`PathSim::new`], drive with [`PathSim::run`].
 ///
-/// Each field is one owner: the events' queue, the calls ([`Calls`]), the workload, each hop's
-/// policies ([`HopState`]), each tier ([`TierState`]), the last tier's store ([`Store`]), the
-/// intents' tallies; the handlers borrow the owners they need.
+/// Each field is one owner, and each owner carries its own handlers: the calls ([`Calls`]:
+/// the retry loops), each hop's policies ([`HopState`]), each tier ([`TierState`]), the last
+/// tier's store ([`Store`]), the workload, the intents' tallies. What they share is in [`Cx`].
+/// `PathSim` itself only hands each event to its owner and routes between owners where one
+/// hands over to another (`route.rs`, `settle.rs`).
+///
+/// The whole run is a value: cloned between two events, the copy goes on exactly as the
+/// original would (the model and the stop flag are shared; the copy keeps no tracer).
+#[derive(Clone)]
 pub struct PathSim<'m> {
-    model: &'m Model,
-    spec: PathSpec,
-    draws: Draws,
-    queue: EventQueue<Event>,
+    cx: Cx<'m>,
     calls: Calls,
     workload: Workload,
     hops: Vec<HopState>,
     tiers: Vec<TierState>,
-    /// The index of the last tier.
-    bottom: usize,
     store: Store,
     /// A replayed trace's key column: rows sharing a key are one intent; `None` without one.
     keyed: Option<keyed::Keyed>,
@@ -165,8 +201,8 @@ pub struct PathSim<'m> {
     successes: Completions,
     c: Counters,
     events: u64,
-    /// `--trace`: records a few intents' steps; `None` (one check per step) when off.
-    trace: Option<Box<Tracer>>,
+    /// How far the loop has driven the run ([`PathSim::advance`]).
+    reached: engine::Reached,
     /// Set by the caller to stop the run ([`PathSim::with_stop`]).
     stop: Option<&'m AtomicBool>,
 }
@@ -189,7 +225,7 @@ fn prefetch<T>(x: &T) {
 impl Engine for PathSim<'_> {
     type Event = Event;
     fn queue(&mut self) -> &mut EventQueue<Event> {
-        &mut self.queue
+        &mut self.cx.queue
     }
     fn finished(&self) -> bool {
         self.calls.live == 0 && self.workload.exhausted()
@@ -201,7 +237,7 @@ impl Engine for PathSim<'_> {
     /// this loop's main cost at scale (a cache miss on a slab of 32-byte top calls).
     fn next_event(&mut self) -> Option<(Time, Event)> {
         let tops = self.calls.tops();
-        self.queue.pop_with(|e| {
+        self.cx.queue.pop_with(|e| {
             let call = match *e {
                 Event::Send { call, .. }
                 | Event::Timeout { call, .. }
@@ -279,15 +315,19 @@ impl<'m> PathSim<'m> {
         let mut calls = Calls::new(keep);
         let workload = Workload::new(model, draws, &mut queue, |n| calls.reserve_tops(n));
         PathSim {
-            model,
-            spec,
-            draws,
-            queue,
+            cx: Cx {
+                now: Time::ZERO,
+                model,
+                spec,
+                bottom,
+                draws,
+                queue,
+                trace: None,
+            },
             calls,
             workload,
             hops,
             tiers,
-            bottom,
             store: Store::default(),
             keyed: match w.kind {
                 WorkloadKind::Trace => keyed::Keyed::of(&w.replay),
@@ -297,7 +337,7 @@ impl<'m> PathSim<'m> {
             successes: Completions::default(),
             c: Counters::default(),
             events: 0,
-            trace: None,
+            reached: engine::Reached::default(),
             stop: None,
         }
     }
@@ -321,15 +361,18 @@ impl<'m> PathSim<'m> {
     /// Sizes the bottom's per-attempt loads for its callers' attempts, and keeps its arrivals
     /// per bucket by attempt only when the series is built (`full`).
     fn prepare_windows(&mut self, full: bool) {
-        let attempts = self.hops[self.bottom].retry.max_attempts;
+        let bottom = self.cx.bottom;
+        let attempts = self.hops[bottom].retry.max_attempts;
         let n = usize::try_from(attempts).unwrap_or(usize::MAX).min(1024);
-        self.tiers[self.bottom].buckets.prepare_windows(n, full);
+        self.tiers[bottom].buckets.prepare_windows(n, full);
     }
 
+    /// A run advanced in steps ([`PathSim::advance`]) keeps the windows it was prepared with.
     fn run_to(mut self, name: &str, progress: &mut dyn FnMut(Time), full: bool) -> VariantResult {
-        let model = self.model;
-        self.prepare_windows(full);
-        let r = engine::drive(&mut self, model, progress);
+        if self.reached.events == 0 {
+            self.prepare_windows(full);
+        }
+        let r = self.drive_to_end(progress);
         self.events = r.events;
         self.finish(name, r.end, r.ended, full)
     }
@@ -341,32 +384,41 @@ impl<'m> PathSim<'m> {
         progress: &mut dyn FnMut(Time),
         opt: TraceOptions,
     ) -> (VariantResult, TraceLog) {
-        self.trace = Some(Box::new(Tracer::new(opt)));
-        let model = self.model;
+        self.cx.trace = Some(Box::new(Tracer::new(opt)));
         self.prepare_windows(true);
-        let r = engine::drive(&mut self, model, progress);
+        let r = self.drive_to_end(progress);
         self.events = r.events;
         let log = self
+            .cx
             .trace
             .take()
             .map_or_else(TraceLog::default, |t| t.finish());
         (self.finish(name, r.end, r.ended, true), log)
     }
 
+    /// Drives the loop from where the run got to until it ends.
+    fn drive_to_end(&mut self, progress: &mut dyn FnMut(Time)) -> engine::RunEnd {
+        let (model, mut at) = (self.cx.model, self.reached);
+        let r = engine::drive_to_end(self, model, progress, &mut at);
+        self.reached = at;
+        r
+    }
+
     /// Hands each event to the owner it is for; a call's events go to the retry loop of its
     /// kind ([`by_kind!`]).
     fn handle(&mut self, now: Time, ev: Event) {
+        self.cx.now = now;
         match ev {
             Event::Start { .. } | Event::Arrival | Event::Replay { .. } | Event::Think { .. } => {
-                let model = self.model;
-                if let Some(s) = self.workload.take(model, &mut self.queue, ev) {
-                    self.start_intent(now, s.id, s.client, s.worker);
+                let (model, queue) = (self.cx.model, &mut self.cx.queue);
+                if let Some(s) = self.workload.take(model, queue, ev) {
+                    self.start_intent(s.id, s.client, s.worker);
                 }
-                self.workload.follow(model, &mut self.queue, now, ev);
+                self.workload.follow(model, &mut self.cx.queue, now, ev);
             }
             Event::Send { call, epoch } => {
                 if self.calls.loop_of(call).epoch == epoch {
-                    by_kind!(call, C => self.send::<C>(now, call));
+                    by_kind!(call, C => self.send::<C>(call));
                 }
             }
             Event::Arrive {
@@ -377,7 +429,7 @@ impl<'m> PathSim<'m> {
                 replica,
             } => {
                 let req = Request::new(call, epoch, attempt, key, now);
-                by_kind!(call, C => self.arrive::<C>(now, req, usize::from(replica)));
+                by_kind!(call, C => self.arrive::<C>(req, usize::from(replica)));
             }
             Event::WriteArrive {
                 call,
@@ -389,9 +441,9 @@ impl<'m> PathSim<'m> {
                 let epoch = self.calls.loop_of(call).epoch;
                 let mut req = Request::new(call, epoch, attempt, key, now);
                 req.version = version;
-                self.write_arrive(now, req, usize::from(replica));
+                self.write_arrive(req, usize::from(replica));
             }
-            Event::Done { tier, job } => self.done(now, tier as usize, job),
+            Event::Done { tier, job } => self.done(tier as usize, job),
             Event::Reply {
                 call,
                 epoch,
@@ -400,7 +452,7 @@ impl<'m> PathSim<'m> {
                 retry_after_ms,
             } => {
                 let ra = from_retry_after_ms(retry_after_ms);
-                by_kind!(call, C => self.reply::<C>(now, call, epoch, attempt, outcome, ra));
+                by_kind!(call, C => self.reply::<C>(call, epoch, attempt, outcome, ra));
             }
             Event::Timeout {
                 call,
@@ -408,7 +460,7 @@ impl<'m> PathSim<'m> {
                 attempt,
             } => {
                 if self.calls.loop_of(call).epoch == epoch {
-                    by_kind!(call, C => self.timeout::<C>(now, call, attempt));
+                    by_kind!(call, C => self.timeout::<C>(call, attempt));
                 }
             }
             Event::Hedge {
@@ -418,20 +470,24 @@ impl<'m> PathSim<'m> {
             } => {
                 let l = self.calls.loop_of(call);
                 if l.epoch == epoch && l.settled == call::Settled::No && l.attempts == attempt {
-                    by_kind!(call, C => self.hedge::<C>(now, call));
+                    by_kind!(call, C => self.hedge::<C>(call));
                 }
             }
             Event::Limiter {
                 hop,
                 slot,
                 generation,
-            } => self.limiter_wake(now, hop as usize, slot as usize, generation),
+            } => {
+                let (h, k) = (hop as usize, slot as usize);
+                if self.hops[h].limiters[k].generation == generation {
+                    self.limiter_drain(h, k);
+                }
+            }
             Event::Capacity { tier } => {
                 let t = tier as usize;
                 for r in 0..self.tiers[t].replicas.len() {
-                    let c = TierState::capacity_at(&self.spec.tiers[t].server, r, now);
-                    self.tiers[t].replicas[r].capacity = c;
-                    self.dispatch(now, t, r);
+                    self.tiers[t].set_capacity(&self.cx.spec.tiers[t].server, r, now);
+                    self.dispatch(t, r);
                 }
             }
         }

@@ -5,14 +5,14 @@
 //! The store is a hash map used only for lookups, never iterated, so its order cannot leak into
 //! results.
 
-use super::call::{Call, by_kind};
-use super::tier::{Outcome, Request};
-use super::{Event, PathSim};
+use super::tier::{Outcome, Request, Served};
+use super::{Cx, Event};
 use crate::base::time::Time;
-use crate::model::{Idempotency, KeyMode, StoreMode};
-use crate::sim::draws::Round;
+use crate::model::{CommitMode, CrashPoint, Idempotency, Server, StoreMode};
+use crate::sim::draws::{AttemptKey, Round};
 use std::collections::HashMap;
 
+#[derive(Clone)]
 enum KeyState {
     /// The key's first request is being served; duplicates wait here (record-before).
     InProgress { waiters: Vec<Request> },
@@ -21,7 +21,7 @@ enum KeyState {
 }
 
 /// A deterministic hasher for the dedupe store (lookups only; the store is never iterated).
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct MixHasher(u64);
 
 impl std::hash::Hasher for MixHasher {
@@ -38,8 +38,8 @@ impl std::hash::Hasher for MixHasher {
     }
 }
 
-/// Keys by `(intent << 16) | key` (see `store_key`), the record's version, and emptied waiter lists for reuse.
-#[derive(Default)]
+/// Keys by `(intent << 16) | key` (see [`Store::key`]), the record's version, and emptied waiter lists for reuse.
+#[derive(Clone, Default)]
 pub(crate) struct Store {
     keys: HashMap<u64, KeyState, std::hash::BuildHasherDefault<MixHasher>>,
     waiter_lists: Vec<Vec<Request>>,
@@ -136,77 +136,78 @@ impl Store {
     }
 }
 
-impl PathSim<'_> {
+/// What a request served at the last tier did to the record: whether it had its effect,
+/// whether its key's result is recorded, and what the tier answers.
+pub(super) struct Effect {
+    pub(super) applied: bool,
+    pub(super) key_recorded: bool,
+    pub(super) outcome: Outcome,
+}
+
+impl Store {
+    /// The store's key of `key` for the intent that owns it (the request's own, or a trace
+    /// key's, [`super::keyed`]): `(owner << 16) | key`.
     #[inline]
-    pub(super) fn store_enabled(&self) -> bool {
-        self.model.idempotency.store != StoreMode::None
+    pub(super) fn key(owner: u64, key: u16) -> u64 {
+        (owner << 16) | u64::from(key)
     }
 
-    /// Keys by `(intent << 16) | key`: the intent is the request's own, or with a trace's key
-    /// column and per-intent keys the trace key's ([`super::keyed`]), shared by its rows.
-    #[inline]
-    fn store_key<C: Call>(&self, req: &Request) -> u64 {
-        let id = self.calls.get::<C>(req.call).id();
-        let owner = match &self.keyed {
-            Some(_) if self.model.idempotency.key == KeyMode::PerIntent => {
-                u64::from(self.model.workload.replay.arrivals[id as usize].intent)
-            }
-            _ => id,
+    /// The effect of a request the last tier (`s`) served, `sv` saying how its handler ended:
+    /// a crash leaves the effect and the key as `commit` orders them, a write whose read is out
+    /// of date is refused (409).
+    pub(super) fn effect(&mut self, commit: CommitMode, s: &Server, sv: &Served) -> Effect {
+        let (applied, key_recorded, outcome) = if sv.failed {
+            (false, false, Outcome::Error)
+        } else if sv.client_error {
+            // The request is refused as wrong: no effect, and not stored as the key's result.
+            (false, false, Outcome::ClientError)
+        } else if sv.crashed {
+            let (e, k) = match (commit, s.crash_point) {
+                (CommitMode::Atomic, _) => (false, false),
+                (CommitMode::EffectThenKey, CrashPoint::AfterEffect) => (true, false),
+                (CommitMode::KeyThenEffect, CrashPoint::AfterKey) => (false, true),
+                (_, _) => (true, true),
+            };
+            (e, k, Outcome::ConnError)
+        } else if s.contention && !self.commit_write(sv.req.version) {
+            // The record's version moved since the read: the write is refused.
+            (false, false, Outcome::Conflict)
+        } else {
+            (true, true, Outcome::Ok)
         };
-        (owner << 16) | u64::from(req.key)
-    }
-
-    /// The store's answer to `req` at tier `t` before it is served; whether it goes on to a
-    /// worker.
-    pub(super) fn store_admits<C: Call>(&mut self, now: Time, t: usize, req: Request) -> bool {
-        let k = self.store_key::<C>(&req);
-        match self.store.lookup(now, k, req, &self.model.idempotency) {
-            Lookup::Serve => true,
-            Lookup::Parked => false,
-            Lookup::Replay => {
-                self.c.replayed += 1;
-                self.respond::<C>(now, t, req, Outcome::Ok, None);
-                false
-            }
-            Lookup::Conflict => {
-                self.c.conflicts += 1;
-                self.respond::<C>(now, t, req, Outcome::Conflict, None);
-                false
-            }
+        Effect {
+            applied,
+            key_recorded,
+            outcome,
         }
     }
 
-    /// The handler of `req` finished: the duplicates that waited on its key.
-    pub(super) fn store_commit<C: Call>(
-        &mut self,
-        now: Time,
-        req: &Request,
-        key_recorded: bool,
-    ) -> Vec<Request> {
-        let k = self.store_key::<C>(req);
-        self.store.commit(now, k, key_recorded)
-    }
-
-    /// Write contention: the read of an attempt reaches the record and takes its version; the
-    /// answer travels back and the write follows (two round trips, as in the AWS blog's
-    /// simulator, whose record answers at once).
-    pub(super) fn read<C: Call>(&mut self, now: Time, mut req: Request, r: usize) {
-        req.version = self.store.version;
-        let t = self.bottom;
-        let net = &self.spec.hops[t].network;
+    /// Write contention: the read of an attempt (drawn from `k`) reaches the record and takes
+    /// its version; the answer travels back and the write follows (two round trips, as in the
+    /// AWS blog's simulator, whose record answers at once). The write, if it reaches the last
+    /// tier now; else its `WriteArrive` is scheduled.
+    pub(super) fn read(
+        &self,
+        cx: &mut Cx,
+        mut req: Request,
+        r: usize,
+        k: AttemptKey,
+    ) -> Option<Request> {
+        req.version = self.version;
+        let now = cx.now;
+        let net = &cx.spec.hops[cx.bottom].network;
         let (back, out) = (net.response_latency(), net.request_latency());
-        let k = self.calls.get::<C>(req.call).key(req.attempt);
         let mut at = now;
         if !back.is_zero() {
-            at = at + back.sample(&mut self.draws.response_latency(k, Round::Read));
+            at = at + back.sample(&mut cx.draws.response_latency(k, Round::Read));
         }
         if !out.is_zero() {
-            at = at + out.sample(&mut self.draws.request_latency(k, Round::Write));
+            at = at + out.sample(&mut cx.draws.request_latency(k, Round::Write));
         }
         if at == now {
-            return self.write_arrive(now, req, r);
+            return Some(req);
         }
-        self.queue.push(
+        cx.queue.push(
             at,
             Event::WriteArrive {
                 call: req.call,
@@ -216,11 +217,6 @@ impl PathSim<'_> {
                 replica: r as u16,
             },
         );
-    }
-
-    /// The write reaches the last tier, which admits and serves it like any request.
-    pub(super) fn write_arrive(&mut self, now: Time, req: Request, r: usize) {
-        let bottom = self.bottom;
-        by_kind!(req.call, C => self.admit_request::<C>(now, bottom, r, req));
+        None
     }
 }

@@ -12,6 +12,7 @@ use crate::sim::draws::Draws;
 use crate::sim::engine::BurstOrder;
 
 /// The workload's state: what it will still start and its arrival process.
+#[derive(Clone)]
 pub(super) struct Workload {
     /// Intents the workload will still start (burst events pending, closed budget, trace rows).
     to_start: u64,
@@ -138,6 +139,12 @@ impl Workload {
             Event::Replay { row } => schedule_replay(model, queue, row + 1),
             _ => {}
         }
+    }
+
+    /// The arrival process draws from `draws` from now on (a forked run's branch): a fresh
+    /// stream, so a branch's arrivals differ from the run it was copied from.
+    pub(super) fn rekey(&mut self, draws: Draws) {
+        self.arrivals = draws.arrivals();
     }
 
     fn fresh_id(&mut self) -> u64 {

@@ -1,93 +1,124 @@
 //! An answer or a timeout reaches the caller: the budget, the breaker and the limiter learn how
-//! the attempt ended, then the call succeeds, retries (or hedges) or gives up.
+//! the attempt ended ([`Calls::learn`]), then the call succeeds, retries (or hedges) or gives up
+//! ([`Calls::decide`]).
 
-use super::{Call, Settled};
-use crate::base::time::{Duration, Time};
+use super::{Call, Calls, Next, Seen, Settled};
 use crate::policy::Class;
-use crate::sim::path::PathSim;
+use crate::sim::path::Cx;
 use crate::sim::path::callref::CallRef;
-use crate::sim::path::tier::Outcome;
+use crate::sim::path::hop::HopState;
 use crate::sim::trace::Step;
 
-impl PathSim<'_> {
-    /// An answer reaches `c`.
+/// What the caller's policies made of an outcome.
+pub(in crate::sim::path) struct Learnt {
+    /// The hop retries this class.
+    pub(in crate::sim::path) retryable: bool,
+    /// The limiter instance whose waiting sends are to be re-timed, if any.
+    pub(in crate::sim::path) drain: Option<usize>,
+}
+
+impl Calls {
+    /// An answer to attempt `attempt` reaches `c` (nothing of it is in flight any more): does
+    /// its caller still wait for it? A late one is only counted.
     #[inline(always)]
-    pub(in crate::sim::path) fn reply<C: Call>(
+    pub(in crate::sim::path) fn answered<C: Call>(
         &mut self,
-        now: Time,
+        cx: &mut Cx,
+        hops: &mut [HopState],
         c: CallRef,
         epoch: u32,
         attempt: u16,
-        outcome: Outcome,
-        retry_after: Option<Duration>,
-    ) {
+        class: Class,
+    ) -> bool {
         debug_assert_eq!(
-            self.calls.lp::<C>(c).epoch,
+            self.lp::<C>(c).epoch,
             epoch,
             "a slot was reused while in flight"
         );
-        self.calls.get_mut::<C>(c).unhold();
-        if self.calls.outstanding::<C>(&self.hops, c, attempt) {
-            self.call_sees::<C>(now, c, attempt, outcome.class(), retry_after);
-        } else {
-            let h = self.calls.get::<C>(c).hop();
-            self.hops[h].n.late_responses += 1;
-            self.note::<C>(now, c, attempt, Step::LateReply, Some(outcome.class()));
+        self.get_mut::<C>(c).unhold();
+        if self.outstanding::<C>(hops, c, attempt) {
+            return true;
         }
-        self.maybe_free::<C>(c);
+        let h = self.get::<C>(c).hop();
+        hops[h].n.late_responses += 1;
+        self.note::<C>(cx, c, attempt, Step::LateReply, Some(class));
+        false
     }
 
-    /// The per-attempt timeout of attempt `attempt` fired (its epoch is current).
-    pub(in crate::sim::path) fn timeout<C: Call>(&mut self, now: Time, c: CallRef, attempt: u16) {
-        if self.calls.outstanding::<C>(&self.hops, c, attempt) {
-            let h = self.calls.get::<C>(c).hop();
-            self.hops[h].n.timeouts += 1;
-            self.call_sees::<C>(now, c, attempt, Class::Timeout, None);
+    /// The per-attempt timeout of attempt `attempt` fired (its epoch is current): does the
+    /// caller still wait for it?
+    pub(in crate::sim::path) fn timed_out<C: Call>(
+        &self,
+        hops: &mut [HopState],
+        c: CallRef,
+        attempt: u16,
+    ) -> bool {
+        let waits = self.outstanding::<C>(hops, c, attempt);
+        if waits {
+            hops[self.get::<C>(c).hop()].n.timeouts += 1;
         }
+        waits
     }
 
-    /// The caller learns how attempt `attempt` ended: budgets and breakers record it, then the
-    /// call succeeds, retries (or hedges) or gives up.
-    pub(in crate::sim::path) fn call_sees<C: Call>(
+    /// The caller's policies learn how attempt `attempt` ended: the balancer, the budget, the
+    /// breaker and the limiter.
+    pub(in crate::sim::path) fn learn<C: Call>(
         &mut self,
-        now: Time,
+        cx: &mut Cx,
+        hops: &mut [HopState],
         c: CallRef,
         attempt: u16,
         class: Class,
-        retry_after: Option<Duration>,
-    ) {
-        self.note::<C>(now, c, attempt, Step::Result, Some(class));
-        let h = self.calls.get::<C>(c).hop();
-        let client = self.calls.client::<C>(c);
-        let hs = &mut self.hops[h];
+    ) -> Learnt {
+        let now = cx.now;
+        self.note::<C>(cx, c, attempt, Step::Result, Some(class));
+        let h = self.get::<C>(c).hop();
+        let client = self.client::<C>(c);
+        let hs = &mut hops[h];
         if let Some(b) = &mut hs.balancing {
             b.ended(client, c.slot(), attempt, class, now);
         }
         let retryable = hs.retry.retry_on.contains(class);
         if let Some(b) = hs.budget(client) {
-            b.on_outcome(now, class, retryable, self.calls.extra::<C>(c).retry_cost);
+            b.on_outcome(now, class, retryable, self.extra::<C>(c).retry_cost);
         }
+        let mut drain = None;
         if !hs.breakers.is_empty() || !hs.limiters.is_empty() {
-            let took = now.since(self.calls.sent_at::<C>(c));
+            let took = now.since(self.sent_at::<C>(c));
             // Around the retries the breaker learns the call's outcome when it settles.
             let around = hs.retry.breaker_around;
             if let Some(b) = hs.breaker(client).filter(|_| !around) {
                 b.on_call(now, class.is_server_failure(), took);
             }
             if !hs.limiters.is_empty() {
-                self.limiter_sees(now, h, client, class, took);
+                drain = hs.limiter_sees(now, client, class, took);
             }
         }
-        if self.hops[h].retry.hedging() {
-            return self.hedge_sees::<C>(now, c, attempt, class, retryable, retry_after);
+        Learnt { retryable, drain }
+    }
+
+    /// After its policies learnt the outcome `seen`: the call succeeds, retries (or hedges) or
+    /// gives up.
+    pub(in crate::sim::path) fn decide<C: Call>(
+        &mut self,
+        cx: &mut Cx,
+        hops: &mut [HopState],
+        c: CallRef,
+        seen: Seen,
+        retryable: bool,
+    ) -> Next {
+        let h = self.get::<C>(c).hop();
+        if hops[h].retry.hedging() {
+            return self.hedge_sees::<C>(cx, hops, c, seen, retryable);
         }
-        self.calls.lp_mut::<C>(c).awaiting = false;
+        self.lp_mut::<C>(c).awaiting = false;
+        let class = seen.class;
         if class == Class::Success {
-            self.settle::<C>(now, c, Settled::Success, class);
+            Next::Settle(Settled::Success, class)
         } else if retryable {
-            self.attempt_failed::<C>(now, c, class, retry_after);
+            self.attempt_failed::<C>(cx, hops, c, class, seen.retry_after)
         } else {
-            self.settle::<C>(now, c, Settled::Failure, class);
+            Next::Settle(Settled::Failure, class)
         }
     }
 }

@@ -6,30 +6,30 @@
 //! copy until it has passed (later copies follow at `hedgingDelay` from there); "overloaded;
 //! don't retry" sends no more copies but lets those already out answer.
 
-use super::{Call, Extra, HEDGE_STOPPED, NO_BACKOFF, Settled};
-use crate::base::time::{Duration, Time};
+use super::{Call, Calls, Extra, HEDGE_STOPPED, NO_BACKOFF, Next, Seen, Settled};
 use crate::policy::Class;
 use crate::sim::path::callref::CallRef;
-use crate::sim::path::{Event, PathSim};
+use crate::sim::path::hop::HopState;
+use crate::sim::path::{Cx, Event};
 
-impl PathSim<'_> {
+impl Calls {
     /// Hedging: one copy answered.
     pub(super) fn hedge_sees<C: Call>(
         &mut self,
-        now: Time,
+        cx: &mut Cx,
+        hops: &mut [HopState],
         c: CallRef,
-        attempt: u16,
-        class: Class,
+        seen: Seen,
         retryable: bool,
-        retry_after: Option<Duration>,
-    ) {
-        let h = self.calls.get::<C>(c).hop();
-        let client = self.calls.client::<C>(c);
-        let hs = &mut self.hops[h];
+    ) -> Next {
+        let (now, class) = (cx.now, seen.class);
+        let h = self.get::<C>(c).hop();
+        let client = self.client::<C>(c);
+        let hs = &mut hops[h];
         let max_attempts = hs.retry.max_attempts;
-        let pushback = hs.retry.retry_after.pushback(retry_after, retryable);
-        let (l, x) = self.calls.lp_extra_mut::<C>(c);
-        x.pending.remove(attempt);
+        let pushback = hs.retry.retry_after.pushback(seen.retry_after, retryable);
+        let (l, x) = self.lp_extra_mut::<C>(c);
+        x.pending.remove(seen.attempt);
         if class == Class::Overloaded {
             x.prev_backoff = HEDGE_STOPPED;
         } else if let Some(wait) = pushback
@@ -45,7 +45,8 @@ impl PathSim<'_> {
                 epoch,
                 attempt: next,
             };
-            return self.queue.push(until, ev);
+            cx.queue.push(until, ev);
+            return Next::Idle;
         }
         let stopped = x.prev_backoff == HEDGE_STOPPED;
         if class == Class::Success || (!retryable && class != Class::Overloaded) {
@@ -64,30 +65,38 @@ impl PathSim<'_> {
             } else {
                 Settled::Failure
             };
-            return self.settle::<C>(now, c, how, class);
+            return Next::Settle(how, class);
         }
         if u32::from(l.attempts) < max_attempts && !stopped {
-            self.hedge::<C>(now, c);
+            self.hedge::<C>(cx, hops, c)
         } else if x.pending.is_empty() {
             l.awaiting = false;
-            self.settle::<C>(now, c, Settled::Failure, class);
+            Next::Settle(Settled::Failure, class)
+        } else {
+            Next::Idle
         }
     }
 
     /// Hedging: send the next copy, if the deadline and the retry budget allow it.
-    pub(in crate::sim::path) fn hedge<C: Call>(&mut self, now: Time, c: CallRef) {
-        let call = self.calls.get::<C>(c);
+    pub(in crate::sim::path) fn hedge<C: Call>(
+        &mut self,
+        cx: &mut Cx,
+        hops: &mut [HopState],
+        c: CallRef,
+    ) -> Next {
+        let now = cx.now;
+        let call = self.get::<C>(c);
         let Extra {
             prev_backoff: hold,
             pending,
             ..
-        } = self.calls.extra::<C>(c);
+        } = self.extra::<C>(c);
         if hold != NO_BACKOFF && now.0 < hold {
             // Held by pushback: the Hedge event at the hold's end sends it (or, stopped, none).
-            return;
+            return Next::Idle;
         }
-        let (h, client, start) = (call.hop(), self.calls.client::<C>(c), call.start());
-        let hs = &mut self.hops[h];
+        let (h, client, start) = (call.hop(), self.client::<C>(c), call.start());
+        let hs = &mut hops[h];
         let past_deadline = hs.retry.deadline.is_some_and(|d| now >= start + d);
         let denied = !past_deadline
             && hs
@@ -97,10 +106,10 @@ impl PathSim<'_> {
         if past_deadline || denied {
             hs.n.budget_denied += u64::from(denied);
             if pending.is_empty() {
-                self.settle::<C>(now, c, Settled::Failure, Class::Unavailable);
+                return Next::Settle(Settled::Failure, Class::Unavailable);
             }
-            return;
+            return Next::Idle;
         }
-        self.send::<C>(now, c);
+        self.send::<C>(cx, hops, c)
     }
 }

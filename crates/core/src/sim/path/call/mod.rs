@@ -15,8 +15,13 @@
 //! - `answer.rs`: an answer or a timeout reaches the caller: what its policies learn from it.
 //! - `retry.rs`: a retryable failure: backoff, Retry-After, deadline, budget, the next `Send`.
 //! - `hedge.rs`: hedging's copies and pushback.
-//! - `settle.rs`: the call is over; freeing calls and finalising the intent.
+//! - `settle.rs`: the call is over; freeing calls and what an intent's outcome needs.
 //! - `slabs.rs`: [`Calls`], the slabs of both kinds and the side state only some models keep.
+//!
+//! The handlers are [`Calls`]' own, beside the hops' policies ([`HopState`](super::hop::HopState)) and the shared
+//! [`Cx`]. Where the loop hands over to another owner (the attempt reaches its tier, the call
+//! settles, the caller learns an outcome its limiter must hear), a handler returns [`Next`] and
+//! the engine routes it.
 
 mod answer;
 mod attempt;
@@ -29,13 +34,37 @@ mod start;
 pub(super) use slabs::Calls;
 pub(super) use start::NO_WORKER;
 
-use super::PathSim;
+use super::Cx;
 use super::callref::CallRef;
+use super::tier::Request;
 use crate::base::time::{Duration, Time};
 use crate::policy::Class;
 use crate::policy::hedge::Pending;
 use crate::sim::draws::AttemptKey;
 use crate::sim::trace::{Step, TraceEvent};
+
+/// What a call's handler leaves to another owner, for the call it ran on.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Next {
+    /// Nothing more now.
+    Idle,
+    /// The call is over, its last result of this class.
+    Settle(Settled, Class),
+    /// The caller learns at once how this attempt ended (a lost request with
+    /// `loss_notice = "error"`).
+    Sees(u16, Class),
+    /// The attempt reaches replica `.1` of its tier now (a hop that takes no time).
+    Arrive(Request, u16),
+}
+
+/// How an attempt ended, as its caller learns it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Seen {
+    pub(super) attempt: u16,
+    pub(super) class: Class,
+    /// The server's `Retry-After`, if any.
+    pub(super) retry_after: Option<Duration>,
+}
 
 const NO_BACKOFF: u64 = crate::policy::backoff::NO_STATE;
 /// Hedging never backs off, so a hedged call keeps the server's pushback in `prev_backoff`
@@ -338,58 +367,40 @@ macro_rules! by_kind {
 }
 pub(super) use by_kind;
 
-impl PathSim<'_> {
+impl Calls {
     /// Traces one step of call `c`'s attempt `attempt` (its hop is the tier it sends to); a
     /// branch on `None` when tracing is off.
     #[inline(always)]
     pub(super) fn note<C: Call>(
-        &mut self,
-        now: Time,
+        &self,
+        cx: &mut Cx,
         c: CallRef,
         attempt: u16,
         step: Step,
         class: Option<Class>,
     ) {
-        if self.trace.is_some() {
-            self.note_slow::<C>(now, c, attempt, step, class, None);
+        if cx.trace.is_some() {
+            self.note_slow::<C>(cx, c, attempt, step, class, None);
         }
     }
 
     #[cold]
     #[inline(never)]
     pub(super) fn note_slow<C: Call>(
-        &mut self,
-        now: Time,
+        &self,
+        cx: &mut Cx,
         c: CallRef,
         attempt: u16,
         step: Step,
         class: Option<Class>,
         delay: Option<Duration>,
     ) {
-        let call = self.calls.get::<C>(c);
-        let mut ev = TraceEvent::new(now, call.id(), call.hop(), attempt, step);
+        let call = self.get::<C>(c);
+        let mut ev = TraceEvent::new(cx.now, call.id(), call.hop(), attempt, step);
         ev.class = class;
         ev.delay_ns = delay.map(|d| d.0);
-        if let Some(t) = self.trace.as_deref_mut() {
+        if let Some(t) = cx.trace.as_deref_mut() {
             t.record(ev);
-        }
-    }
-
-    /// Something of `c` came back and nothing else of it is in flight: `c` may be freed.
-    #[inline(always)]
-    pub(super) fn release<C: Call>(&mut self, c: CallRef) {
-        self.calls.get_mut::<C>(c).unhold();
-        self.maybe_free::<C>(c);
-    }
-
-    /// Frees a settled call nothing refers to any more; freeing an inner call may finalise its
-    /// intent.
-    #[inline(always)]
-    pub(super) fn maybe_free<C: Call>(&mut self, c: CallRef) {
-        if C::INNER {
-            self.free_inner_call(c)
-        } else {
-            self.maybe_finalise(c.slot())
         }
     }
 }

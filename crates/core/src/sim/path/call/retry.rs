@@ -4,39 +4,43 @@
 //!
 //! [`RetryAfterRules`]: crate::sim::path::retry_after::RetryAfterRules
 
-use super::{Call, NO_BACKOFF, Settled};
-use crate::base::time::{Duration, Time};
+use super::{Call, Calls, NO_BACKOFF, Next, Settled};
+use crate::base::time::Duration;
 use crate::policy::Class;
 use crate::sim::path::callref::{CallRef, NO_KEY};
-use crate::sim::path::{Event, PathSim};
+use crate::sim::path::hop::HopState;
+use crate::sim::path::{Cx, Event};
 use crate::sim::trace::Step;
 
-impl PathSim<'_> {
+impl Calls {
     /// The outstanding attempt failed with a retryable `class`: retry or give up.
     pub(super) fn attempt_failed<C: Call>(
         &mut self,
-        now: Time,
+        cx: &mut Cx,
+        hops: &mut [HopState],
         c: CallRef,
         class: Class,
         retry_after: Option<Duration>,
-    ) {
-        let call = self.calls.get::<C>(c);
-        let (h, client, start) = (call.hop(), self.calls.client::<C>(c), call.start());
+    ) -> Next {
+        let now = cx.now;
+        let call = self.get::<C>(c);
+        let (h, client, start) = (call.hop(), self.client::<C>(c), call.start());
         let attempts = call.lp().attempts;
-        let rules = &self.hops[h].retry;
+        let rules = &hops[h].retry;
         let stateful = rules.carries_state;
         let prev = if stateful {
-            self.calls.extra::<C>(c).prev_backoff
+            self.extra::<C>(c).prev_backoff
         } else {
             NO_BACKOFF
         };
         if u32::from(attempts) >= rules.max_attempts {
-            return self.settle::<C>(now, c, Settled::Failure, class);
+            return Next::Settle(Settled::Failure, class);
         }
-        if self.calls.cancelled::<C>(&self.hops, c) {
-            self.hops[h].n.cancelled += 1;
-            return self.settle::<C>(now, c, Settled::Failure, class);
+        if self.cancelled::<C>(hops, c) {
+            hops[h].n.cancelled += 1;
+            return Next::Settle(Settled::Failure, class);
         }
+        let rules = &hops[h].retry;
         let retries_made = u32::from(attempts) - 1;
         let k = call.key(retries_made as u16);
         let backoff = if class == Class::Throttled {
@@ -44,7 +48,7 @@ impl PathSim<'_> {
         } else {
             &rules.backoff
         };
-        let draws = self.draws;
+        let draws = cx.draws;
         let (delay, carry) = backoff.next_delay(retries_made, prev, None, || draws.backoff(k));
         let honoured = rules
             .retry_after
@@ -53,34 +57,35 @@ impl PathSim<'_> {
         if let Some(deadline) = rules.deadline
             && now + delay >= start + deadline
         {
-            return self.settle::<C>(now, c, Settled::Failure, class);
+            return Next::Settle(Settled::Failure, class);
         }
         let restart = rules.restart_probability;
-        let hs = &mut self.hops[h];
+        let hs = &mut hops[h];
         if let Some(b) = hs.budget(client) {
             match b.try_retry(now, class) {
-                Some(cost) => self.calls.extra_mut::<C>(c).retry_cost = cost,
+                Some(cost) => self.extra_mut::<C>(c).retry_cost = cost,
                 None => {
                     hs.n.budget_denied += 1;
-                    return self.settle::<C>(now, c, Settled::Failure, class);
+                    return Next::Settle(Settled::Failure, class);
                 }
             }
         }
         hs.n.retry_after_waits += u64::from(honoured.is_some());
-        let restarted = restart > 0.0 && self.draws.restart(k).bernoulli(restart);
-        let persist = self.model.idempotency.persist_key;
+        let restarted = restart > 0.0 && draws.restart(k).bernoulli(restart);
+        let persist = cx.model.idempotency.persist_key;
         if stateful {
-            let x = self.calls.extra_mut::<C>(c);
+            let x = self.extra_mut::<C>(c);
             x.prev_backoff = carry.unwrap_or(delay.0.min(NO_BACKOFF - 1));
         }
         if restarted && !persist {
-            let x = self.calls.extra_mut::<C>(c);
+            let x = self.extra_mut::<C>(c);
             x.key_gen = x.key_gen.wrapping_add(1) % NO_KEY;
         }
-        let epoch = self.calls.lp::<C>(c).epoch;
-        if self.trace.is_some() {
-            self.note_slow::<C>(now, c, attempts, Step::Backoff, None, Some(delay));
+        let epoch = self.lp::<C>(c).epoch;
+        if cx.trace.is_some() {
+            self.note_slow::<C>(cx, c, attempts, Step::Backoff, None, Some(delay));
         }
-        self.queue.push(now + delay, Event::Send { call: c, epoch });
+        cx.queue.push(now + delay, Event::Send { call: c, epoch });
+        Next::Idle
     }
 }

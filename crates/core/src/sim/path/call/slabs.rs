@@ -10,7 +10,7 @@ use crate::sim::path::hop::HopState;
 /// The calls in progress: a top call per live intent, an inner call per request a tier's
 /// client is retrying below, their free slots, and when their latest attempts went out.
 /// Beside the top slab, indexed by the same slot: what only some events or models read.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(in crate::sim::path) struct Calls {
     pub(super) tops: Vec<Top>,
     pub(super) free_tops: Vec<u32>,
@@ -97,19 +97,10 @@ impl Calls {
     pub(in crate::sim::path) fn worker(&self, slot: usize) -> u32 {
         self.workers.get(slot).copied().unwrap_or(NO_WORKER)
     }
-    /// The effects the intent in `slot` has had at the last tier.
-    #[inline(always)]
-    pub(in crate::sim::path) fn applied(&self, slot: usize) -> u32 {
-        self.tops[slot].applied
-    }
     /// The intent in `slot` had its effect once more.
     #[inline(always)]
     pub(in crate::sim::path) fn count_applied(&mut self, slot: usize) {
         self.tops[slot].applied += 1;
-    }
-    #[inline(always)]
-    pub(in crate::sim::path) fn top(&self, slot: usize) -> &Top {
-        &self.tops[slot]
     }
     /// The top call `c` belongs to.
     #[inline(always)]

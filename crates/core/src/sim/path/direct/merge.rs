@@ -48,7 +48,7 @@ impl Direct<'_> {
         inert.workload.clients = 0;
         inert.workload.spread = Duration::ZERO;
         let mut sim = PathSim::new(&inert, self.seed);
-        sim.model = m;
+        sim.cx.model = m;
         sim.prepare_windows(full);
         let n = &self.n;
         sim.c = n.c.clone();

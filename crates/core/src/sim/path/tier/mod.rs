@@ -8,7 +8,9 @@
 //! thread-per-request gateway), and the call's answer is this tier's answer.
 //!
 //! This file holds a tier's state ([`TierState`]) and what travels through it ([`Request`],
-//! [`Outcome`]); `admit.rs` is admission and the queue, `serve.rs` the workers and the answers.
+//! [`Outcome`]); `admit.rs` is admission and the queue, `serve.rs` the workers. These are the
+//! tier's own handlers: they decide, and the engine hands the request on (to the call below,
+//! back over the network) as they say.
 
 use super::callref::CallRef;
 use crate::base::time::{Duration, Time};
@@ -21,6 +23,9 @@ use std::collections::VecDeque;
 
 mod admit;
 mod serve;
+
+pub(super) use admit::{Admission, Taken};
+pub(super) use serve::Served;
 
 /// The answer a caller gets for one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,6 +117,7 @@ pub(super) struct TierCounters {
 
 /// One replica's server: its workers, its wait queue and what it did. A tier without
 /// `server.replicas` is one replica.
+#[derive(Clone)]
 pub(crate) struct Replica {
     pub(super) capacity: u64,
     pub(super) busy: u64,
@@ -133,6 +139,7 @@ pub(super) struct ReplicaCounters {
     pub(super) errors: u64,
 }
 
+#[derive(Clone)]
 pub(crate) struct TierState {
     queue_limit: u64,
     concurrency_limit: u64,

@@ -13,8 +13,8 @@ use clap::Parser;
 use retrystorm_core::load::Scenario;
 use retrystorm_core::stats;
 use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
-use retrystorm_core::sweep::SweepRecord;
 use retrystorm_report as report;
+use retrystorm_report::sweep::format::{SweepRecord, header_line, record_line};
 use std::sync::atomic::AtomicBool;
 
 /// The model flags alone, parsed as every command parses them.
@@ -82,10 +82,7 @@ impl Source {
                 self.args.jobs,
                 stop,
             )?;
-            return Ok((
-                crate::emit::replicated_json(&rep),
-                csv(&rep.to_run_report())?,
-            ));
+            return Ok((crate::emit::replicated_json(&rep), csv(&rep.to_run_report())?));
         }
         let results = run_all_until(&[(&model, seed)], self.args.jobs, stop)?;
         let rep = RunReport {
@@ -147,7 +144,7 @@ impl Source {
             let seed = grid.seeds[job.replication];
             let r = retrystorm_core::run_summary(&models[job.point as usize][job.variant], seed);
             let rec = SweepRecord::run(&grid, j, r.summary);
-            Some((j, report::sweep::record_line(&rec)))
+            Some((j, record_line(&rec)))
         });
         let mut rows: Vec<(u64, String)> = rx.into_iter().collect();
         rows.sort_by_key(|(j, _)| *j);
@@ -159,7 +156,7 @@ impl Source {
             .count();
         rows.truncate(done);
         let complete = rows.len() as u64 == total;
-        let mut lines = vec![report::sweep::header_line(&header)];
+        let mut lines = vec![header_line(&header)];
         lines.extend(rows.into_iter().map(|(_, l)| l));
         Ok((lines, complete))
     }

@@ -12,11 +12,12 @@
 use std::fmt::Write as _;
 
 use retrystorm_core::summary::{ReplicatedReport, RunReport};
-use retrystorm_core::sweep::SweepHeader;
 
 use crate::ci::{ci_rows, short};
 use crate::error::ReportError;
-use crate::sweep::{PointRow, sweep_chart, sweep_rows};
+use crate::sweep::chart::sweep_chart;
+use crate::sweep::header::SweepHeader;
+use crate::sweep::table::{PointRow, sweep_rows};
 
 /// One expectation's result, as the report shows it.
 #[derive(Clone, Debug)]

@@ -9,7 +9,6 @@ use crate::grid::{check_grid_size, parse_axes};
 use crate::prepare::{StudyView, VariantGrid, show, study_outputs, variant_grid};
 use crate::run::Runner;
 use crate::sweep_file::{looks_like_sweep, read_sweep};
-use crate::sweep_file::{stamped, sweep_text};
 use crate::text::plural;
 use crate::{error::CliError, output, progress};
 use retrystorm_core::expect;
@@ -17,10 +16,10 @@ use retrystorm_core::map::Cell;
 use retrystorm_core::model::Model;
 use retrystorm_core::stats::{self, Estimate};
 use retrystorm_core::summary::Summary;
-use retrystorm_core::sweep::{
-    Axis, Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard,
-};
+use retrystorm_core::sweep::{Axis, Grid, parse_shard};
 use retrystorm_core::time::Duration;
+use retrystorm_report::sweep::format::{SweepRecord, sweep_text};
+use retrystorm_report::sweep::header::{SWEEP_SCHEMA_VERSION, SweepHeader, stamped};
 use retrystorm_report::{Heatmap, fmt, heatmap_chart, text_table};
 use serde_json::json;
 

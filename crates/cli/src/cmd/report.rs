@@ -146,7 +146,7 @@ fn sweep(a: ReportArgs) -> Result<(), CliError> {
     summarize(&f.header, &f.records, &a.chart)?;
     if let Some(out) = &a.out {
         let metric = metric_name(&a.chart)?;
-        let rows = retrystorm_report::sweep::aggregate(&f.header, &f.records, &metric);
+        let rows = retrystorm_report::sweep::table::aggregate(&f.header, &f.records, &metric);
         let html = sweep_report(&f.header, &rows, &metric)
             .map_err(|e| CliError::Output(format!("html: {e}")))?;
         output::write(output::Out::new("--out", out), &html)?;

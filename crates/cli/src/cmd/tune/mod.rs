@@ -11,7 +11,6 @@ use crate::emit::{check_outputs, is_stdout};
 use crate::grid::parse_axes;
 use crate::model_args::{Resolved, pick_variant};
 use crate::run::Runner;
-use crate::sweep_file::stamped;
 use crate::text::plural;
 use crate::{error::CliError, output, progress};
 use retrystorm_core::expect::{self, Expectation};
@@ -19,6 +18,7 @@ use retrystorm_core::model::Model;
 use retrystorm_core::summary::Summary;
 use retrystorm_core::sweep::Grid;
 use retrystorm_core::tune::{self, Objective, Outcome, Settings, sample};
+use retrystorm_report::sweep::header::stamped;
 use shard::{read_runs, search_header, shard_stage};
 use view::{json_view, text_view};
 

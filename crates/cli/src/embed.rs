@@ -82,7 +82,7 @@ impl Source {
                 self.args.jobs,
                 stop,
             )?;
-            return Ok((crate::emit::replicated_json(&rep), csv(&rep.to_run_report())?));
+            return Ok((report::to_json_replicated(&rep), csv(&rep.to_run_report())?));
         }
         let results = run_all_until(&[(&model, seed)], self.args.jobs, stop)?;
         let rep = RunReport {
@@ -109,7 +109,7 @@ impl Source {
                 self.args.jobs,
                 stop,
             )?;
-            return Ok(crate::emit::replicated_json(&rep));
+            return Ok(report::to_json_replicated(&rep));
         }
         let runs: Vec<_> = models.iter().map(|m| (m, seed)).collect();
         let results = run_all_until(&runs, self.args.jobs, stop)?;

@@ -81,9 +81,9 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
     if looks_like_sweep(&a.model.model) {
         return from_file(&a, &view);
     }
-    let axes = two_axes(&a.vary)?;
+    let axes = two_axes(&a.study.vary)?;
     let (shard_i, shard_n) = shard(&a)?;
-    let study = variant_grid(&a.model, a.variant.as_deref(), axes)?;
+    let study = variant_grid(&a.model, a.study.variant.as_deref(), axes)?;
     let (model, grid) = (&study.model, &study.grid);
     let total = check_size(grid, shard_i, shard_n)?;
     let models = cell_models(&study, &view)?;
@@ -227,7 +227,7 @@ fn run_cells(
 fn from_file(a: &MapArgs, view: &View) -> Result<(), CliError> {
     let name = a.model.model.display().to_string();
     let given: Vec<&str> = [
-        (!a.vary.is_empty()).then_some("--vary"),
+        (!a.study.vary.is_empty()).then_some("--vary"),
         a.shard.as_ref().map(|_| "--shard"),
         a.out.as_ref().map(|_| "--out"),
         (!a.model.sets.is_empty()).then_some("--set"),
@@ -251,7 +251,7 @@ fn from_file(a: &MapArgs, view: &View) -> Result<(), CliError> {
             g.axes.len()
         )));
     }
-    let variant = match (&a.variant, g.variants.as_slice()) {
+    let variant = match (&a.study.variant, g.variants.as_slice()) {
         (Some(v), vs) if vs.contains(v) => v.clone(),
         (Some(v), vs) => {
             return Err(CliError::Input(format!(

@@ -270,13 +270,13 @@ fn candidates(
     a: &TuneArgs,
     model: &Resolved,
 ) -> Result<(Grid, sample::Sampling, Vec<Candidate>), CliError> {
-    let only = match &a.variant {
+    let only = match &a.study.variant {
         Some(v) => Some(pick_variant(&model.scenario, Some(v), &model.origin)?.name),
         None => None,
     };
     let keep = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let grid = Grid {
-        axes: parse_axes(&a.vary)?,
+        axes: parse_axes(&a.study.vary)?,
         variants: model
             .scenario
             .variants

@@ -12,6 +12,7 @@ mod commands;
 mod contract;
 mod engine_path;
 mod errors_doc;
+mod fixtures;
 mod import;
 mod import_cluster;
 mod interrupt;

@@ -99,6 +99,7 @@ impl Limiter for Gradient2 {
         "rtt_tolerance",
     ];
     const CONCURRENCY: bool = true;
+    const DEFAULT_SMOOTHING: f64 = 0.2;
 
     fn new(c: &LimiterConfig, _start: Time, _stream: Stream) -> Self {
         Gradient2::new(c)

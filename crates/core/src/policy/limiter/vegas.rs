@@ -108,6 +108,8 @@ impl Limiter for Vegas {
         "probe_multiplier",
     ];
     const CONCURRENCY: bool = true;
+    const DEFAULT_SMOOTHING: f64 = 1.0;
+    const DEFAULT_MAX_LIMIT: u32 = 1000;
 
     /// `stream` draws the probe jitter.
     fn new(c: &LimiterConfig, _start: Time, stream: Stream) -> Self {

@@ -6,8 +6,8 @@
 //! most a torn last line, which `--resume` cuts off before continuing.
 
 use crate::args::SweepArgs;
-use crate::emit::check_outputs;
 use crate::model_args::Resolved;
+use crate::prepare::study_outputs;
 use crate::run::Runner;
 use crate::sweep_file::{check_stream_target, metric_name, open_stream, summarize_with};
 use crate::text::plural;
@@ -44,14 +44,7 @@ struct Plan<'a> {
 /// Checks everything that can be refused before the first run: the outputs, the metric, the
 /// model, the axes, the grid's size and the shard.
 fn plan(a: &SweepArgs) -> Result<Plan<'_>, CliError> {
-    let mut outs = Vec::new();
-    if let Some(p) = &a.out {
-        outs.push(output::Out::new("--out", p));
-    }
-    if let Some(p) = &a.chart.svg {
-        outs.push(output::Out::new("--svg", p));
-    }
-    check_outputs(&outs, &a.model)?;
+    let outs = study_outputs(&[("--out", &a.out), ("--svg", &a.chart.svg)], &a.model)?;
     if let Some(p) = &a.out {
         check_stream_target(p, a.resume)?;
     }

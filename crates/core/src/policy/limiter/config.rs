@@ -112,12 +112,14 @@ impl LimiterConfig {
         Ok(())
     }
 
-    pub(super) fn validate_smoothing(&self, default: &str) -> Result<(), Invalid> {
+    /// `smoothing` in (0, 1]; the message names the kind's default (`0.2`, `1.0`).
+    pub(super) fn validate_smoothing(&self) -> Result<(), Invalid> {
         let s = self.smoothing();
         if !(s.is_finite() && s > 0.0 && s <= 1.0) {
+            let default = self.kind.default_smoothing();
             return Err(invalid(
                 "limiter.smoothing",
-                format!("must be in (0, 1] (default {default}), got {s}"),
+                format!("must be in (0, 1] (default {default:?}), got {s}"),
             ));
         }
         Ok(())

@@ -120,7 +120,7 @@ impl Limiter for Vegas {
         if c.max_limit() == 0 {
             return Err(invalid("limiter.max_limit", "must be at least 1"));
         }
-        c.validate_smoothing("1.0")?;
+        c.validate_smoothing()?;
         if c.probe_multiplier == 0 {
             return Err(invalid(
                 "limiter.probe_multiplier",

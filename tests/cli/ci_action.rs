@@ -2,41 +2,22 @@
 //! too-few-seeds hint, and the GitHub Action's and pre-commit hook's steps run as scripts with
 //! `GITHUB_STEP_SUMMARY` and `GITHUB_OUTPUT` pointing at temporary files.
 
+use super::fixtures::small_herd;
 use super::util::{bin, out, rs, write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-const HERD: &str = r#"
-name = "small-herd"
-seed = 7
-bucket = "10ms"
-
-[workload]
-clients = 40
-
-[retry]
-max_attempts = 4
-base = "100ms"
-cap = "10s"
-
-[server]
-fail = "always"
-
-[[variant]]
-name = "no-jitter"
-retry.jitter = "none"
-
-[[variant]]
-name = "full"
-retry.jitter = "full"
-
+const HERD: &str = concat!(
+    small_herd!(),
+    r#"
 [[expect]]
 metric = "failed"
 op = "<="
 value = 40
-"#;
+"#
+);
 
 /// A model whose one expectation fails on every seed.
 const FAILING: &str = r#"

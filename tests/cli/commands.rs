@@ -2,34 +2,14 @@
 //! replications, sweeps (resume after a kill, shards + merge, any --jobs), and the HTML report.
 //! Models are small (tens of clients, 3 seeds) so that every test stays fast.
 
+use super::fixtures::small_herd;
 use super::util::{out, rs};
 use std::path::{Path, PathBuf};
 
 /// A small herd: 40 clients, 4 attempts, no jitter vs full jitter.
-const HERD: &str = r#"
-name = "small-herd"
-seed = 7
-bucket = "10ms"
-
-[workload]
-clients = 40
-
-[retry]
-max_attempts = 4
-base = "100ms"
-cap = "10s"
-
-[server]
-fail = "always"
-
-[[variant]]
-name = "no-jitter"
-retry.jitter = "none"
-
-[[variant]]
-name = "full"
-retry.jitter = "full"
-
+const HERD: &str = concat!(
+    small_herd!(),
+    r#"
 [[expect]]
 metric = "peak_retries"
 op = "=="
@@ -45,7 +25,8 @@ over = "mean"
 metric = "completion_ms.max"
 op = "<="
 value = "2s"
-"#;
+"#
+);
 
 fn model(dir: &Path, text: &str) -> PathBuf {
     let p = dir.join("herd.toml");

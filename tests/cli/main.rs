@@ -14,6 +14,7 @@ mod contract;
 mod engine_path;
 mod errors_doc;
 mod explain;
+mod fixtures;
 mod import;
 mod import_cluster;
 mod interrupt;

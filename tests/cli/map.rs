@@ -3,7 +3,7 @@
 //! A 0.1 s spike is harmless whatever the clients do; after a 2 s spike clients without
 //! retries recover and clients with three immediate retries keep the server down.
 
-use assert_cmd::Command;
+use super::util::{out, rs};
 use std::path::{Path, PathBuf};
 
 const MODEL: &str = r#"name = "spike"
@@ -34,16 +34,7 @@ fn model(dir: &Path) -> PathBuf {
 }
 
 fn retrystorm(args: &[&str]) -> (i32, String, String) {
-    let o = Command::cargo_bin("retrystorm")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    out(rs().args(args))
 }
 
 const AXES: [&str; 4] = [

@@ -1,33 +1,11 @@
 //! The outputs and commands of issue 13 end to end: `--md`, `check --baseline`, `init`,
 //! `completions`, and the chart flags.
 
+use super::fixtures::small_herd;
 use super::util::{assert_deterministic, out, rs};
 use std::path::{Path, PathBuf};
 
-const HERD: &str = r#"
-name = "small-herd"
-seed = 7
-bucket = "10ms"
-
-[workload]
-clients = 40
-
-[retry]
-max_attempts = 4
-base = "100ms"
-cap = "10s"
-
-[server]
-fail = "always"
-
-[[variant]]
-name = "no-jitter"
-retry.jitter = "none"
-
-[[variant]]
-name = "full"
-retry.jitter = "full"
-"#;
+const HERD: &str = small_herd!();
 
 fn model(dir: &Path) -> PathBuf {
     let p = dir.join("herd.toml");

@@ -1,5 +1,6 @@
 //! `retrystorm tune` end to end on a small model where the answers are known.
 
+use super::util::{out, rs};
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
@@ -26,18 +27,7 @@ pub(crate) fn model(dir: &Path) -> PathBuf {
 }
 
 pub(crate) fn tune(m: &Path, args: &[&str]) -> (i32, String, String) {
-    let o = Command::cargo_bin("retrystorm")
-        .unwrap()
-        .arg("tune")
-        .arg(m)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    out(rs().arg("tune").arg(m).args(args))
 }
 
 #[test]
@@ -199,18 +189,7 @@ fn results_and_pareto_chart_are_the_same_for_any_thread_count() {
 }
 
 fn sensitivity(m: &Path, args: &[&str]) -> (i32, String, String) {
-    let o = Command::cargo_bin("retrystorm")
-        .unwrap()
-        .arg("sensitivity")
-        .arg(m)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    out(rs().arg("sensitivity").arg(m).args(args))
 }
 
 #[test]

@@ -411,16 +411,29 @@ pub struct ReportArgs {
     pub chart: SweepChartArgs,
 }
 
+/// The flags of a study of one variant of the model over a grid of `--vary` axes (`tune`, `map`,
+/// `sensitivity`), defined once; each command words their help for what it does with them
+/// (`mut_arg` on its struct).
 #[derive(Args, Debug)]
+pub struct StudyArgs {
+    /// Study this variant of the file (default: the base model).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// A varied field, as in `sweep` (a range FROM..TO:STEP or a list).
+    #[arg(long, value_name = "KEY=RANGE_OR_LIST")]
+    pub vary: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    mut_arg("variant", |a| a.help("Search this variant of the file only (default: every variant is a candidate per point)")),
+    mut_arg("vary", |a| a.help("A searched field, as in `sweep` (a range FROM..TO:STEP or a list); several make a grid")),
+)]
 pub struct TuneArgs {
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Search this variant of the file only (default: every variant is a candidate per point).
-    #[arg(long)]
-    pub variant: Option<String>,
-    /// A searched field, as in `sweep` (a range FROM..TO:STEP or a list); several make a grid.
-    #[arg(long, value_name = "KEY=RANGE_OR_LIST")]
-    pub vary: Vec<String>,
+    #[command(flatten)]
+    pub study: StudyArgs,
     /// A constraint in the expectation language, e.g. 'completion_ms.p99 < 2s', judged on the
     /// 95% interval of the mean.
     #[arg(long = "constraint", value_name = "EXPR")]
@@ -475,15 +488,15 @@ pub struct TuneArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(
+    mut_arg("variant", |a| a.help("Map this variant of the file (default: the base model)")),
+    mut_arg("vary", |a| a.help("The x axis, then the y axis, as in `sweep` (a range FROM..TO:STEP or a list)")),
+)]
 pub struct MapArgs {
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Map this variant of the file (default: the base model).
-    #[arg(long)]
-    pub variant: Option<String>,
-    /// The x axis, then the y axis, as in `sweep` (a range FROM..TO:STEP or a list).
-    #[arg(long, value_name = "KEY=RANGE_OR_LIST")]
-    pub vary: Vec<String>,
+    #[command(flatten)]
+    pub study: StudyArgs,
     /// A run recovers when goodput is back for good within this time of the trigger's end
     /// (default: any time before the horizon).
     #[arg(long, value_name = "T")]
@@ -512,15 +525,15 @@ pub struct MapArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(
+    mut_arg("variant", |a| a.help("Analyse this variant of the file (default: the base model)")),
+    mut_arg("vary", |a| a.help("A parameter and its levels, as in `sweep` (at least two values each)")),
+)]
 pub struct SensitivityArgs {
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Analyse this variant of the file (default: the base model).
-    #[arg(long)]
-    pub variant: Option<String>,
-    /// A parameter and its levels, as in `sweep` (at least two values each).
-    #[arg(long, value_name = "KEY=RANGE_OR_LIST")]
-    pub vary: Vec<String>,
+    #[command(flatten)]
+    pub study: StudyArgs,
     /// The summary metric whose sensitivity is measured, e.g. amplification.
     #[arg(long, value_name = "NAME")]
     pub metric: String,

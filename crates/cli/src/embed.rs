@@ -12,13 +12,13 @@ use crate::{error::CliError, progress};
 
 /// The version of retrystorm the embedder runs: what `retrystorm --version` prints and a sweep
 /// file's header records (Python's `retrystorm.__version__`).
-pub use crate::sweep_file::VERSION;
+pub use retrystorm_report::sweep::header::VERSION;
 use clap::Parser;
 use retrystorm_core::load::Scenario;
 use retrystorm_core::stats;
 use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
-use retrystorm_core::sweep::SweepRecord;
 use retrystorm_report as report;
+use retrystorm_report::sweep::format::{SweepRecord, header_line, record_line};
 use std::sync::atomic::AtomicBool;
 
 /// The model flags alone, parsed as every command parses them.
@@ -86,10 +86,7 @@ impl Source {
                 self.args.jobs,
                 stop,
             )?;
-            return Ok((
-                crate::emit::replicated_json(&rep),
-                csv(&rep.to_run_report())?,
-            ));
+            return Ok((report::to_json_replicated(&rep), csv(&rep.to_run_report())?));
         }
         let results = run_all_until(&[(&model, seed)], self.args.jobs, stop)?;
         let rep = RunReport {
@@ -116,7 +113,7 @@ impl Source {
                 self.args.jobs,
                 stop,
             )?;
-            return Ok(crate::emit::replicated_json(&rep));
+            return Ok(report::to_json_replicated(&rep));
         }
         let runs: Vec<_> = models.iter().map(|m| (m, seed)).collect();
         let results = run_all_until(&runs, self.args.jobs, stop)?;
@@ -151,7 +148,7 @@ impl Source {
             let seed = grid.seeds[job.replication];
             let r = retrystorm_core::run_summary(&models[job.point as usize][job.variant], seed);
             let rec = SweepRecord::run(&grid, j, r.summary);
-            Some((j, report::sweep::record_line(&rec)))
+            Some((j, record_line(&rec)))
         });
         let mut rows: Vec<(u64, String)> = rx.into_iter().collect();
         rows.sort_by_key(|(j, _)| *j);
@@ -163,7 +160,7 @@ impl Source {
             .count();
         rows.truncate(done);
         let complete = rows.len() as u64 == total;
-        let mut lines = vec![report::sweep::header_line(&header)];
+        let mut lines = vec![header_line(&header)];
         lines.extend(rows.into_iter().map(|(_, l)| l));
         Ok((lines, complete))
     }

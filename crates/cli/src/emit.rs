@@ -7,31 +7,37 @@ use crate::{error::CliError, output};
 use retrystorm_core::model::Model;
 use retrystorm_core::summary::{ReplicatedReport, RunReport};
 use retrystorm_report as report;
+use retrystorm_report::export::{ExportManager, Format, Results};
+use std::path::PathBuf;
 
 /// Whether an output path means standard output (`-`, `/dev/stdout`, ...).
 pub fn is_stdout(p: &std::path::Path) -> bool {
     output::resolve(p) == Ok(output::Dest::Stdout)
 }
 
+/// The file outputs of `run` and `compare`: each flag, the format it exports and its path, in
+/// the order they are checked, rendered and written.
+fn exports(o: &OutputArgs) -> [(&'static str, Format, &Option<PathBuf>); 10] {
+    [
+        ("--json", Format::Json, &o.json),
+        ("--csv", Format::Csv, &o.csv),
+        ("--svg", Format::LoadSvg, &o.svg),
+        ("--outcomes-svg", Format::OutcomesSvg, &o.outcomes_svg),
+        ("--cdf-svg", Format::CdfSvg, &o.cdf_svg),
+        ("--tiers-csv", Format::TiersCsv, &o.tiers_csv),
+        ("--tiers-svg", Format::TiersSvg, &o.tiers_svg),
+        ("--replicas-csv", Format::ReplicasCsv, &o.replicas_csv),
+        ("--replicas-svg", Format::ReplicasSvg, &o.replicas_svg),
+        ("--md", Format::Markdown, &o.md),
+    ]
+}
+
 /// The outputs of `run`/`compare`, as (flag, path).
-pub fn outputs<'a>(o: &'a OutputArgs) -> Vec<output::Out<'a>> {
-    let mut v = Vec::new();
-    let mut add = |flag: &'static str, p: &'a Option<std::path::PathBuf>| {
-        if let Some(p) = p {
-            v.push(output::Out::new(flag, p));
-        }
-    };
-    add("--json", &o.json);
-    add("--csv", &o.csv);
-    add("--svg", &o.svg);
-    add("--outcomes-svg", &o.outcomes_svg);
-    add("--cdf-svg", &o.cdf_svg);
-    add("--tiers-csv", &o.tiers_csv);
-    add("--tiers-svg", &o.tiers_svg);
-    add("--replicas-csv", &o.replicas_csv);
-    add("--replicas-svg", &o.replicas_svg);
-    add("--md", &o.md);
-    v
+pub fn outputs(o: &OutputArgs) -> Vec<output::Out<'_>> {
+    exports(o)
+        .into_iter()
+        .filter_map(|(flag, _, p)| p.as_deref().map(|p| output::Out::new(flag, p)))
+        .collect()
 }
 
 /// Checks outputs before anything runs (see [`output::check`]); the model file (or the sweep
@@ -55,52 +61,25 @@ pub fn check_column_metrics(out: &OutputArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The replicated report as pretty JSON: a superset of the plain report's keys.
-pub fn replicated_json(rep: &ReplicatedReport) -> String {
-    let mut s = serde_json::to_string_pretty(rep).expect("a report always serializes");
-    s.push('\n');
-    s
-}
-
-/// As [`emit`], for `--seeds N`: the JSON adds `seeds` and `replications`; the CSV and charts
-/// show the means (series and CDF of the first replication).
+/// As [`emit_with`], for `--seeds N`: the JSON is the replicated report (it adds `seeds` and
+/// `replications`), the Markdown the means with their intervals; the CSV and charts show the
+/// means (series and CDF of the first replication).
 pub fn emit_replicated(
     rep: &ReplicatedReport,
     out: &OutputArgs,
     table: String,
     models: &[Model],
 ) -> Result<(), CliError> {
-    let plain = rep.to_run_report();
-    let json = out.json.as_ref().map(|_| replicated_json(rep));
-    let no_json = OutputArgs {
-        json: None,
-        ..out.clone()
-    };
-    let json_to_stdout = out.json.as_deref().is_some_and(is_stdout);
-    let md = out
-        .md
-        .as_ref()
-        .map(|_| report::markdown::ci_table_with(rep, &out.metrics));
-    let no_md = OutputArgs {
-        md: None,
-        ..no_json
-    };
-    let md_to_stdout = out.md.as_deref().is_some_and(is_stdout);
-    emit_seeds(
-        &plain,
-        &no_md,
+    let seeds = u32::try_from(rep.seeds.len()).unwrap_or(u32::MAX);
+    emit_results(
+        &rep.to_run_report(),
+        Some(rep),
+        out,
         table,
-        json_to_stdout || md_to_stdout,
+        false,
         models,
-        u32::try_from(rep.seeds.len()).unwrap_or(u32::MAX),
-    )?;
-    if let (Some(p), Some(m)) = (&out.md, md) {
-        output::write(output::Out::new("--md", p), &m)?;
-    }
-    if let (Some(p), Some(j)) = (&out.json, json) {
-        output::write(output::Out::new("--json", p), &j)?;
-    }
-    Ok(())
+        seeds,
+    )
 }
 
 /// Prints the table (unless `quiet` or an output goes to stdout) and writes the requested files.
@@ -111,103 +90,50 @@ pub fn emit_with(
     quiet: bool,
     models: &[Model],
 ) -> Result<(), CliError> {
-    emit_seeds(rep, out, table, quiet, models, 1)
+    emit_results(rep, None, out, table, quiet, models, 1)
 }
 
-/// [`emit_with`] for a report whose numbers are the means of `seeds` replications (the
-/// charts' titles say so).
-fn emit_seeds(
+/// Renders every requested file through the report crate's [`ExportManager`] first, so a
+/// failing chart leaves no output half-written; then prints the table, unless `quiet` or a text
+/// output goes to stdout in its place; then writes the files. The numbers are the means of
+/// `seeds` replications (the charts' titles say so).
+fn emit_results(
     rep: &RunReport,
+    replicated: Option<&ReplicatedReport>,
     out: &OutputArgs,
     table: String,
     quiet: bool,
     models: &[Model],
     seeds: u32,
 ) -> Result<(), CliError> {
-    let chart_opt = crate::charts::chart_options(models, seeds);
-    let json_to_stdout = quiet || out.json.as_deref().is_some_and(is_stdout);
-    let csv_to_stdout = out.csv.as_deref().is_some_and(is_stdout);
-    let md_to_stdout = out.md.as_deref().is_some_and(is_stdout);
-    // Render everything first, so a failing chart leaves no output half-written.
-    let mut files = Vec::new();
-    if let Some(p) = &out.json {
-        files.push((output::Out::new("--json", p), report::to_json(rep)));
+    let results = Results {
+        report: rep,
+        replicated,
+        metrics: &out.metrics,
+        load: crate::charts::load_options(out, models, seeds),
+        charts: crate::charts::chart_options(models, seeds),
+        replicas: crate::charts::replica_chart_options(models, seeds),
+    };
+    let mut manager = ExportManager::default();
+    for (flag, format, path) in exports(out) {
+        if let Some(p) = path {
+            manager.add(format, output::Out::new(flag, p));
+        }
     }
-    if let Some(p) = &out.csv {
-        files.push((
-            output::Out::new("--csv", p),
-            report::series_csv(rep).map_err(|e| CliError::Output(format!("csv: {e}")))?,
-        ));
-    }
-    if let Some(p) = &out.md {
-        files.push((
-            output::Out::new("--md", p),
-            report::markdown::comparison_table_with(rep, &out.metrics),
-        ));
-    }
-    if let Some(p) = &out.svg {
-        let opt = crate::charts::load_options(out, models, seeds);
-        files.push((
-            output::Out::new("--svg", p),
-            report::load_chart_with(rep, &opt)
-                .map_err(|e| CliError::Output(format!("svg: {e}")))?,
-        ));
-    }
-    if let Some(p) = &out.outcomes_svg {
-        files.push((
-            output::Out::new("--outcomes-svg", p),
-            report::outcome_chart_opts(rep, &chart_opt)
-                .map_err(|e| CliError::Output(format!("svg: {e}")))?,
-        ));
-    }
-    if let Some(p) = &out.cdf_svg {
-        files.push((
-            output::Out::new("--cdf-svg", p),
-            report::cdf_chart_opts(rep, report::XScale::Auto, &chart_opt)
-                .map_err(|e| CliError::Output(format!("svg: {e}")))?,
-        ));
-    }
-    if let Some(p) = &out.tiers_csv {
-        files.push((
-            output::Out::new("--tiers-csv", p),
-            report::tiers_csv(rep).map_err(|e| CliError::Output(format!("csv: {e}")))?,
-        ));
-    }
-    if let Some(p) = &out.tiers_svg {
-        files.push((
-            output::Out::new("--tiers-svg", p),
-            report::tiers_chart_opts(rep, &chart_opt)
-                .map_err(|e| CliError::Output(format!("svg: {e}")))?,
-        ));
-    }
-    if let Some(p) = &out.replicas_csv {
-        files.push((
-            output::Out::new("--replicas-csv", p),
-            report::replicas_csv(rep).map_err(|e| CliError::Output(format!("csv: {e}")))?,
-        ));
-    }
-    if let Some(p) = &out.replicas_svg {
-        files.push((
-            output::Out::new("--replicas-svg", p),
-            report::replicas_chart_opts(rep, &crate::charts::replica_chart_options(models, seeds))
-                .map_err(|e| CliError::Output(format!("svg: {e}")))?,
-        ));
-    }
-    let tiers_csv_to_stdout = out.tiers_csv.as_deref().is_some_and(is_stdout);
-    let replicas_csv_to_stdout = out.replicas_csv.as_deref().is_some_and(is_stdout);
-    if !json_to_stdout
-        && !csv_to_stdout
-        && !md_to_stdout
-        && !tiers_csv_to_stdout
-        && !replicas_csv_to_stdout
-    {
+    let files = manager
+        .render(&results)
+        .map_err(|e| CliError::Output(e.to_string()))?;
+    let replaced = files
+        .iter()
+        .any(|(format, o, _)| format.is_text() && is_stdout(o.path));
+    if !quiet && !replaced {
         output::print(&format!(
             "{} ({})\n{table}",
             rep.model,
             report::fmt::seeds_label(rep.seed, seeds)
         ))?;
     }
-    for (o, text) in files {
+    for (_, o, text) in files {
         output::write(o, &text)?;
     }
     Ok(())

@@ -6,7 +6,8 @@ use crate::{error::CliError, output};
 use retrystorm_core::load::{self, Override, Scenario};
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;
-use retrystorm_core::sweep::{Grid, fingerprint};
+use retrystorm_core::sweep::Grid;
+use retrystorm_report::sweep::header::fingerprint;
 use std::collections::BTreeMap;
 
 /// Reads the model file's text, naming it in errors: a regular file of at most 4 MiB in UTF-8.

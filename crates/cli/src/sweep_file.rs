@@ -1,6 +1,6 @@
-//! The sweep file (JSON Lines) as the CLI reads, locks and summarizes it; `sweep`, `merge`,
-//! `tune`, `map` and `report` share it. Its line types live in the core (`study::sweep`), their
-//! JSON in the report crate (`retrystorm_report::sweep`).
+//! The sweep file on disk, as `sweep`, `merge`, `tune`, `map` and `report` read, open, lock and
+//! summarize it. What the file holds (its lines, header and merge) is the report crate's
+//! `retrystorm_report::sweep`, the one home of the format; this is its I/O.
 //!
 //! The file's first line is a header (what was swept); then one line per run in grid order.
 //! Every line is written whole with one `write` call and flushed, so a killed sweep leaves at
@@ -8,25 +8,19 @@
 
 use crate::args::SweepChartArgs;
 use crate::{error::CliError, output, progress};
-use retrystorm_core::sweep::{Grid, SweepHeader, SweepRecord};
-use retrystorm_report::sweep::{
-    DEFAULT_METRIC, SweepLine, aggregate, header_line, parse_sweep_line, record_line, sweep_chart,
-    sweep_table,
+use retrystorm_core::sweep::Grid;
+use retrystorm_report::sweep::chart::sweep_chart;
+use retrystorm_report::sweep::format::{
+    SweepFile, SweepRecord, header_line, parse_sweep, starts_like_sweep,
 };
-use std::collections::BTreeMap;
+use retrystorm_report::sweep::header::{
+    Mismatch, SweepHeader, VERSION, input_name, made_by, mismatch, stamped,
+};
+use retrystorm_report::sweep::table::{DEFAULT_METRIC, aggregate, sweep_table};
+use std::collections::BTreeSet;
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
-
-/// A sweep file, read: its header and records (a torn last line is left out).
-pub struct SweepFile {
-    pub header: SweepHeader,
-    pub records: Vec<SweepRecord>,
-    /// Bytes up to the end of the last whole line.
-    pub whole_len: u64,
-    /// Whether a torn last line was found.
-    pub torn: bool,
-}
 
 /// Reads a sweep file, refusing other schema versions and malformed lines (naming file:line).
 /// It must be a regular file (checked before opening it, so a FIFO cannot block).
@@ -36,76 +30,7 @@ pub fn read_sweep(path: &Path) -> Result<SweepFile, CliError> {
     output::open_input(path, "the sweep file")?
         .read_to_end(&mut bytes)
         .map_err(|e| CliError::Input(format!("{name}: {e}")))?;
-    parse_sweep(&name, &bytes)
-}
-
-/// Parses the bytes of a sweep file; every run must sit in its place of the header's grid.
-pub fn parse_sweep(name: &str, bytes: &[u8]) -> Result<SweepFile, CliError> {
-    let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-    let text = std::str::from_utf8(&bytes[..whole])
-        .map_err(|_| CliError::Input(format!("{name}: not UTF-8 text")))?;
-    let mut header: Option<SweepHeader> = None;
-    let mut records = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let parsed = parse_sweep_line(line)
-            .map_err(|e| CliError::Input(format!("{name}:{}: {e}", i + 1)))?;
-        let at = |m: String| CliError::Input(format!("{name}:{}: {m}", i + 1));
-        match (i, parsed) {
-            (0, SweepLine::Header(h)) => {
-                if let Some(why) = h.grid.invalid() {
-                    return Err(at(format!("a header that no sweep writes: {why}")));
-                }
-                if h.grid.checked_jobs() != Some(h.jobs) {
-                    return Err(at(format!(
-                        "the header says {} runs but its grid has {}",
-                        h.jobs,
-                        h.grid.jobs()
-                    )));
-                }
-                header = Some(*h);
-            }
-            (0, _) => return Err(at("expected the sweep header line first".into())),
-            (_, SweepLine::Run(r)) => {
-                let h = header.as_ref().expect("line 0 is the header");
-                if let Some(why) = misplaced(&h.grid, h.jobs, &r) {
-                    return Err(at(why));
-                }
-                records.push(*r);
-            }
-            (_, SweepLine::Header(_)) => return Err(at("a second header line".into())),
-        }
-    }
-    let header = header
-        .ok_or_else(|| CliError::Input(format!("{name}: empty; not a finished sweep header")))?;
-    Ok(SweepFile {
-        header,
-        records,
-        whole_len: whole as u64,
-        torn: whole < bytes.len(),
-    })
-}
-
-/// Why a run does not belong where it says in the grid, if it does not.
-fn misplaced(grid: &Grid, jobs: u64, r: &SweepRecord) -> Option<String> {
-    if r.job >= jobs {
-        return Some(format!(
-            "run {} is outside the header's grid of {jobs} runs (0..={})",
-            r.job,
-            jobs - 1
-        ));
-    }
-    let j = grid.job(r.job);
-    let ok = j.point == r.point
-        && j.replication == r.replication
-        && grid.variants.get(j.variant) == Some(&r.variant)
-        && grid.seeds.get(j.replication) == Some(&r.seed)
-        && grid.params(j.point) == r.params;
-    (!ok).then(|| {
-        format!(
-            "run {} does not match its place in the header's grid (point {}, variant {}, seed {})",
-            r.job, j.point, grid.variants[j.variant], grid.seeds[j.replication]
-        )
-    })
+    parse_sweep(&name, &bytes).map_err(CliError::Input)
 }
 
 /// Whether `path` starts like a sweep file (for `report`).
@@ -119,91 +44,8 @@ pub fn looks_like_sweep(path: &Path) -> bool {
     };
     let mut first = String::new();
     let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(f), &mut first);
-    // A corrupt sweep file is still one (its error names the line, not TOML): a `.jsonl` name,
-    // or a first line that is JSON (no TOML line starts with `{`).
-    matches!(parse_sweep_line(first.trim_end()), Ok(SweepLine::Header(_)))
-        || first.contains("\"kind\":\"header\"")
-        || first.trim_start().starts_with('{')
-        || path.extension().is_some_and(|e| e == "jsonl")
-}
-
-/// The version of retrystorm that writes sweep files: the one a header records.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// The header with what it was made from: this retrystorm's version and the fingerprints of the
-/// files the model reads besides its own (see [`crate::model_args::load_inputs`]).
-pub fn stamped(header: SweepHeader, inputs: BTreeMap<String, String>) -> SweepHeader {
-    SweepHeader {
-        retrystorm: Some(VERSION.to_string()),
-        inputs: Some(inputs),
-        ..header
-    }
-}
-
-/// Why two headers are not of one sweep, most telling first.
-#[derive(Debug, PartialEq)]
-pub enum Mismatch {
-    /// Made by different retrystorm versions (`None`: a file of before the header recorded it).
-    Version(Option<String>, Option<String>),
-    /// A file the model reads (by its reference, `trace:t.csv`) was read with other contents.
-    Input(String),
-    /// The model file, `--set`, `--vary`, `--seeds` or `--seed` differ: why.
-    Sweep(String),
-}
-
-/// What makes `theirs` another sweep than `ours`, if anything.
-pub fn mismatch(ours: &SweepHeader, theirs: &SweepHeader) -> Option<Mismatch> {
-    if ours.retrystorm != theirs.retrystorm || ours.inputs.is_some() != theirs.inputs.is_some() {
-        return Some(Mismatch::Version(
-            ours.retrystorm.clone(),
-            theirs.retrystorm.clone(),
-        ));
-    }
-    if ours.model != theirs.model {
-        return Some(Mismatch::Sweep(format!(
-            "it is a sweep of another model ({:?}, not {:?})",
-            theirs.model, ours.model
-        )));
-    }
-    if ours.model_hash != theirs.model_hash {
-        return Some(Mismatch::Sweep(
-            "its model file's text differs (the file was edited since, or it is another file of the same name)".into(),
-        ));
-    }
-    if ours.sets != theirs.sets {
-        return Some(Mismatch::Sweep(format!(
-            "its --set flags were {:?}, now {:?}",
-            theirs.sets, ours.sets
-        )));
-    }
-    if ours.grid != theirs.grid {
-        return Some(Mismatch::Sweep(
-            "its --vary, --seeds or --seed differ".into(),
-        ));
-    }
-    if let (Some(a), Some(b)) = (&ours.inputs, &theirs.inputs)
-        && let Some(r) = a.keys().chain(b.keys()).find(|r| a.get(*r) != b.get(*r))
-    {
-        return Some(Mismatch::Input(r.clone()));
-    }
-    (ours != theirs).then(|| Mismatch::Sweep("its header differs".into()))
-}
-
-/// How a version reads in messages: "retrystorm 0.1.0", or what an older file lacks.
-pub fn made_by(v: &Option<String>) -> String {
-    match v {
-        Some(v) => format!("retrystorm {v}"),
-        None => "a retrystorm that did not record its version and input files".into(),
-    }
-}
-
-/// What an input reference is, for messages: "the trace file t.csv", "the imported
-/// configuration envoy:route.yaml".
-pub fn input_name(reference: &str) -> String {
-    match reference.strip_prefix("trace:") {
-        Some(file) => format!("the trace file {file}"),
-        None => format!("the imported configuration {reference}"),
-    }
+    // A corrupt sweep file is still one (its error names the line, not TOML).
+    starts_like_sweep(&first) || path.extension().is_some_and(|e| e == "jsonl")
 }
 
 /// A note for files whose headers predate the version and input fingerprints: what was not
@@ -241,6 +83,123 @@ pub fn lock(_: &File, _: &str) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `--out` must be a regular file (it is appended to and resumed) or not exist yet; an existing
+/// one needs `--resume`.
+pub fn check_stream_target(path: &Path, resume: bool) -> Result<(), CliError> {
+    let name = path.display();
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(CliError::Input(format!(
+            "--out {name}: is not a regular file; a sweep streams its runs into a regular file (.jsonl)"
+        ))),
+        Ok(_) if !resume => Err(CliError::Input(format!(
+            "--out {name}: the file exists; pass --resume to continue that sweep, or remove it"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Why `--resume` cannot continue the file `name`.
+fn not_resumable(name: &str, m: &Mismatch) -> String {
+    match m {
+        Mismatch::Version(_, theirs) => format!(
+            "--resume: {name} was begun by {}; this is retrystorm {VERSION}; finish it with that version, or use another --out",
+            made_by(theirs)
+        ),
+        Mismatch::Input(r) => format!(
+            "--resume: {} changed since {name} was begun; restore it, or use another --out",
+            input_name(r)
+        ),
+        Mismatch::Sweep(why) => {
+            format!("--resume: {name} was written by another sweep ({why}); use another --out")
+        }
+    }
+}
+
+/// The `--out` file, fresh or resumed, locked while this sweep writes it.
+pub struct OutFile {
+    pub file: Option<std::fs::File>,
+    /// The runs a resumed file already holds.
+    pub done: BTreeSet<u64>,
+    pub kept: Vec<SweepRecord>,
+}
+
+/// Opens `--out` (if given): a fresh file gets the header; a resumed one is checked against
+/// this sweep, its torn last line cut, and its runs kept.
+pub fn open_stream(
+    out: Option<&Path>,
+    resume: bool,
+    header: &SweepHeader,
+    jobs: &[u64],
+) -> Result<OutFile, CliError> {
+    let mut s = OutFile {
+        file: None,
+        done: BTreeSet::new(),
+        kept: Vec::new(),
+    };
+    let Some(path) = out else {
+        return Ok(s);
+    };
+    let name = path.display().to_string();
+    let io = |e: std::io::Error| CliError::Output(format!("--out {name}: {e}"));
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true).write(true);
+    if resume {
+        opts.create(true);
+    } else {
+        opts.create_new(true);
+    }
+    // A symbolic link is followed, also to a file not there yet: `O_EXCL` on the link itself
+    // would call a dangling link "the file exists".
+    let target = match output::resolve(path) {
+        Ok(output::Dest::Replace(t)) => t,
+        _ => path.to_path_buf(),
+    };
+    let mut f = opts.open(&target).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            CliError::Input(format!(
+                "--out {name}: the file exists; pass --resume to continue that sweep, or remove it"
+            ))
+        } else {
+            io(e)
+        }
+    })?;
+    lock(&f, &name)?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(io)?;
+    // A file without one whole line (killed while writing the header) starts afresh.
+    if bytes.contains(&b'\n') {
+        let old = parse_sweep(&name, &bytes).map_err(CliError::Input)?;
+        if let Some(m) = mismatch(header, &old.header) {
+            return Err(CliError::Input(not_resumable(&name, &m)));
+        }
+        if old.torn {
+            progress::note(&format!(
+                "{name}: cut a torn last line (an interrupted write); it will be rerun"
+            ));
+            f.set_len(old.whole_len).map_err(io)?;
+        }
+        let ours: BTreeSet<u64> = jobs.iter().copied().collect();
+        for r in old.records {
+            if !ours.contains(&r.job) {
+                return Err(CliError::Input(format!(
+                    "--resume: {name} holds run {} which is not in this shard",
+                    r.job
+                )));
+            }
+            s.done.insert(r.job);
+            s.kept.push(r);
+        }
+        f.seek(SeekFrom::End(0)).map_err(io)?;
+    } else {
+        f.set_len(0).map_err(io)?;
+        f.seek(SeekFrom::Start(0)).map_err(io)?;
+        f.write_all(header_line(header).as_bytes()).map_err(io)?;
+    }
+    f.flush().map_err(io)?;
+    s.file = Some(f);
+    Ok(s)
+}
+
 /// The aggregated table on stdout and, with `--svg`, the sweep chart.
 pub fn summarize(
     header: &SweepHeader,
@@ -276,18 +235,6 @@ pub fn metric_name(chart: &SweepChartArgs) -> Result<String, CliError> {
     retrystorm_core::expect::check_metric(&m)
         .map_err(|e| CliError::Input(format!("--metric {m}: {e}")))?;
     Ok(m)
-}
-
-/// The sweep file's text: its header line, then one line per run.
-pub fn sweep_text<'a>(
-    header: &SweepHeader,
-    records: impl IntoIterator<Item = &'a SweepRecord>,
-) -> String {
-    let mut text = header_line(header);
-    for r in records {
-        text.push_str(&record_line(r));
-    }
-    text
 }
 
 /// A sweep's plan over `vary`: the grid (every variant, `--seeds`), its run count (refused past

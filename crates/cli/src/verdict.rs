@@ -5,12 +5,13 @@ use crate::args::ModelArgs;
 use crate::error::CliError;
 use crate::model_args::has_named_variants;
 use crate::run::run_all_until;
-use crate::text::{plural, shell_word};
+use crate::text::plural;
 use retrystorm_core::expect::{Expectation, MetricError, Outcome, Over, metric};
 use retrystorm_core::load::Scenario;
 use retrystorm_core::model::Model;
 use retrystorm_core::summary::Summary;
 use retrystorm_report::baseline::{self, Compared, Tolerance};
+use retrystorm_report::fmt::shell_word;
 use std::fmt::Write as _;
 
 /// One expectation's result on one variant.

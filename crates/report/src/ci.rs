@@ -292,7 +292,7 @@ fn replicated_view(v: &ReplicatedVariant) -> String {
     let mut used: BTreeSet<&str> = BTreeSet::new();
     let mut rows = view_rows(v, &mut used);
     rows.extend(other_rows(v, &used));
-    aligned_lines(rows)
+    crate::text::key_values(&rows)
 }
 
 /// The lines of [`VIEW`], each filled from the replications; the metrics they use go in `used`.
@@ -402,22 +402,6 @@ fn other_rows(v: &ReplicatedVariant, used: &BTreeSet<&str>) -> Vec<(String, Stri
         );
     }
     rows
-}
-
-/// `label: value` lines, the values aligned after the longest label.
-fn aligned_lines(rows: Vec<(String, String)>) -> String {
-    let width = rows
-        .iter()
-        .map(|(k, _)| k.chars().count())
-        .max()
-        .unwrap_or(0)
-        + 1;
-    let mut out = String::new();
-    for (k, val) in rows {
-        let key = format!("{k}:");
-        let _ = writeln!(out, "{key:<width$} {val}");
-    }
-    out
 }
 
 #[cfg(test)]

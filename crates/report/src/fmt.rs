@@ -3,6 +3,18 @@
 //! the number grows ([`num`]); a mean with a confidence interval is given to the precision of its
 //! interval ([`pm`]).
 
+/// Quotes a word for a POSIX shell when it needs it.
+pub fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
+}
+
 /// How a table's header names the runs: `seed 1`, or for `seeds` replications from `seed`
 /// (`--seeds 5`) `5 seeds, 1..5`, as the charts' titles say.
 pub fn seeds_label(seed: u64, seeds: u32) -> String {

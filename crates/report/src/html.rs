@@ -12,11 +12,13 @@
 use std::fmt::Write as _;
 
 use retrystorm_core::summary::{ReplicatedReport, RunReport};
-use retrystorm_core::sweep::SweepHeader;
 
 use crate::ci::{ci_rows, short};
 use crate::error::ReportError;
-use crate::sweep::{PointRow, sweep_chart, sweep_rows};
+use crate::fmt::shell_word;
+use crate::sweep::chart::sweep_chart;
+use crate::sweep::header::SweepHeader;
+use crate::sweep::table::{PointRow, sweep_rows};
 
 /// One expectation's result, as the report shows it.
 #[derive(Clone, Debug)]
@@ -77,18 +79,6 @@ document.querySelectorAll('#variant-toggles button[data-v=\"'+i+'\"]').forEach(f
 e.setAttribute('aria-pressed',b.contains('off-'+i)?'false':'true')})}\
 document.querySelectorAll('figure svg [class^=v]').forEach(function(e){\
 e.addEventListener('click',function(){rsToggle(e.getAttribute('class').slice(1))})});";
-
-/// Quotes a word for a POSIX shell when it needs it.
-fn shell_word(w: &str) -> String {
-    if !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', r"'\''"))
-    }
-}
 
 /// A page with extra CSS rules and an inline script at the end of the body.
 fn page_with(title: &str, body: &str, css: &str, script: &str) -> String {

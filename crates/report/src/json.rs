@@ -1,6 +1,6 @@
 //! The JSON contract (`--json`): pretty, deterministic, and versioned.
 
-use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
+use retrystorm_core::summary::{ReplicatedReport, RunReport, SCHEMA_VERSION};
 
 use crate::error::ReportError;
 
@@ -12,6 +12,13 @@ use crate::error::ReportError;
 pub fn to_json(report: &RunReport) -> String {
     let mut s = serde_json::to_string_pretty(report)
         .expect("a RunReport has only string map keys, so it always serializes");
+    s.push('\n');
+    s
+}
+
+/// The replicated report (`--seeds N`) as pretty JSON: a superset of the plain report's keys.
+pub fn to_json_replicated(rep: &ReplicatedReport) -> String {
+    let mut s = serde_json::to_string_pretty(rep).expect("a report always serializes");
     s.push('\n');
     s
 }

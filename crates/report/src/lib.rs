@@ -17,6 +17,7 @@ pub mod baseline;
 mod ci;
 mod csv;
 mod error;
+pub mod export;
 pub mod fmt;
 mod gfm;
 mod heatmap;
@@ -50,7 +51,7 @@ pub use crate::csv::{
 pub use crate::error::ReportError;
 pub use crate::gfm::table as gfm_table;
 pub use crate::heatmap::{Heatmap, heatmap_chart};
-pub use crate::json::{from_json, to_json};
+pub use crate::json::{from_json, to_json, to_json_replicated};
 pub use crate::lines::{Band, Line, LineChart, LinePanel, line_chart, line_chart_with_bands};
 pub use crate::marks::{Shade, model_windows, replica_windows};
 pub use crate::objective::{CandidatePoint, objective_chart};

@@ -50,6 +50,23 @@ pub fn aligned(headers: &[String], rows: &[Vec<String>], right: impl Fn(usize) -
     })
 }
 
+/// `key: value` lines, the values aligned one space after the longest key (the one-variant
+/// views).
+pub fn key_values(rows: &[(String, String)]) -> String {
+    let width = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0)
+        + 1;
+    let mut out = String::new();
+    for (k, val) in rows {
+        let key = format!("{k}:");
+        let _ = std::fmt::Write::write_fmt(&mut out, format_args!("{key:<width$} {val}\n"));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

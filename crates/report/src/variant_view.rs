@@ -2,8 +2,6 @@
 //! run ended, its load, attempts, outcomes, the request path a line per hop and per tier with
 //! its replicas, then any summary field this view does not name).
 
-use std::fmt::Write as _;
-
 use retrystorm_core::summary::{Ended, Layered, RunReport, Summary, TierSummary, VariantResult};
 
 use crate::fmt;
@@ -31,7 +29,7 @@ pub fn variant_view(v: &VariantResult) -> String {
     rows.extend(outcome_rows(s));
     rows.extend(path_rows(s));
     rows.extend(extra_rows(s));
-    aligned(&rows)
+    crate::text::key_values(&rows)
 }
 
 /// How the run ended, and the load it made: intents, attempts and the peaks of arrivals.
@@ -261,22 +259,6 @@ fn extra_rows(s: &Summary) -> Vec<Row> {
         .into_iter()
         .map(|(k, val)| (k.replace('_', " "), json_value(val)))
         .collect()
-}
-
-/// The rows as `key: value` lines, the values aligned one space after the longest key.
-fn aligned(rows: &[Row]) -> String {
-    let width = rows
-        .iter()
-        .map(|(k, _)| k.chars().count())
-        .max()
-        .unwrap_or(0)
-        + 1;
-    let mut out = String::new();
-    for (k, val) in rows {
-        let key = format!("{k}:");
-        let _ = writeln!(out, "{key:<width$} {val}");
-    }
-    out
 }
 
 /// How the run ended and after how many events.

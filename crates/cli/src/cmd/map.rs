@@ -9,16 +9,15 @@ use crate::grid::{check_grid_size, parse_axes};
 use crate::prepare::{StudyView, VariantGrid, show, study_outputs, variant_grid};
 use crate::run::Runner;
 use crate::sweep_file::{looks_like_sweep, read_sweep};
-use crate::sweep_file::{stamped, sweep_text};
 use crate::text::plural;
 use crate::{error::CliError, output, progress};
 use retrystorm_core::expect;
 use retrystorm_core::model::Model;
 use retrystorm_core::summary::Summary;
-use retrystorm_core::sweep::{
-    Axis, Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard,
-};
+use retrystorm_core::sweep::{Axis, Grid, parse_shard};
 use retrystorm_core::time::Duration;
+use retrystorm_report::sweep::format::{SweepRecord, sweep_text};
+use retrystorm_report::sweep::header::{SWEEP_SCHEMA_VERSION, SweepHeader, stamped};
 use retrystorm_report::{Heatmap, fmt, heatmap_chart, text_table};
 use serde_json::json;
 
@@ -85,9 +84,9 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
         analytic::refuse_sweep_file(a.verdict)?;
         return from_file(&a, &view);
     }
-    let axes = two_axes(&a.vary)?;
+    let axes = two_axes(&a.study.vary)?;
     let (shard_i, shard_n) = shard(&a)?;
-    let study = variant_grid(&a.model, a.variant.as_deref(), axes)?;
+    let study = variant_grid(&a.model, a.study.variant.as_deref(), axes)?;
     let (model, grid) = (&study.model, &study.grid);
     let total = check_size(grid, shard_i, shard_n)?;
     let models = cell_models(&study, &view)?;
@@ -232,7 +231,7 @@ fn run_cells(
 fn from_file(a: &MapArgs, view: &View) -> Result<(), CliError> {
     let name = a.model.model.display().to_string();
     let given: Vec<&str> = [
-        (!a.vary.is_empty()).then_some("--vary"),
+        (!a.study.vary.is_empty()).then_some("--vary"),
         a.shard.as_ref().map(|_| "--shard"),
         a.out.as_ref().map(|_| "--out"),
         (!a.model.sets.is_empty()).then_some("--set"),
@@ -256,7 +255,7 @@ fn from_file(a: &MapArgs, view: &View) -> Result<(), CliError> {
             g.axes.len()
         )));
     }
-    let variant = match (&a.variant, g.variants.as_slice()) {
+    let variant = match (&a.study.variant, g.variants.as_slice()) {
         (Some(v), vs) if vs.contains(v) => v.clone(),
         (Some(v), vs) => {
             return Err(CliError::Input(format!(

@@ -1,16 +1,18 @@
 //! `retrystorm report`: an HTML report of a model (or the aggregated view of a sweep file).
 
 use crate::args::ReportArgs;
-use crate::emit::{check_outputs, is_stdout};
+use crate::emit::is_stdout;
 use crate::model_args::{base_seed, load_model, read_model};
+use crate::prepare::study_outputs;
 use crate::run::{replicate, run_all};
 use crate::sweep_file::{looks_like_sweep, metric_name, read_sweep, summarize};
-use crate::text::{plural, shell_word};
+use crate::text::plural;
 use crate::verdict::{evaluate, expectations, verdict};
 use crate::{error::CliError, output, progress};
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;
 use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
+use retrystorm_report::fmt::shell_word;
 use retrystorm_report::html::{ExpectRow, ModelReport, model_report, sweep_report};
 
 /// How the published report names a path the user gave: an absolute one by its file name
@@ -50,14 +52,7 @@ fn command(a: &ReportArgs, out: &std::path::Path, seed: u64) -> String {
 }
 
 pub fn report(a: ReportArgs) -> Result<(), CliError> {
-    let mut outs = Vec::new();
-    if let Some(p) = &a.out {
-        outs.push(output::Out::new("--out", p));
-    }
-    if let Some(p) = &a.chart.svg {
-        outs.push(output::Out::new("--svg", p));
-    }
-    check_outputs(&outs, &a.model)?;
+    let outs = study_outputs(&[("--out", &a.out), ("--svg", &a.chart.svg)], &a.model)?;
     if looks_like_sweep(&a.model.model) {
         return sweep(a);
     }
@@ -159,7 +154,7 @@ fn sweep(a: ReportArgs) -> Result<(), CliError> {
     summarize(&f.header, &f.records, &a.chart)?;
     if let Some(out) = &a.out {
         let metric = metric_name(&a.chart)?;
-        let rows = retrystorm_report::sweep::aggregate(&f.header, &f.records, &metric);
+        let rows = retrystorm_report::sweep::table::aggregate(&f.header, &f.records, &metric);
         let html = sweep_report(&f.header, &rows, &metric)
             .map_err(|e| CliError::Output(format!("html: {e}")))?;
         output::write(output::Out::new("--out", out), &html)?;

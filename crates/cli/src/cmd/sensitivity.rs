@@ -23,8 +23,8 @@ pub fn sensitivity(a: SensitivityArgs) -> Result<(), CliError> {
     let outs = study_outputs(&[("--json", &a.json), ("--svg", &a.svg)], &a.model)?;
     expect::check_metric(&a.metric)
         .map_err(|e| CliError::Input(format!("--metric {}: {e}", a.metric)))?;
-    let axes = parameters(&a.vary)?;
-    let study = variant_grid(&a.model, a.variant.as_deref(), axes)?;
+    let axes = parameters(&a.study.vary)?;
+    let study = variant_grid(&a.model, a.study.variant.as_deref(), axes)?;
     let design = design(&a, &study)?;
     let points = Points::of(&design);
     let models = points.models(&study)?;

@@ -6,60 +6,24 @@
 //! most a torn last line, which `--resume` cuts off before continuing.
 
 use crate::args::SweepArgs;
-use crate::emit::check_outputs;
 use crate::model_args::Resolved;
+use crate::prepare::study_outputs;
 use crate::run::Runner;
-use crate::sweep_file::{
-    Mismatch, VERSION, input_name, lock, made_by, metric_name, mismatch, parse_sweep,
-    summarize_with, sweep_text,
-};
+use crate::sweep_file::{check_stream_target, metric_name, open_stream, summarize_with};
 use crate::text::plural;
 use crate::{error::CliError, output, progress};
 use retrystorm_core::model::Model;
-use retrystorm_core::sweep::{Grid, SweepHeader, SweepRecord, parse_shard};
-use retrystorm_report::sweep::{header_line, record_line};
-use std::collections::{BTreeMap, BTreeSet};
+use retrystorm_core::sweep::{Grid, parse_shard};
+use retrystorm_report::sweep::format::{SweepRecord, record_line, sweep_text};
+use retrystorm_report::sweep::header::SweepHeader;
+use std::collections::BTreeMap;
 use std::io::Write;
-use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use crate::grid::MAX_RUNS_PER_PROCESS;
 
 /// Up to this many grid points, each point's models are resolved once and kept.
 const MODEL_CACHE_POINTS: u64 = 4096;
-
-/// `--out` must be a regular file (it is appended to and resumed) or not exist yet; an existing
-/// one needs `--resume`.
-fn check_stream_target(path: &Path, resume: bool) -> Result<(), CliError> {
-    let name = path.display();
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => Err(CliError::Input(format!(
-            "--out {name}: is not a regular file; a sweep streams its runs into a regular file (.jsonl)"
-        ))),
-        Ok(_) if !resume => Err(CliError::Input(format!(
-            "--out {name}: the file exists; pass --resume to continue that sweep, or remove it"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// Why `--resume` cannot continue the file `name`.
-fn not_resumable(name: &str, m: &Mismatch) -> String {
-    match m {
-        Mismatch::Version(_, theirs) => format!(
-            "--resume: {name} was begun by {}; this is retrystorm {VERSION}; finish it with that version, or use another --out",
-            made_by(theirs)
-        ),
-        Mismatch::Input(r) => format!(
-            "--resume: {} changed since {name} was begun; restore it, or use another --out",
-            input_name(r)
-        ),
-        Mismatch::Sweep(why) => {
-            format!("--resume: {name} was written by another sweep ({why}); use another --out")
-        }
-    }
-}
 
 /// What a sweep will run, every refusable input checked: the outputs, the metric, the model,
 /// the grid and this process's shard of it.
@@ -78,14 +42,7 @@ struct Plan<'a> {
 /// Checks everything that can be refused before the first run: the outputs, the metric, the
 /// model, the axes, the grid's size and the shard.
 fn plan(a: &SweepArgs) -> Result<Plan<'_>, CliError> {
-    let mut outs = Vec::new();
-    if let Some(p) = &a.out {
-        outs.push(output::Out::new("--out", p));
-    }
-    if let Some(p) = &a.chart.svg {
-        outs.push(output::Out::new("--svg", p));
-    }
-    check_outputs(&outs, &a.model)?;
+    let outs = study_outputs(&[("--out", &a.out), ("--svg", &a.chart.svg)], &a.model)?;
     if let Some(p) = &a.out {
         check_stream_target(p, a.resume)?;
     }
@@ -142,86 +99,6 @@ fn resolve_points(p: &Plan<'_>) -> Result<BTreeMap<u64, Vec<Model>>, CliError> {
         }
     }
     Ok(models)
-}
-
-/// The `--out` file, fresh or resumed, locked while this sweep writes it.
-struct OutFile {
-    file: Option<std::fs::File>,
-    /// The runs a resumed file already holds.
-    done: BTreeSet<u64>,
-    kept: Vec<SweepRecord>,
-}
-
-/// Opens `--out` (if given): a fresh file gets the header; a resumed one is checked against
-/// this sweep, its torn last line cut, and its runs kept.
-fn open_stream(a: &SweepArgs, p: &Plan<'_>) -> Result<OutFile, CliError> {
-    let mut s = OutFile {
-        file: None,
-        done: BTreeSet::new(),
-        kept: Vec::new(),
-    };
-    let Some(path) = &a.out else {
-        return Ok(s);
-    };
-    let name = path.display().to_string();
-    let io = |e: std::io::Error| CliError::Output(format!("--out {name}: {e}"));
-    let mut opts = std::fs::OpenOptions::new();
-    opts.read(true).write(true);
-    if a.resume {
-        opts.create(true);
-    } else {
-        opts.create_new(true);
-    }
-    // A symbolic link is followed, also to a file not there yet: `O_EXCL` on the link itself
-    // would call a dangling link "the file exists".
-    let target = match output::resolve(path) {
-        Ok(output::Dest::Replace(t)) => t,
-        _ => path.clone(),
-    };
-    let mut f = opts.open(&target).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            CliError::Input(format!(
-                "--out {name}: the file exists; pass --resume to continue that sweep, or remove it"
-            ))
-        } else {
-            io(e)
-        }
-    })?;
-    lock(&f, &name)?;
-    let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes).map_err(io)?;
-    // A file without one whole line (killed while writing the header) starts afresh.
-    if bytes.contains(&b'\n') {
-        let old = parse_sweep(&name, &bytes)?;
-        if let Some(m) = mismatch(&p.header, &old.header) {
-            return Err(CliError::Input(not_resumable(&name, &m)));
-        }
-        if old.torn {
-            progress::note(&format!(
-                "{name}: cut a torn last line (an interrupted write); it will be rerun"
-            ));
-            f.set_len(old.whole_len).map_err(io)?;
-        }
-        let ours: BTreeSet<u64> = p.jobs.iter().copied().collect();
-        for r in old.records {
-            if !ours.contains(&r.job) {
-                return Err(CliError::Input(format!(
-                    "--resume: {name} holds run {} which is not in this shard",
-                    r.job
-                )));
-            }
-            s.done.insert(r.job);
-            s.kept.push(r);
-        }
-        f.seek(SeekFrom::End(0)).map_err(io)?;
-    } else {
-        f.set_len(0).map_err(io)?;
-        f.seek(SeekFrom::Start(0)).map_err(io)?;
-        f.write_all(header_line(&p.header).as_bytes()).map_err(io)?;
-    }
-    f.flush().map_err(io)?;
-    s.file = Some(f);
-    Ok(s)
 }
 
 /// What running the pending runs gave: the runs finished (in grid order), and why it stopped
@@ -331,7 +208,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     let p = plan(&a)?;
     let models = resolve_points(&p)?;
     output::refuse_inputs(&p.outs)?;
-    let mut out = open_stream(&a, &p)?;
+    let mut out = open_stream(a.out.as_deref(), a.resume, &p.header, &p.jobs)?;
     let done = &out.done;
     let pending: Vec<u64> = p
         .jobs

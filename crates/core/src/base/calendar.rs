@@ -298,44 +298,6 @@ mod tests {
     use super::*;
 
     pending_set_tests!(CalendarQueue);
-    use crate::base::rng::{Purpose, Stream};
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
-
-    /// Pushes and pops `q` and a binary heap keyed by `(time, seq)` side by side: `steps` rounds
-    /// of `pushes(step, stream)` pushes at `now + delay(stream)`, then one pop; then drains both.
-    fn against_reference(
-        seed: u64,
-        steps: u64,
-        mut pushes: impl FnMut(u64, &mut Stream) -> u64,
-        mut delay: impl FnMut(&mut Stream) -> u64,
-    ) -> CalendarQueue<u64> {
-        let mut q = CalendarQueue::new();
-        let mut r = BinaryHeap::new();
-        let mut s = Stream::new(seed, 0, Purpose::Start, 0);
-        let mut seq = 0u64;
-        let mut now = 0u64;
-        for step in 0..steps {
-            for _ in 0..pushes(step, &mut s) {
-                let t = now.saturating_add(delay(&mut s));
-                q.push(Time(t), seq);
-                r.push(Reverse((t, seq)));
-                seq += 1;
-            }
-            let got = q.pop();
-            let want = r.pop().map(|Reverse((t, id))| (Time(t), id));
-            assert_eq!(got, want, "seed {seed}, step {step}");
-            if let Some((t, _)) = got {
-                now = t.0;
-            }
-            assert_eq!(q.len(), r.len());
-        }
-        while let Some(Reverse((t, id))) = r.pop() {
-            assert_eq!(q.pop(), Some((Time(t), id)));
-        }
-        assert!(q.is_empty() && q.pop().is_none());
-        q
-    }
 
     #[test]
     fn the_end_of_time_is_a_valid_time() {
@@ -349,19 +311,6 @@ mod tests {
         assert_eq!(q.pop(), Some((Time::MAX, 'y')));
         assert_eq!(q.pop(), Some((Time::MAX, 'x')));
         assert_eq!(q.pop(), None);
-    }
-
-    /// Ties from tiny ranges, gaps from huge ones, pushes at `now`, interleaved with pops.
-    #[test]
-    fn matches_a_reference_heap_exactly() {
-        for (case, range) in [(0u64, 3u64), (1, 1000), (2, 1 << 40), (3, u64::MAX / 4)] {
-            against_reference(
-                case,
-                20_000,
-                |step, s| if step < 200 { 3 } else { s.range_u64(0, 2) },
-                |s| s.range_u64(0, range),
-            );
-        }
     }
 
     /// Pushes at exactly `now` (zero delay) mixed with near and far-future ones, so the current

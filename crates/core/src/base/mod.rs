@@ -15,8 +15,9 @@
 //!   the "did you mean" of an unknown word.
 
 /// The tests every future event list must pass, written once for the calendar queue and the
-/// radix heap: ties pop first in, first out; a push into the past is caught in debug builds;
-/// the clock never goes back.
+/// radix heap: ties pop first in, first out; the same pops as a reference binary heap
+/// (`against_reference`, which a queue's own tests may drive further); a push into the past is
+/// caught in debug builds; the clock never goes back.
 #[cfg(test)]
 macro_rules! pending_set_tests {
     ($queue:ident) => {
@@ -39,6 +40,56 @@ macro_rules! pending_set_tests {
             q.push(Time(10), 1);
             q.pop();
             q.push(Time(3), 2);
+        }
+
+        /// Pushes and pops a queue and a binary heap keyed by `(time, seq)` side by side:
+        /// `steps` rounds of `pushes(step, stream)` pushes at `now + delay(stream)`, then one
+        /// pop; then drains both.
+        fn against_reference(
+            seed: u64,
+            steps: u64,
+            mut pushes: impl FnMut(u64, &mut crate::base::rng::Stream) -> u64,
+            mut delay: impl FnMut(&mut crate::base::rng::Stream) -> u64,
+        ) -> $queue<u64> {
+            use std::cmp::Reverse;
+            let mut q = $queue::new();
+            let mut r = std::collections::BinaryHeap::new();
+            let mut s = crate::base::rng::Stream::new(seed, 0, crate::base::rng::Purpose::Start, 0);
+            let mut seq = 0u64;
+            let mut now = 0u64;
+            for step in 0..steps {
+                for _ in 0..pushes(step, &mut s) {
+                    let t = now.saturating_add(delay(&mut s));
+                    q.push(Time(t), seq);
+                    r.push(Reverse((t, seq)));
+                    seq += 1;
+                }
+                let got = q.pop();
+                let want = r.pop().map(|Reverse((t, id))| (Time(t), id));
+                assert_eq!(got, want, "seed {seed}, step {step}");
+                if let Some((t, _)) = got {
+                    now = t.0;
+                }
+                assert_eq!(q.len(), r.len());
+            }
+            while let Some(Reverse((t, id))) = r.pop() {
+                assert_eq!(q.pop(), Some((Time(t), id)));
+            }
+            assert!(q.is_empty() && q.pop().is_none());
+            q
+        }
+
+        /// Ties from tiny ranges, gaps from huge ones, pushes interleaved with pops.
+        #[test]
+        fn matches_a_reference_heap_exactly() {
+            for (case, range) in [(0u64, 3u64), (1, 1000), (2, 1 << 40), (3, u64::MAX / 4)] {
+                against_reference(
+                    case,
+                    20_000,
+                    |step, s| if step < 200 { 3 } else { s.range_u64(0, 2) },
+                    |s| s.range_u64(0, range),
+                );
+            }
         }
 
         #[test]

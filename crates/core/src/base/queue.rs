@@ -280,41 +280,6 @@ mod tests {
 
     pending_set_tests!(RadixHeap);
 
-    /// The same pops, in the same order, as a binary heap keyed by `(time, seq)`: ties from tiny
-    /// time ranges, gaps from huge ones, and pushes interleaved with pops.
-    #[test]
-    fn matches_a_reference_heap_exactly() {
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
-        for (case, range) in [(0u64, 3u64), (1, 1000), (2, 1 << 40), (3, u64::MAX / 4)] {
-            let mut q = RadixHeap::new();
-            let mut r = BinaryHeap::new();
-            let mut s = crate::base::rng::Stream::new(case, 0, crate::base::rng::Purpose::Start, 0);
-            let mut seq = 0u64;
-            let mut now = 0u64;
-            for step in 0..20_000u64 {
-                let pushes = if step < 200 { 3 } else { s.range_u64(0, 2) };
-                for _ in 0..pushes {
-                    let t = now.saturating_add(s.range_u64(0, range));
-                    q.push(Time(t), seq);
-                    r.push(Reverse((t, seq)));
-                    seq += 1;
-                }
-                let got = q.pop();
-                let want = r.pop().map(|Reverse((t, id))| (Time(t), id));
-                assert_eq!(got, want, "case {case}, step {step}");
-                if let Some((t, _)) = got {
-                    now = t.0;
-                }
-                assert_eq!(q.len(), r.len());
-            }
-            while let Some(Reverse((t, id))) = r.pop() {
-                assert_eq!(q.pop(), Some((Time(t), id)));
-            }
-            assert!(q.is_empty() && q.pop().is_none());
-        }
-    }
-
     /// A burst spread over the buckets holds its events and a few chunks of room, not the up
     /// to twice its size of vectors grown by doubling, and pops as a reference heap does.
     #[test]

@@ -1,4 +1,4 @@
-//! Studies over many runs: parameter grids and their JSON Lines records ([`sweep`]), constrained
+//! Studies over many runs: parameter grids, their order and shards ([`sweep`]), constrained
 //! search ([`tune`]), recovery verdicts per cell ([`map`]), Morris elementary effects
 //! ([`sensitivity`]) and, without a run, a model's stability verdict ([`verdict`]).
 

@@ -4,8 +4,10 @@
 
 use retrystorm_core::stats::Estimate;
 use retrystorm_core::summary::RunReport;
-use retrystorm_core::sweep::{Axis, Grid, SweepHeader};
-use retrystorm_report::sweep::{PointRow, sweep_chart};
+use retrystorm_core::sweep::{Axis, Grid};
+use retrystorm_report::sweep::chart::sweep_chart;
+use retrystorm_report::sweep::header::SweepHeader;
+use retrystorm_report::sweep::table::PointRow;
 use retrystorm_report::{
     Bar, ChartOptions, LoadOptions, ParetoPoint, Shade, XScale, bar_chart, cdf_chart,
     cdf_chart_opts, load_chart_with, outcome_chart_opts, pareto_chart, replicas_chart, tiers_chart,

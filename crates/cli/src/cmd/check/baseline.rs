@@ -3,7 +3,6 @@
 //! expectation fails, as plain `check` does).
 
 use crate::args::CheckArgs;
-use crate::emit::replicated_json;
 use crate::error::CliError;
 use crate::run::{replicate, run_all};
 use crate::verdict::{Checked, evaluate, render};
@@ -13,6 +12,7 @@ use retrystorm_core::model::Model;
 use retrystorm_core::stats;
 use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
 use retrystorm_report::baseline::{self, DEFAULT_METRICS, Tolerance};
+use retrystorm_report::to_json_replicated as replicated_json;
 use std::fmt::Write as _;
 use std::path::Path;
 

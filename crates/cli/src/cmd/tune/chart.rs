@@ -5,7 +5,7 @@ use super::Candidate;
 use crate::{error::CliError, output};
 use retrystorm_core::sweep::{Axis, Grid};
 use retrystorm_core::tune::{Feasibility, Objective, Outcome, Status};
-use retrystorm_report::sweep::axis_name;
+use retrystorm_report::sweep::chart::axis_name;
 use retrystorm_report::{CandidatePoint, ParetoPoint, objective_chart, pareto_chart};
 use std::path::Path;
 

@@ -11,7 +11,6 @@ use crate::emit::{check_outputs, is_stdout};
 use crate::grid::{MAX_RUNS_PER_PROCESS, parse_axes};
 use crate::model_args::{Resolved, pick_variant};
 use crate::run::Runner;
-use crate::sweep_file::stamped;
 use crate::text::plural;
 use crate::{error::CliError, output, progress};
 use retrystorm_core::expect::{self, Expectation};
@@ -19,6 +18,7 @@ use retrystorm_core::model::Model;
 use retrystorm_core::summary::Summary;
 use retrystorm_core::sweep::Grid;
 use retrystorm_core::tune::{self, Objective, Outcome, Settings, sample};
+use retrystorm_report::sweep::header::stamped;
 use shard::{read_runs, search_header, shard_stage};
 use view::{json_view, text_view};
 
@@ -84,7 +84,7 @@ pub fn tune(a: TuneArgs) -> Result<(), CliError> {
     let constraints = constraints(&a)?;
     let indifference = tune::parse_indifference(&a.indifference, &objectives[0].metric)
         .map_err(|e| CliError::Input(format!("--indifference {}: {e}", a.indifference)))?;
-    let model = Resolved::read_variant(&a.model, a.variant.as_deref())?;
+    let model = Resolved::read_variant(&a.model, a.study.variant.as_deref())?;
     let (scenario, text, base_seed) = (&model.scenario, &model.text, model.base_seed);
     let (grid, sampling, cands) = candidates(&a, &model)?;
     output::refuse_inputs(&outs)?;
@@ -298,13 +298,13 @@ fn candidates(
     a: &TuneArgs,
     model: &Resolved,
 ) -> Result<(Grid, sample::Sampling, Vec<Candidate>), CliError> {
-    let only = match &a.variant {
+    let only = match &a.study.variant {
         Some(v) => Some(pick_variant(&model.scenario, Some(v), &model.origin)?.name),
         None => None,
     };
     let keep = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let grid = Grid {
-        axes: parse_axes(&a.vary)?,
+        axes: parse_axes(&a.study.vary)?,
         variants: model
             .scenario
             .variants

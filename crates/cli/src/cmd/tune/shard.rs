@@ -5,15 +5,14 @@ use super::Candidate;
 use crate::args::TuneArgs;
 use crate::grid::MAX_RUNS_PER_PROCESS;
 use crate::run::Runner;
-use crate::sweep_file::{input_name, stamped, sweep_text};
 use crate::text::plural;
 use crate::{error::CliError, output, progress};
 use retrystorm_core::stats;
 use retrystorm_core::summary::Summary;
-use retrystorm_core::sweep::{
-    Grid, SWEEP_SCHEMA_VERSION, SweepHeader, SweepRecord, parse_shard, shard_slice,
-};
+use retrystorm_core::sweep::{Grid, parse_shard, shard_slice};
 use retrystorm_core::tune;
+use retrystorm_report::sweep::format::{SweepRecord, sweep_text};
+use retrystorm_report::sweep::header::{SWEEP_SCHEMA_VERSION, SweepHeader, input_name, stamped};
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -79,19 +79,12 @@ impl LimiterConfig {
 
     /// `smoothing`, or the kind's default.
     pub fn smoothing(&self) -> f64 {
-        self.smoothing.unwrap_or(match self.kind {
-            LimiterKind::Gradient2 => 0.2,
-            LimiterKind::Vegas => 1.0,
-            _ => 0.8,
-        })
+        self.smoothing.unwrap_or(self.kind.default_smoothing())
     }
 
     /// `max_limit`, or the kind's default (`maxLimit` / `maxConcurrency`).
     pub fn max_limit(&self) -> u32 {
-        self.max_limit.unwrap_or(match self.kind {
-            LimiterKind::Vegas => 1000,
-            _ => 200,
-        })
+        self.max_limit.unwrap_or(self.kind.default_max_limit())
     }
 
     /// The checks of the chosen kind (each limiter's own, in its file).
@@ -119,12 +112,14 @@ impl LimiterConfig {
         Ok(())
     }
 
-    pub(super) fn validate_smoothing(&self, default: &str) -> Result<(), Invalid> {
+    /// `smoothing` in (0, 1]; the message names the kind's default (`0.2`, `1.0`).
+    pub(super) fn validate_smoothing(&self) -> Result<(), Invalid> {
         let s = self.smoothing();
         if !(s.is_finite() && s > 0.0 && s <= 1.0) {
+            let default = self.kind.default_smoothing();
             return Err(invalid(
                 "limiter.smoothing",
-                format!("must be in (0, 1] (default {default}), got {s}"),
+                format!("must be in (0, 1] (default {default:?}), got {s}"),
             ));
         }
         Ok(())

@@ -99,6 +99,7 @@ impl Limiter for Gradient2 {
         "rtt_tolerance",
     ];
     const CONCURRENCY: bool = true;
+    const DEFAULT_SMOOTHING: f64 = 0.2;
 
     fn new(c: &LimiterConfig, _start: Time, _stream: Stream) -> Self {
         Gradient2::new(c)
@@ -106,7 +107,7 @@ impl Limiter for Gradient2 {
 
     fn validate(c: &LimiterConfig) -> Result<(), Invalid> {
         c.validate_limits()?;
-        c.validate_smoothing("0.2")?;
+        c.validate_smoothing()?;
         if !(c.rtt_tolerance.is_finite() && c.rtt_tolerance >= 1.0) {
             return Err(invalid(
                 "limiter.rtt_tolerance",

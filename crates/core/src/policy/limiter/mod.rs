@@ -110,6 +110,12 @@ pub trait Limiter: Clone + std::fmt::Debug {
     /// Whether it counts attempts in flight and needs their RTTs (the engine times them).
     const CONCURRENCY: bool;
 
+    /// `limiter.smoothing` when the model leaves it out: its source's default weight.
+    const DEFAULT_SMOOTHING: f64 = 0.8;
+
+    /// `limiter.max_limit` when the model leaves it out (`maxLimit` / `maxConcurrency`).
+    const DEFAULT_MAX_LIMIT: u32 = 200;
+
     /// The limiter a `[limiter]` section of this kind describes, built at `start`. `stream` is
     /// this instance's own random stream (drawn only by a limiter that needs it).
     fn new(c: &LimiterConfig, start: Time, stream: Stream) -> Self;
@@ -164,6 +170,22 @@ macro_rules! limiters {
                 match self {
                     LimiterKind::None => false,
                     $(LimiterKind::$kind => <$ty as Limiter>::CONCURRENCY,)*
+                }
+            }
+
+            /// See [`Limiter::DEFAULT_SMOOTHING`] (botocore's 0.8 for `none`, which reads none).
+            pub fn default_smoothing(self) -> f64 {
+                match self {
+                    LimiterKind::None => 0.8,
+                    $(LimiterKind::$kind => <$ty as Limiter>::DEFAULT_SMOOTHING,)*
+                }
+            }
+
+            /// See [`Limiter::DEFAULT_MAX_LIMIT`] (200 for `none`, which reads none).
+            pub fn default_max_limit(self) -> u32 {
+                match self {
+                    LimiterKind::None => 200,
+                    $(LimiterKind::$kind => <$ty as Limiter>::DEFAULT_MAX_LIMIT,)*
                 }
             }
 

@@ -108,6 +108,8 @@ impl Limiter for Vegas {
         "probe_multiplier",
     ];
     const CONCURRENCY: bool = true;
+    const DEFAULT_SMOOTHING: f64 = 1.0;
+    const DEFAULT_MAX_LIMIT: u32 = 1000;
 
     /// `stream` draws the probe jitter.
     fn new(c: &LimiterConfig, _start: Time, stream: Stream) -> Self {
@@ -118,7 +120,7 @@ impl Limiter for Vegas {
         if c.max_limit() == 0 {
             return Err(invalid("limiter.max_limit", "must be at least 1"));
         }
-        c.validate_smoothing("1.0")?;
+        c.validate_smoothing()?;
         if c.probe_multiplier == 0 {
             return Err(invalid(
                 "limiter.probe_multiplier",

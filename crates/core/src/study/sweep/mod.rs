@@ -1,6 +1,6 @@
 //! Parameter sweeps, as pure logic: `--vary KEY=RANGE_OR_LIST` parsing, the grid of runs, its
-//! deterministic order, sharding, and the JSON Lines record types. Running and file handling are
-//! the command line's job.
+//! deterministic order and sharding. The sweep file (its header, lines and merge) is the report
+//! crate's `sweep`; running is the command line's job.
 //!
 //! The grid is the cartesian product of the axes (the first `--vary` outermost) × the model's
 //! variants × the replication seeds. Run `j` of the grid is
@@ -9,11 +9,7 @@
 //! expensive corners of the grid spread over every shard.
 
 use crate::base::time::Duration;
-use crate::result::summary::Summary;
 use serde::{Deserialize, Serialize};
-
-/// Version of the JSON Lines layout; readers refuse other versions.
-pub const SWEEP_SCHEMA_VERSION: u32 = 1;
 
 /// One varied field and its values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -343,109 +339,6 @@ impl Grid {
     pub fn shard(&self, i: u64, n: u64) -> impl Iterator<Item = u64> + '_ {
         (0..self.jobs()).filter(move |j| j % n == i - 1)
     }
-}
-
-/// The first line of a sweep file: what was swept. Shards of one sweep have equal headers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SweepHeader {
-    pub schema_version: u32,
-    pub kind: String,
-    pub model: String,
-    /// FNV-1a 64 of the model file's bytes, in hex: a resumed or merged sweep must match.
-    pub model_hash: String,
-    /// The retrystorm version that wrote the file (set by the CLI; absent from older files).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retrystorm: Option<String>,
-    /// Every other file the model reads (`workload.trace`, `retry.from` imports), by its
-    /// reference (`trace:t.csv`), with the FNV-1a 64 of what was read from it (set by the CLI;
-    /// absent from older files).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inputs: Option<std::collections::BTreeMap<String, String>>,
-    /// The `--set` flags, as given.
-    pub sets: Vec<String>,
-    #[serde(flatten)]
-    pub grid: Grid,
-    /// Total runs in the grid.
-    pub jobs: u64,
-    /// `"tune"` in a file of a sequential search's runs (`tune --shard`): its grid bounds the
-    /// replications the search may ask for and holds only the runs it asked for, so runs
-    /// missing from it are not a shard left out. Absent from a sweep's header.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub search: Option<String>,
-}
-
-impl SweepHeader {
-    /// The header of a sweep of `grid` over the model file `text` (named `model`) with the
-    /// `--set` flags `sets`, of `jobs` runs in all.
-    pub fn new(model: &str, text: &str, sets: &[String], grid: &Grid, jobs: u64) -> SweepHeader {
-        SweepHeader {
-            schema_version: SWEEP_SCHEMA_VERSION,
-            kind: "header".into(),
-            model: model.to_string(),
-            model_hash: fingerprint(text.as_bytes()),
-            retrystorm: None,
-            inputs: None,
-            sets: sets.to_vec(),
-            grid: grid.clone(),
-            jobs,
-            search: None,
-        }
-    }
-
-    /// The header of the runs of the sequential search `command` (`tune`): see
-    /// [`SweepHeader::search`].
-    pub fn of_search(self, command: &str) -> SweepHeader {
-        SweepHeader {
-            search: Some(command.to_string()),
-            ..self
-        }
-    }
-}
-
-/// One line per run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SweepRecord {
-    pub schema_version: u32,
-    pub kind: String,
-    /// The run's index in the grid (the file's order).
-    pub job: u64,
-    pub point: u64,
-    /// `[key, value]` per axis, in `--vary` order.
-    pub params: Vec<(String, String)>,
-    pub variant: String,
-    pub replication: usize,
-    pub seed: u64,
-    pub summary: Summary,
-}
-
-impl SweepRecord {
-    /// The line of run `job` of `grid`: its point, variant and replication, and the summary it
-    /// gave. One constructor for the `sweep` command and the Python embed, so the two write the
-    /// same lines.
-    pub fn run(grid: &Grid, job: u64, summary: Summary) -> SweepRecord {
-        let at = grid.job(job);
-        SweepRecord {
-            schema_version: SWEEP_SCHEMA_VERSION,
-            kind: "run".into(),
-            job,
-            point: at.point,
-            params: grid.params(at.point),
-            variant: grid.variants[at.variant].clone(),
-            replication: at.replication,
-            seed: grid.seeds[at.replication],
-            summary,
-        }
-    }
-}
-
-/// FNV-1a 64, as 16 hex digits: a stable fingerprint of a model file.
-pub fn fingerprint(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
 }
 
 #[cfg(test)]

@@ -10,15 +10,15 @@ use crate::run::{Runner, replicate_until, run_all_until};
 use crate::verdict::{evaluate, expectations, render, verdict};
 use crate::{error::CliError, progress};
 
-/// The version of retrystorm the embedder runs: what `retrystorm --version` prints and a sweep
-/// file's header records (Python's `retrystorm.__version__`).
-pub use retrystorm_report::sweep::header::VERSION;
 use clap::Parser;
 use retrystorm_core::load::Scenario;
 use retrystorm_core::stats;
 use retrystorm_core::summary::{RunReport, SCHEMA_VERSION};
 use retrystorm_report as report;
 use retrystorm_report::sweep::format::{SweepRecord, header_line, record_line};
+/// The version of retrystorm the embedder runs: what `retrystorm --version` prints and a sweep
+/// file's header records (Python's `retrystorm.__version__`).
+pub use retrystorm_report::sweep::header::VERSION;
 use std::sync::atomic::AtomicBool;
 
 /// The model flags alone, parsed as every command parses them.

@@ -62,6 +62,7 @@ impl Calls {
 
     /// The caller's policies learn how attempt `attempt` ended: the balancer, the budget, the
     /// breaker and the limiter.
+    #[inline(always)]
     pub(in crate::sim::path) fn learn<C: Call>(
         &mut self,
         cx: &mut Cx,
@@ -99,6 +100,7 @@ impl Calls {
 
     /// After its policies learnt the outcome `seen`: the call succeeds, retries (or hedges) or
     /// gives up.
+    #[inline(always)]
     pub(in crate::sim::path) fn decide<C: Call>(
         &mut self,
         cx: &mut Cx,

@@ -1,6 +1,6 @@
 //! `check --junit` for a model that does not load, the `[[expect]]` line on each test case, and
 //! the verdict line that names the model under `--quiet` and says what failing means over
-//! several variants.
+//! several variants; `--junit-time` durations.
 
 use super::util::{out, rs, write};
 
@@ -50,6 +50,10 @@ fn test_cases_carry_the_expect_line_and_the_quiet_verdict_names_the_model() {
     assert_eq!(code, 1, "{stdout}{err}");
     let x = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(x.matches("line=\"14\"").count(), 2, "{x}");
+    assert!(
+        !x.contains("time="),
+        "untimed by default, so deterministic: {x}"
+    );
     let all = format!("{stdout}{err}");
     assert!(
         all.contains(&format!(
@@ -58,4 +62,40 @@ fn test_cases_carry_the_expect_line_and_the_quiet_verdict_names_the_model() {
         )),
         "{all}"
     );
+}
+
+/// The attribute's value on each line that has it, in order.
+fn attribute_values(xml: &str, name: &str) -> Vec<f64> {
+    let key = format!(" {name}=\"");
+    xml.lines()
+        .filter_map(|l| l.split_once(&key))
+        .map(|(_, rest)| rest.split('"').next().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn junit_time_gives_each_case_its_share_of_its_variants_wall_time() {
+    let d = tempfile::tempdir().unwrap();
+    let m = write(d.path(), "m.toml", TWO_VARIANTS);
+    let junit = d.path().join("j.xml");
+    let (code, stdout, err) = out(rs()
+        .arg("check")
+        .arg(&m)
+        .args(["--seeds", "2", "--junit-time", "--junit"])
+        .arg(&junit));
+    assert_eq!(code, 1, "{stdout}{err}");
+    let x = std::fs::read_to_string(&junit).unwrap();
+    // The suite's time, then one per test case (two variants, one expectation each).
+    let times = attribute_values(&x, "time");
+    assert_eq!(times.len(), 3, "{x}");
+    assert!(times.iter().all(|t| t.is_finite() && *t >= 0.0), "{x}");
+    let cases: f64 = times[1..].iter().sum();
+    assert!(
+        (times[0] - cases).abs() <= 0.002,
+        "the suite is the sum of its cases: {x}"
+    );
+
+    let (code, _, err) = out(rs().arg("check").arg(&m).arg("--junit-time"));
+    assert_eq!(code, 2, "--junit-time without --junit: {err}");
+    assert!(err.contains("--junit"), "{err}");
 }

@@ -334,6 +334,10 @@ pub struct CheckArgs {
     /// --baseline one per variant and metric compared).
     #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,
+    /// Give each JUnit test case a `time`: the wall seconds its variant's runs took, shared
+    /// equally among that variant's test cases. Off by default, so the file is deterministic.
+    #[arg(long, requires = "junit")]
+    pub junit_time: bool,
     /// Write the verdicts as a GitHub-flavoured markdown table here ('-' for stdout), e.g.
     /// `--md - >> "$GITHUB_STEP_SUMMARY"`.
     #[arg(long, value_name = "PATH")]

@@ -7,7 +7,7 @@
 use crate::args::ModelArgs;
 use crate::model_args::{Resolved, base_seed, load_with, pick_variant, read_model};
 use crate::run::{Runner, replicate_until, run_all_until};
-use crate::verdict::{evaluate, expectations, render, verdict};
+use crate::verdict::{Timing, evaluate, expectations, render, verdict};
 use crate::{error::CliError, progress};
 
 use clap::Parser;
@@ -180,7 +180,7 @@ impl Source {
         }
         let base = base_seed(&self.args, &scenario.base);
         let seeds = stats::replication_seeds(base, self.args.seeds);
-        let results = evaluate(&scenario, &self.args, &exps, &seeds, stop)?;
+        let results = evaluate(&scenario, &self.args, &exps, &seeds, Timing::Untimed, stop)?;
         let (failed, line) = verdict(&exps, &results);
         let checks: Vec<serde_json::Value> = results
             .iter()

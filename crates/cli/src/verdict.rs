@@ -20,6 +20,17 @@ pub struct Checked {
     pub outcome: Outcome,
     /// The command that reproduces the failing seed.
     pub reproduce: Option<String>,
+    /// With [`Timing::PerVariant`], this result's share of the wall time its variant's runs took.
+    pub seconds: Option<f64>,
+}
+
+/// Whether [`evaluate`] times the runs. Timed, it runs the variants one after the other (each
+/// over `--jobs`), so that each variant's wall time is its own; untimed, all runs share the
+/// pool at once, which keeps every core busy when a variant has fewer seeds than jobs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Timing {
+    Untimed,
+    PerVariant,
 }
 
 /// The expectations of the model file, then those of `--expect`; bad ones are input errors.
@@ -73,6 +84,7 @@ pub fn evaluate(
     args: &ModelArgs,
     exps: &[Expectation],
     seeds: &[u64],
+    timing: Timing,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<Vec<Checked>, CliError> {
     let models: &[Model] = &scenario.variants;
@@ -80,7 +92,18 @@ pub fn evaluate(
         .iter()
         .flat_map(|m| seeds.iter().map(move |s| (m, *s)))
         .collect();
-    let results = run_all_until(&runs, args.jobs, stop)?;
+    let (results, wall) = match timing {
+        Timing::Untimed => (run_all_until(&runs, args.jobs, stop)?, Vec::new()),
+        Timing::PerVariant => {
+            let (mut results, mut wall) = (Vec::with_capacity(runs.len()), Vec::new());
+            for variant in runs.chunks(seeds.len()) {
+                let started = std::time::Instant::now();
+                results.extend(run_all_until(variant, args.jobs, stop)?);
+                wall.push(started.elapsed().as_secs_f64());
+            }
+            (results, wall)
+        }
+    };
     let per_variant: Vec<Vec<(u64, &Summary)>> = results
         .chunks(seeds.len())
         .map(|c| c.iter().zip(seeds).map(|(r, s)| (*s, &r.summary)).collect())
@@ -102,10 +125,12 @@ pub fn evaluate(
                 _ => {}
             }
         }
-        for (m, runs) in models.iter().zip(&per_variant) {
+        for (i, (m, runs)) in models.iter().zip(&per_variant).enumerate() {
             if !e.applies_to(&m.name) {
                 continue;
             }
+            let cases = exps.iter().filter(|x| x.applies_to(&m.name)).count();
+            let seconds = wall.get(i).map(|w| w / cases as f64);
             let outcome = e.evaluate(&m.name, runs);
             let reproduce = outcome
                 .seed
@@ -114,6 +139,7 @@ pub fn evaluate(
                 expectation: e.clone(),
                 outcome,
                 reproduce,
+                seconds,
             });
         }
     }
@@ -213,7 +239,8 @@ pub struct BaselineCases<'a> {
 /// JUnit XML via `quick-junit` (it replaced a hand-written writer and its escaping): one
 /// `<testsuite>` for the model, one `<testcase>` per expectation and variant, with the model
 /// file as `file` and its `[[expect]]`'s line as `line`, and one per variant and metric `check --baseline` compared (failed when it
-/// regressed). No timestamps or durations, so the file is deterministic.
+/// regressed). No timestamps, and durations only when the results were timed (`--junit-time`),
+/// so by default the file is deterministic.
 pub fn junit(model: &str, results: &[Checked], baseline: Option<&BaselineCases>) -> String {
     use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
     let mut suite = TestSuite::new(model);
@@ -295,7 +322,14 @@ pub fn junit(model: &str, results: &[Checked], baseline: Option<&BaselineCases>)
         if o.passed {
             case.set_system_out(o.seen(e.over));
         }
+        if let Some(s) = c.seconds {
+            case.set_time(std::time::Duration::from_secs_f64(s));
+        }
         suite.add_test_case(case);
+    }
+    if results.iter().any(|c| c.seconds.is_some()) {
+        let total: f64 = results.iter().filter_map(|c| c.seconds).sum();
+        suite.set_time(std::time::Duration::from_secs_f64(total));
     }
     junit_text(suite)
 }

@@ -7,7 +7,7 @@ use crate::prepare::study_outputs;
 use crate::run::{replicate, run_all};
 use crate::sweep_file::{looks_like_sweep, metric_name, read_sweep, summarize};
 use crate::text::plural;
-use crate::verdict::{evaluate, expectations, verdict};
+use crate::verdict::{Timing, evaluate, expectations, verdict};
 use crate::{error::CliError, output, progress};
 use retrystorm_core::model::Model;
 use retrystorm_core::stats;
@@ -90,7 +90,14 @@ pub fn report(a: ReportArgs) -> Result<(), CliError> {
         Vec::new()
     } else {
         let seeds = stats::replication_seeds(base, a.model.seeds);
-        evaluate(&scenario, &a.model, &exps, &seeds, crate::run::ctrl_c())?
+        evaluate(
+            &scenario,
+            &a.model,
+            &exps,
+            &seeds,
+            Timing::Untimed,
+            crate::run::ctrl_c(),
+        )?
     };
     let (_, held) = verdict(&exps, &results);
     let shown = published(&a.model.model);

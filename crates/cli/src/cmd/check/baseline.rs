@@ -2,6 +2,7 @@
 //! fail when a metric got worse than in the saved report (and, with `[[expect]]` tables, when an
 //! expectation fails, as plain `check` does).
 
+use super::timing;
 use crate::args::CheckArgs;
 use crate::error::CliError;
 use crate::run::{replicate, run_all};
@@ -70,7 +71,14 @@ pub fn check(
     let mut checked = Vec::new();
     if !exps.is_empty() {
         let seeds = stats::replication_seeds(seed, n);
-        checked = evaluate(scenario, &a.model, exps, &seeds, crate::run::ctrl_c())?;
+        checked = evaluate(
+            scenario,
+            &a.model,
+            exps,
+            &seeds,
+            timing(a),
+            crate::run::ctrl_c(),
+        )?;
         if !to_stdout {
             crate::output::print(&render(&checked, quiet))?;
         }

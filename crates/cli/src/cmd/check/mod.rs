@@ -6,7 +6,9 @@ use crate::args::CheckArgs;
 use crate::emit::is_stdout;
 use crate::model_args::{base_seed, load_model};
 use crate::text::plural;
-use crate::verdict::{evaluate, expectations, junit, junit_unloaded, markdown, render, verdict};
+use crate::verdict::{
+    Timing, evaluate, expectations, junit, junit_unloaded, markdown, render, verdict,
+};
 use crate::{error::CliError, output, progress};
 use retrystorm_core::stats;
 use std::fmt::Write as _;
@@ -21,6 +23,15 @@ fn outputs(a: &CheckArgs) -> Vec<output::Out<'_>> {
         outs.push(output::Out::new("--md", p));
     }
     outs
+}
+
+/// Whether the runs are timed for the JUnit file (`--junit-time`).
+fn timing(a: &CheckArgs) -> Timing {
+    if a.junit_time {
+        Timing::PerVariant
+    } else {
+        Timing::Untimed
+    }
 }
 
 /// Whether `--md` goes to stdout: then it replaces the plain report there.
@@ -54,7 +65,14 @@ pub fn check(a: CheckArgs) -> Result<(), CliError> {
     }
     let base = base_seed(&a.model, &scenario.base);
     let seeds = stats::replication_seeds(base, a.model.seeds);
-    let results = evaluate(&scenario, &a.model, &exps, &seeds, crate::run::ctrl_c())?;
+    let results = evaluate(
+        &scenario,
+        &a.model,
+        &exps,
+        &seeds,
+        timing(&a),
+        crate::run::ctrl_c(),
+    )?;
     let quiet = progress::quiet();
     let heading = format!(
         "{} ({} from {base})",

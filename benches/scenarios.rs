@@ -1,4 +1,4 @@
-//! Whole-scenario benchmarks (issue 7), each beside the floor it is compared with.
+//! Whole-scenario benchmarks, each beside the floor it is compared with.
 //!
 //! Groups:
 //! - `path`: the one request path on its own models: `models/stack.toml` (gateway, service,
@@ -270,7 +270,7 @@ fn path(c: &mut Criterion) {
     events_bench(c, "path", "three-tiers-1e6", &m, Ended::Settled);
 }
 
-/// Replicas (issue 27): `models/one-bad-replica.toml` as shipped (variant `other-host+ejection`:
+/// Replicas: `models/one-bad-replica.toml` as shipped (variant `other-host+ejection`:
 /// five replicas, a shared round-robin balancer, Envoy's outlier detection, previous_hosts), and
 /// 64 replicas behind a least-request balancer at the same load per replica.
 fn replicas(c: &mut Criterion) {

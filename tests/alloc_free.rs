@@ -1,4 +1,4 @@
-//! No allocation per event on the hot path (issue 7), shown with a counting allocator.
+//! No allocation per event on the hot path, shown with a counting allocator.
 //!
 //! A `#[global_allocator]` wraps `System` and counts every `alloc`/`realloc` made by the thread
 //! that armed it. Each check runs one scenario at two sizes (twice the events), after a warm-up
@@ -158,7 +158,7 @@ fn thundering_herd_does_not_allocate_per_event() {
     );
 }
 
-/// The herd takes the direct path (issue 32); forced through the event loop it still allocates
+/// The herd takes the direct path; forced through the event loop it still allocates
 /// nothing per event.
 #[test]
 fn thundering_herd_on_the_event_loop_does_not_allocate_per_event() {

@@ -1,4 +1,4 @@
-//! Charts a reader gets in five seconds (issue 30 item 10), through the CLI: titles that say how
+//! Charts a reader gets in five seconds, through the CLI: titles that say how
 //! many seeds, the tiers chart shaded at the model's windows, the load chart's y axis.
 
 use super::util::{out, rs, shipped};

@@ -1,4 +1,4 @@
-//! Policy checks in CI (issue 29, part 2): `check --md`, regressions in the JUnit report, the
+//! Policy checks in CI: `check --md`, regressions in the JUnit report, the
 //! too-few-seeds hint, and the GitHub Action's and pre-commit hook's steps run as scripts with
 //! `GITHUB_STEP_SUMMARY` and `GITHUB_OUTPUT` pointing at temporary files.
 

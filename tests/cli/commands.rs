@@ -282,7 +282,7 @@ fn shards_merge_to_the_unsharded_bytes() {
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     let h = std::fs::read_to_string(&html).unwrap();
     assert!(h.contains("id=\"sweep-chart\"") && h.contains("id=\"sweep-results\""));
-    // The variant toggles and tagged lines (issue 13), inline only.
+    // The variant toggles and tagged lines, inline only.
     assert!(h.contains("id=\"variant-toggles\"") && h.contains("class=\"v0\"><title>"));
     assert!(!h.contains("<script src") && !h.contains("href=\"http"));
 
@@ -367,7 +367,7 @@ fn html_report_has_every_section() {
         !h.contains("http://") || !h.contains("src=\"http"),
         "network load"
     );
-    // Inline script only (issue 13's toggles): nothing loaded from anywhere.
+    // Inline script only (the variant toggles): nothing loaded from anywhere.
     assert_eq!(h.matches("<script>").count(), 1);
     assert!(!h.contains("<script src") && !h.contains("href=\"http"));
     // A toggle per variant, and the variants' chart elements tagged and titled.
@@ -384,7 +384,7 @@ fn html_report_has_every_section() {
 }
 
 /// The flags the user docs show in code (`--metric drain_ms`) are flags some command takes: a
-/// renamed or invented flag in the docs (`--columns`, issue 30 item 9) fails here.
+/// renamed or invented flag in the docs (`--columns`) fails here.
 #[test]
 fn flags_in_the_docs_exist() {
     let (_, top, _) = out(rs().arg("--help"));

@@ -1,4 +1,4 @@
-//! `[engine] path` and the direct path (issue 32) from the command line: `explain` names the
+//! `[engine] path` and the direct path from the command line: `explain` names the
 //! engine each variant takes and why, and forcing the event loop changes no output byte.
 
 use assert_cmd::Command;

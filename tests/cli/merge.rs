@@ -1,4 +1,4 @@
-//! Sweeps a scheduler can trust (issue 29 part 4): the sweep header records the retrystorm
+//! Sweeps a scheduler can trust: the sweep header records the retrystorm
 //! version and a fingerprint of every file the model reads; `merge` and `sweep --resume` refuse
 //! a mismatch (exit 2), and `merge` with runs missing exits 5 unless `--partial`.
 

@@ -1,4 +1,4 @@
-//! Outputs you can trust (issue 18): where outputs go (files replaced whole, FIFOs and devices
+//! Outputs you can trust: where outputs go (files replaced whole, FIFOs and devices
 //! written through, symlinks followed), failed writes, refusals before anything runs (two outputs
 //! on one path, unwritable paths, inputs that are not regular files, grids too big, metric
 //! names), the sweep lock, and the wording of the human output.

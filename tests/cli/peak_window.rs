@@ -1,4 +1,4 @@
-//! The window and per-attempt peaks from the command line (issue 28): `--metric` columns that
+//! The window and per-attempt peaks from the command line: `--metric` columns that
 //! appear only when asked, metric names checked before anything runs, `[[expect]]` and sweeps on
 //! `attempt_peaks.N.FIELD`, the JSON fields, and the `--by-attempt` load chart.
 

@@ -1,4 +1,4 @@
-//! The replica outputs (issue 27, docs/replicas.md): `--replicas-csv`, the replicas block under
+//! The replica outputs (docs/replicas.md): `--replicas-csv`, the replicas block under
 //! the comparison table, and a model without replicas left as it was.
 
 use super::outputs::HERD;

@@ -1,4 +1,4 @@
-//! The outputs and commands of issue 13 end to end: `--md`, `check --baseline`, `init`,
+//! Reports and their commands end to end: `--md`, `check --baseline`, `init`,
 //! `completions`, and the chart flags.
 
 use super::fixtures::small_herd;

@@ -1,4 +1,4 @@
-//! `retrystorm schema` (issue 13): the JSON Schema of the model file accepts every shipped
+//! `retrystorm schema`: the JSON Schema of the model file accepts every shipped
 //! model and `init`'s starter, and flags what the loader refuses (an unknown key, a
 //! duration without a unit, a variant that sets `seed`).
 
@@ -72,7 +72,7 @@ fn every_shipped_model_validates() {
         value = "200ms"
     "#;
     assert_eq!(errors(&v, forms), Vec::<String>::new());
-    // Replicas (issue 27): the balancer keys, outlier detection, windows on one replica, and the
+    // Replicas: the balancer keys, outlier detection, windows on one replica, and the
     // retry keys that choose among replicas.
     let replicas = r#"
         [server]

@@ -1,4 +1,4 @@
-//! `server.slow_windows` (issue 28, latency brown-outs) from the command line: the shipped
+//! `server.slow_windows` (latency brown-outs) from the command line: the shipped
 //! `models/gc-pause.toml`, its trigger in the JSON, the chart's shading, `explain`'s facts and
 //! warnings, `init`, and bad windows refused with exit 2.
 

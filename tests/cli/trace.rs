@@ -1,4 +1,4 @@
-//! `--trace` (issue 13): the event history of a few intents as JSON Lines. The schema of a line,
+//! `--trace`: the event history of a few intents as JSON Lines. The schema of a line,
 //! the outcome filter really returning intents applied twice, the bounds, the same bytes across
 //! runs, and results unchanged by tracing.
 

@@ -604,7 +604,7 @@ fn a_kn_search_sharded_through_every_stage_gives_the_unsharded_bytes() {
     assert!(!shard_out.exists());
 }
 
-// `sensitivity`'s mu* interval and `--candidates` (issue 16).
+// `sensitivity`'s mu* interval and `--candidates`.
 
 /// retry.cap is never reached (base 10 ms, at most 3 retries): on common seeds it has no effect.
 const SENSITIVITY_VARY: [&str; 4] = [

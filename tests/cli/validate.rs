@@ -1,4 +1,4 @@
-//! `retrystorm validate` (issue 14): the quick part of the validation suite agrees with every
+//! `retrystorm validate`: the quick part of the validation suite agrees with every
 //! reference (or reports a known finding), and `--docs` rewrites only its own block.
 
 use assert_cmd::Command;

@@ -1,4 +1,4 @@
-//! Brooker's `simple_collapse_sim` over many seeds (issue 14, item 1): per-second successes of
+//! Brooker's `simple_collapse_sim` over many seeds: per-second successes of
 //! `models/brooker-collapse.toml`, the median over seeds with the 10th-90th percentile band, and
 //! the mean (what his published curve shows, an average of 10 runs).
 //!

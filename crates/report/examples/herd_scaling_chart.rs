@@ -1,4 +1,4 @@
-//! The herd's time and memory against the number of clients (issue 17), log-log, from the TSV
+//! The herd's time and memory against the number of clients, log-log, from the TSV
 //! that `benches/peers/herd_scaling.sh` writes (`what clients wall_s cpu_s peak_mb runs`). Time is
 //! CPU seconds (user + system): on a shared machine the wall clock includes other processes' turns.
 //!

@@ -234,7 +234,7 @@ fn summary_rows(r: &RunReport) -> (Vec<String>, Vec<Vec<String>>) {
         .into_iter()
         .map(|h| if h == "peak/" { peak.clone() } else { h })
         .collect();
-    // As the text table: a recovery column only when the model has a trigger (issue 18).
+    // As the text table: a recovery column only when the model has a trigger.
     let recovery = r.variants.iter().any(|v| v.summary.recovered.is_some());
     let mut headers = headers;
     if recovery {

@@ -1,4 +1,4 @@
-//! Aligned plain-text tables for stdout, laid out by comfy-table (issue 13): no borders, two
+//! Aligned plain-text tables for stdout, laid out by comfy-table: no borders, two
 //! spaces between columns, a rule of dashes under the header exactly as wide as each column, no
 //! trailing spaces.
 //!

@@ -1,4 +1,4 @@
-//! Replicas behind a load balancer (issue 27): the `[server]` keys that make a tier several
+//! Replicas behind a load balancer: the `[server]` keys that make a tier several
 //! servers, choose among them and eject the bad ones, and the `[retry]` keys that send a retry to
 //! another replica. Semantics and sources: `docs/replicas.md`; the state machines are
 //! [`crate::policy::balancer`] and [`crate::policy::outlier`].

@@ -387,7 +387,7 @@ pub struct Server {
 }
 
 /// A window `[from, to)` in which the server answers no arrival with service: `{ from, to }`
-/// answers 503 at once (as before), `answer = "hang"` never answers (issue 18). Only arrivals in
+/// answers 503 at once (as before), `answer = "hang"` never answers. Only arrivals in
 /// the window are affected: requests already queued or in service when it starts are served.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -397,7 +397,7 @@ pub struct Outage {
     /// What an arrival in the window gets.
     #[serde(default, skip_serializing_if = "OutageAnswer::is_default")]
     pub answer: OutageAnswer,
-    /// `Retry-After` on the window's 503s (issue 15: outages sent none); absent = none.
+    /// `Retry-After` on the window's 503s (outages sent none); absent = none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<Duration>,
     /// The replica it strikes (0-based); absent = every replica.

@@ -15,8 +15,8 @@
 //! - [`limiter`]: client-side limits on a client's own sends (the AWS SDKs' adaptive mode).
 //! - [`recovery`]: did goodput return to its pre-trigger level, and how long did it take.
 //! - [`balancer`]: choosing a replica (Envoy's round robin, random and least request, Finagle's
-//!   peak-EWMA power of two choices; retries and hedges to another host). Not wired yet (issue 27).
-//! - [`outlier`]: outlier ejection (Envoy's `outlier_detection`, gRPC's gRFC A50). Not wired yet.
+//!   peak-EWMA power of two choices; retries and hedges to another host).
+//! - [`outlier`]: outlier ejection (Envoy's `outlier_detection`, gRPC's gRFC A50).
 //!
 //! The engine ([`crate::sim`]) owns the policy state; these types never draw random numbers
 //! themselves (a caller passes a uniform draw from a keyed stream where one is needed), never read

@@ -28,7 +28,7 @@
 //!   expected successes (then the threshold is at least half the baseline). At 750 successes/s
 //!   and 2 s nothing changes (0.8 is 7 deviations below); at 40/s the threshold is 0.55 of the
 //!   baseline, since 0.8 is only 1.8 deviations below and about one recovered run in six would
-//!   read a chance dip as a relapse (issue 14). At low rates a 2 s window can tell a collapse
+//!   read a chance dip as a relapse. At low rates a 2 s window can tell a collapse
 //!   from a recovery, not 80 % of the old goodput from all of it.
 //! - **Precision**: a window that begins inside a stretch with no success passes once the
 //!   stretch is at most `1 - threshold × c` of it, where `c` is the share of the baseline its

@@ -1,4 +1,4 @@
-//! The direct path (issue 32): a model whose clients are independent runs without the event loop,
+//! The direct path: a model whose clients are independent runs without the event loop,
 //! and its results are byte-identical to the event loop's (`engine.path = "event-loop"`): every
 //! eligible shipped model and variant, a few seeds, and `--set` points that reach the parts of
 //! the direct path the shipped models do not (open workloads, latency, loss, timeouts, deadlines,

@@ -449,7 +449,7 @@ fn every_intent_of_every_shipped_model_has_exactly_one_outcome() {
                 assert_eq!(s.outcome_pending, 0, "{what}");
             }
             pending_seen |= s.outcome_pending > 0;
-            // Every send is counted: sent, or refused in the caller (issue 14, item 4).
+            // Every send is counted: sent, or refused in the caller.
             if s.tiers.len() == 1 {
                 assert_eq!(
                     s.attempts + s.first_tries_refused + s.first_tries_waiting,

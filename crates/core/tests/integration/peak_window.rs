@@ -1,4 +1,4 @@
-//! The sliding-window peaks (`peak_window`, issue 28): exact over the arrival times, checked
+//! The sliding-window peaks (`peak_window`): exact over the arrival times, checked
 //! against a brute-force count over every arrival the tracer saw; per-attempt counts that add up
 //! to `arrivals`; the first retry's window peak at or above its bucket peak; determinism.
 

@@ -1,4 +1,4 @@
-//! `server.replicas` (issue 27): a tier of several servers behind load balancers, faults that
+//! `server.replicas`: a tier of several servers behind load balancers, faults that
 //! name a replica, retries to another (or the same) host, and outlier ejection.
 
 use super::util::assert_deterministic;

@@ -1,4 +1,4 @@
-//! `server.slow_windows` (issue 28, latency brown-outs): work that starts service inside a window
+//! `server.slow_windows` (latency brown-outs): work that starts service inside a window
 //! is served `factor` times its drawn service time; nothing else changes except through
 //! queueing; recovery is measured from the window's end; bad windows are refused.
 

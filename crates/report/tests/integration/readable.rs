@@ -1,4 +1,4 @@
-//! Charts a reader gets in five seconds (issue 30 item 10): legends outside the plotted data,
+//! Charts a reader gets in five seconds: legends outside the plotted data,
 //! titles that name the seeds, windows shaded on every time axis, a log y axis for a first
 //! burst that dwarfs the rest, axes ending near the last data. Structural checks on the SVG.
 

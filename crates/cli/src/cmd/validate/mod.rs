@@ -1,4 +1,4 @@
-//! `retrystorm validate`: every published comparison in one command (issue 14, "How it is kept
+//! `retrystorm validate`: every published comparison in one command ("How it is kept
 //! true"). Each experiment is a shipped model (or a textbook queue) run over its seeds; each case
 //! compares one metric of one variant with a cited reference and prints reference, ours, the
 //! reference's noise and a verdict.

@@ -1,4 +1,4 @@
-//! The cluster's load balancing (issue 27): `lb_policy` with `least_request_lb_config`,
+//! The cluster's load balancing: `lb_policy` with `least_request_lb_config`,
 //! `common_lb_config.healthy_panic_threshold` and `outlier_detection`, as `[server]` keys
 //! (`balancer`, `choice_count`, `panic_threshold`) and `[server.outlier_detection]` (envoy
 //! `api/envoy/config/cluster/v3/cluster.proto`, `outlier_detection.proto`). The endpoints of

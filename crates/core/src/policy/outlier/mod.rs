@@ -1,4 +1,4 @@
-//! Outlier ejection (issue 27): passive health checking that takes a replica out of the balancer's
+//! Outlier ejection: passive health checking that takes a replica out of the balancer's
 //! choice for a while, as two pure state machines. No model key selects them yet.
 //!
 //! - [`envoy`]: Envoy's `outlier_detection` (envoyproxy/envoy

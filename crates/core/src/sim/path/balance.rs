@@ -1,4 +1,4 @@
-//! Choosing the replica of each attempt (issue 27, `server.replicas`): a hop's load balancers,
+//! Choosing the replica of each attempt (`server.replicas`): a hop's load balancers,
 //! the outlier detectors beside them, and the replicas its calls' attempts went to.
 //!
 //! A hop that calls a replicated tier keeps one [`Balancing`]. Its balancers are one shared

@@ -1,6 +1,7 @@
 //! The replica outputs (issue 27, docs/replicas.md): `--replicas-csv`, the replicas block under
 //! the comparison table, and a model without replicas left as it was.
 
+use super::fixtures::EJECTION_RUN;
 use super::outputs::HERD;
 use super::util::{out, rs};
 
@@ -80,15 +81,7 @@ fn the_replicas_block_lists_each_replica_under_its_variant_and_tier() {
     assert_eq!(code, 0, "{err}");
     assert!(md.contains("\n| variant | tier | replica | arrivals | served | rejected | errors | ejections |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n| same-host | server | 0 |"), "{md}");
     // run's view: the tier, each replica indented under it.
-    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/models/one-bad-replica.toml");
-    let (code, view, err) = out(rs().args([
-        "run",
-        model,
-        "--variant",
-        "ejection",
-        "--set",
-        "horizon=20s",
-    ]));
+    let (code, view, err) = out(rs().args(EJECTION_RUN));
     assert_eq!(code, 0, "{err}");
     assert!(view.contains("\ntier server: "), "{view}");
     let r2 = view

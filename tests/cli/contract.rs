@@ -2,10 +2,9 @@
 //! scripts read, and one-line errors with exit code 2 for bad input.
 
 use super::fixtures::EJECTION_RUN;
+use super::outputs::{HERD, SMALL_HERD_RUN};
 use super::util::{assert_deterministic, json_stdout, rs as retrystorm};
 use std::path::Path;
-
-const HERD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/thundering-herd.toml");
 
 fn outputs(dir: &Path, tag: &str, seed: &str) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     let (j, c, s) = (
@@ -313,16 +312,8 @@ fn json_carries_the_replicas_of_a_replicated_tier() {
     }
     // A model without replicas has neither key.
     let out = retrystorm()
-        .args([
-            "run",
-            HERD,
-            "--variant",
-            "full",
-            "--set",
-            "workload.clients=50",
-            "--json",
-            "-",
-        ])
+        .args(SMALL_HERD_RUN)
+        .args(["--json", "-"])
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();

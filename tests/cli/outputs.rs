@@ -11,6 +11,16 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub(super) const HERD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/thundering-herd.toml");
+
+/// A run of the shipped herd's full-jitter variant at 50 clients: a model without replicas.
+pub(super) const SMALL_HERD_RUN: [&str; 6] = [
+    "run",
+    HERD,
+    "--variant",
+    "full",
+    "--set",
+    "workload.clients=50",
+];
 const OUTAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/outage-recovery.toml");
 
 /// A small herd with three expectations: one per variant and one for both.

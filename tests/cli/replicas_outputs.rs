@@ -2,7 +2,7 @@
 //! the comparison table, and a model without replicas left as it was.
 
 use super::fixtures::EJECTION_RUN;
-use super::outputs::HERD;
+use super::outputs::{HERD, SMALL_HERD_RUN};
 use super::util::{out, rs};
 
 /// `models/one-bad-replica.toml` cut to 20 s (replica 2 fails from 10 s): seven variants of five
@@ -113,14 +113,7 @@ fn a_model_without_replicas_writes_what_it_wrote_and_refuses_the_replicas_chart(
     assert!(!plain.contains("replica"), "{plain}");
     let (_, md, _) = herd(&["--md", "-"]);
     assert!(!md.contains("replica"), "{md}");
-    let (_, view, _) = out(rs().args([
-        "run",
-        HERD,
-        "--variant",
-        "full",
-        "--set",
-        "workload.clients=50",
-    ]));
+    let (_, view, _) = out(rs().args(SMALL_HERD_RUN));
     assert!(
         !view.contains("replica") && !view.contains("tier "),
         "{view}"

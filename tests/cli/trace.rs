@@ -2,12 +2,12 @@
 //! the outcome filter really returning intents applied twice, the bounds, the same bytes across
 //! runs, and results unchanged by tracing.
 
+use super::outputs::HERD;
 use super::util::rs;
 use serde_json::Value;
 use std::path::Path;
 
 const THREE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/three-clients.toml");
-const HERD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/thundering-herd.toml");
 
 fn run_ok(args: &[&str]) -> (String, String) {
     let o = rs().args(args).output().unwrap();

@@ -30,20 +30,20 @@ pub(crate) fn tune(m: &Path, args: &[&str]) -> (i32, String, String) {
     out(rs().arg("tune").arg(m).args(args))
 }
 
+/// One to four attempts, the least amplification wanted: one attempt is best by construction.
+const FEWEST_ATTEMPTS: [&str; 4] = [
+    "--vary",
+    "retry.max_attempts=1,2,3,4",
+    "--minimize",
+    "amplification",
+];
+
 #[test]
 fn the_best_by_construction_is_recommended_with_a_snippet() {
     // Every retry is extra load: one attempt has amplification 1, the least possible.
     let dir = tempfile::tempdir().unwrap();
     let m = model(dir.path());
-    let (code, out, err) = tune(
-        &m,
-        &[
-            "--vary",
-            "retry.max_attempts=1,2,3,4",
-            "--minimize",
-            "amplification",
-        ],
-    );
+    let (code, out, err) = tune(&m, &FEWEST_ATTEMPTS);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("recommended: #1 retry.max_attempts=1"),
@@ -84,17 +84,8 @@ fn a_near_tie_is_reported_open_within_the_budget() {
 fn an_unmeetable_constraint_exits_1_naming_the_closest() {
     let dir = tempfile::tempdir().unwrap();
     let m = model(dir.path());
-    let (code, out, err) = tune(
-        &m,
-        &[
-            "--vary",
-            "retry.max_attempts=1,2,3,4",
-            "--minimize",
-            "amplification",
-            "--constraint",
-            "failed < 1",
-        ],
-    );
+    let constrained = [&FEWEST_ATTEMPTS[..], &["--constraint", "failed < 1"]].concat();
+    let (code, out, err) = tune(&m, &constrained);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("closest: #4 retry.max_attempts=4"), "{out}");
     assert!(err.contains("no candidate meets every constraint"), "{err}");
@@ -303,19 +294,8 @@ fn a_sharded_first_stage_merged_gives_the_unsharded_search() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(resumed, whole);
     // Another search's file is refused.
-    let (code, _, err) = tune(
-        &m,
-        &[
-            "--vary",
-            "retry.max_attempts=1,2",
-            "--minimize",
-            "amplification",
-            "--first-stage",
-            "3",
-            "--first-stage-from",
-            &all,
-        ],
-    );
+    let from = [&FIRST_STAGE[..], &["--first-stage-from", &all]].concat();
+    let (code, _, err) = tune(&m, &from);
     assert_eq!(code, 2);
     assert!(err.contains("another search"), "{err}");
     let (code, _, err) = with(&["--shard", "1/2"]);
@@ -461,7 +441,7 @@ fn shard_to_the_end(m: &Path, dir: &Path, flags: &[&str]) -> (String, Vec<String
 /// The `--json` of an unsharded search with `flags`, asserted equal to the same search sharded
 /// through every stage, and the stages the shards ran.
 fn unsharded_is_sharded(m: &Path, dir: &Path, flags: &[&str]) -> (String, Vec<String>) {
-    let mut v = FIRST_STAGE.to_vec();
+    let mut v = flags.to_vec();
     v.extend(["--json", "-"]);
     let (code, whole, err) = tune(m, &v);
     assert_eq!(code, 0, "{err}");
@@ -529,7 +509,7 @@ fn a_kn_search_sharded_through_every_stage_gives_the_unsharded_bytes() {
         (["--set", "server.capacity=5"], "--set"),
         (["--seed", "99"], "--seed"),
     ] {
-        let mut v = FIRST_STAGE.to_vec();
+        let mut v = flags.to_vec();
         v.extend(extra);
         v.extend(["--first-stage-from", all]);
         let (code, _, err) = tune(&m, &v);
@@ -556,7 +536,7 @@ fn a_kn_search_sharded_through_every_stage_gives_the_unsharded_bytes() {
     ];
     shard_to_the_end(&m, &s2, &more);
     let bigger = s2.join("all.jsonl");
-    let mut v = FIRST_STAGE.to_vec();
+    let mut v = flags.to_vec();
     v.extend([
         "--first-stage-from",
         bigger.to_str().unwrap(),
@@ -583,7 +563,7 @@ fn a_kn_search_sharded_through_every_stage_gives_the_unsharded_bytes() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let mut v = FIRST_STAGE.to_vec();
+    let mut v = flags.to_vec();
     v.extend(["--first-stage-from", sw.to_str().unwrap(), "--json", "-"]);
     let (code, out, err) = tune(&m, &v);
     assert_eq!(code, 0, "{err}");

@@ -230,53 +230,37 @@ struct IndexedPq<S> {
 type SipPq = IndexedPq<std::hash::RandomState>;
 type FxPq = IndexedPq<BuildHasherDefault<FxU64>>;
 
-impl<S: std::hash::BuildHasher + Default> IndexedPq<S> {
+/// The hasher an [`IndexedPq`] is measured with names its row.
+trait RowName {
+    const ROW: &'static str;
+}
+
+impl RowName for std::hash::RandomState {
+    const ROW: &'static str = "priority_queue";
+}
+
+impl RowName for BuildHasherDefault<FxU64> {
+    const ROW: &'static str = "priority_queue_fx";
+}
+
+impl<S: std::hash::BuildHasher + Default + RowName> HoldQueue for IndexedPq<S> {
+    const NAME: &'static str = S::ROW;
+    fn new_with_capacity(n: usize) -> Self {
+        IndexedPq {
+            pq: PriorityQueue::with_capacity_and_default_hasher(n + 1),
+            seq: 0,
+        }
+    }
     #[inline(always)]
-    fn push_item(&mut self, at: Time, ev: Ev) {
+    fn push(&mut self, at: Time, ev: Ev) {
         let seq = self.seq;
         self.seq += 1;
         self.pq.push(Item { seq, ev }, Reverse((at.0, seq)));
     }
     #[inline(always)]
-    fn pop_item(&mut self) -> (Time, Ev) {
+    fn pop(&mut self) -> (Time, Ev) {
         let (item, Reverse((t, _))) = self.pq.pop().expect("never empty");
         (Time(t), item.ev)
-    }
-}
-
-impl HoldQueue for SipPq {
-    const NAME: &'static str = "priority_queue";
-    fn new_with_capacity(n: usize) -> Self {
-        IndexedPq {
-            pq: PriorityQueue::with_capacity_and_default_hasher(n + 1),
-            seq: 0,
-        }
-    }
-    #[inline(always)]
-    fn push(&mut self, at: Time, ev: Ev) {
-        self.push_item(at, ev);
-    }
-    #[inline(always)]
-    fn pop(&mut self) -> (Time, Ev) {
-        self.pop_item()
-    }
-}
-
-impl HoldQueue for FxPq {
-    const NAME: &'static str = "priority_queue_fx";
-    fn new_with_capacity(n: usize) -> Self {
-        IndexedPq {
-            pq: PriorityQueue::with_capacity_and_default_hasher(n + 1),
-            seq: 0,
-        }
-    }
-    #[inline(always)]
-    fn push(&mut self, at: Time, ev: Ev) {
-        self.push_item(at, ev);
-    }
-    #[inline(always)]
-    fn pop(&mut self) -> (Time, Ev) {
-        self.pop_item()
     }
 }
 

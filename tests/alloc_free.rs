@@ -83,22 +83,8 @@ struct Point {
 /// Loads `path` (variant `variant`, overrides `sets`) and counts the allocations of one run.
 /// Loading happens outside the count: only `run_model` and what it returns are measured.
 fn measure(path: &str, variant: Option<&str>, sets: &[String]) -> Point {
-    let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR")))
-        .expect("the model file");
-    let sets: Vec<Override> = sets
-        .iter()
-        .map(|s| Override::parse(s).expect("a valid override"))
-        .collect();
-    let scenario = load(path, &text, &sets).expect("a valid model");
-    let model = match variant {
-        Some(v) => scenario
-            .variants
-            .into_iter()
-            .find(|m| m.name == v)
-            .expect("the variant"),
-        None => scenario.base,
-    };
-    let (allocs, result) = allocations(|| retrystorm::run_model(&model, model.seed, &mut |_| {}));
+    let m = model(path, variant, sets);
+    let (allocs, result) = allocations(|| retrystorm::run_model(&m, m.seed, &mut |_| {}));
     Point {
         allocs,
         events: result.summary.events,
@@ -106,14 +92,14 @@ fn measure(path: &str, variant: Option<&str>, sets: &[String]) -> Point {
 }
 
 /// Warm-up, then the scenario at two sizes: `set(small)` and `set(2 * small)` give the
-/// overrides. Returns the allocations per extra event.
-fn grow(
+/// overrides. Fails unless the allocations per extra event stay under [`PER_EVENT_LIMIT`].
+fn assert_no_allocation_per_event(
     name: &str,
     path: &str,
     variant: Option<&str>,
     set: impl Fn(u64) -> String,
     small: u64,
-) -> f64 {
+) {
     let at = |n: u64| measure(path, variant, &[set(n)]);
     at(small); // warm-up: lazy statics and first-use buffers in std are not the engine's
     let a = at(small);
@@ -136,7 +122,10 @@ fn grow(
         b.allocs as f64 / b.events as f64,
         TOTAL.load(Ordering::Relaxed),
     );
-    per_event
+    assert!(
+        per_event < PER_EVENT_LIMIT,
+        "{name} allocates {per_event:.4} times per event"
+    );
 }
 
 /// Fewer than this many allocations per extra event counts as "no allocation per event".
@@ -145,16 +134,12 @@ const PER_EVENT_LIMIT: f64 = 0.01;
 #[test]
 fn thundering_herd_does_not_allocate_per_event() {
     // 10^5 and 2 * 10^5 clients: 1.8 and 3.6 million events.
-    let per_event = grow(
+    assert_no_allocation_per_event(
         "herd",
         "models/thundering-herd.toml",
         Some("full"),
         |n| format!("workload.clients={n}"),
         100_000,
-    );
-    assert!(
-        per_event < PER_EVENT_LIMIT,
-        "the herd allocates {per_event:.4} times per event"
     );
 }
 
@@ -183,16 +168,12 @@ fn thundering_herd_on_the_event_loop_does_not_allocate_per_event() {
 fn open_overload_does_not_allocate_per_event() {
     // The overload benchmark at 2 s and 4 s of simulated time: about 0.6 and 1.3 million events,
     // with timeouts, a full bounded queue, 503s and retries.
-    let per_event = grow(
+    assert_no_allocation_per_event(
         "overload",
         "models/overload-bench.toml",
         None,
         |s| format!("horizon={s}s"),
         2,
-    );
-    assert!(
-        per_event < PER_EVENT_LIMIT,
-        "the overload scenario allocates {per_event:.4} times per event"
     );
 }
 
@@ -200,16 +181,12 @@ fn open_overload_does_not_allocate_per_event() {
 fn closed_workload_without_keys_does_not_allocate_per_event() {
     // The three-clients model without keys: 10^4 and 2 * 10^4 intents over 10 workers (request
     // loss, timeouts, late replies, duplicated effects).
-    let per_event = grow(
+    assert_no_allocation_per_event(
         "three-clients/retry-no-key",
         "models/three-clients.toml",
         Some("retry-no-key"),
         |n| format!("workload.intents={n}"),
         10_000,
-    );
-    assert!(
-        per_event < PER_EVENT_LIMIT,
-        "three-clients without keys allocates {per_event:.4} times per event"
     );
 }
 
@@ -219,33 +196,32 @@ fn keyed_closed_workload_does_not_allocate_per_event() {
     // its key is in progress waits on it (`KeyState::InProgress { waiters }`). Today every such
     // wait allocates the waiter list (the first `push` into an empty `Vec`), which is freed when
     // the key commits. This test shows it; it passes once waiters live in a reused buffer.
-    let per_event = grow(
+    assert_no_allocation_per_event(
         "three-clients/retry-same-key",
         "models/three-clients.toml",
         Some("retry-same-key"),
         |n| format!("workload.intents={n}"),
         10_000,
     );
-    assert!(
-        per_event < PER_EVENT_LIMIT,
-        "three-clients with a record-before store allocates {per_event:.4} times per event"
-    );
 }
 
-/// A loaded model (`variant` of `path`, with `sets`), outside any count.
-fn model(path: &str, variant: &str, sets: &[&str]) -> retrystorm::model::Model {
+/// A loaded model (`variant` of `path`, the base for `None`, with `sets`), outside any count.
+fn model(path: &str, variant: Option<&str>, sets: &[String]) -> retrystorm::model::Model {
     let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR")))
         .expect("the model file");
     let sets: Vec<Override> = sets
         .iter()
         .map(|s| Override::parse(s).expect("a valid override"))
         .collect();
-    load(path, &text, &sets)
-        .expect("a valid model")
-        .variants
-        .into_iter()
-        .find(|m| m.name == variant)
-        .expect("the variant")
+    let scenario = load(path, &text, &sets).expect("a valid model");
+    match variant {
+        Some(v) => scenario
+            .variants
+            .into_iter()
+            .find(|m| m.name == v)
+            .expect("the variant"),
+        None => scenario.base,
+    }
 }
 
 /// The most allocations a sweep's run (summary only) may make: its fixed cost, counted instead
@@ -262,8 +238,8 @@ fn a_sweep_run_has_a_small_fixed_cost_by_structure() {
     for (clients, limit) in PER_RUN_LIMIT {
         let m = model(
             "models/thundering-herd.toml",
-            "full",
-            &[&format!("workload.clients={clients}")],
+            Some("full"),
+            &[format!("workload.clients={clients}")],
         );
         retrystorm::run_summary(&m, 1); // warm-up
         let (allocs, r) = allocations(|| retrystorm::run_summary(&m, 1));

@@ -3,7 +3,7 @@
 //! `GITHUB_STEP_SUMMARY` and `GITHUB_OUTPUT` pointing at temporary files.
 
 use super::fixtures::small_herd;
-use super::util::{bin, out, rs, write};
+use super::util::{baseline, bin, out, rs, write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -83,13 +83,7 @@ fn check_md_writes_the_expectations_as_a_table() {
 fn check_baseline_md_junit_and_the_noise_hint() {
     let d = tempfile::tempdir().unwrap();
     let m = write(d.path(), "herd.toml", HERD);
-    let base = d.path().join("base.json");
-    let (code, _, _) = out(rs()
-        .arg("compare")
-        .arg(&m)
-        .args(["--seeds", "5", "--json"])
-        .arg(&base));
-    assert_eq!(code, 0);
+    let base = baseline(&m, "5");
 
     // A shorter base delay bunches the retries: peak retries of `full` go up by 43%.
     let (md, junit) = (d.path().join("r.md"), d.path().join("r.xml"));

@@ -1,10 +1,10 @@
 //! The foundation's command-line contract: byte-identical outputs per seed, the JSON field names
 //! scripts read, and one-line errors with exit code 2 for bad input.
 
-use super::util::{assert_deterministic, rs as retrystorm};
+use super::fixtures::EJECTION_RUN;
+use super::outputs::{HERD, SMALL_HERD_RUN};
+use super::util::{assert_deterministic, json_stdout, rs as retrystorm};
 use std::path::Path;
-
-const HERD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/thundering-herd.toml");
 
 fn outputs(dir: &Path, tag: &str, seed: &str) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     let (j, c, s) = (
@@ -48,12 +48,7 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
 
 #[test]
 fn json_carries_the_contract_fields() {
-    let out = retrystorm()
-        .args(["compare", HERD, "--json", "-"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_stdout(retrystorm().args(["compare", HERD, "--json", "-"]));
     assert_eq!(v["model"], "thundering-herd");
     assert_eq!(v["seed"], 42);
     let variants = v["variants"].as_array().unwrap();
@@ -92,46 +87,32 @@ fn json_carries_the_contract_fields() {
 
 #[test]
 fn run_picks_a_variant_and_set_overrides() {
-    let out = retrystorm()
-        .args([
-            "run",
-            HERD,
-            "--variant",
-            "no-jitter",
-            "--set",
-            "workload.clients=50",
-            "--json",
-            "-",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_stdout(retrystorm().args([
+        "run",
+        HERD,
+        "--variant",
+        "no-jitter",
+        "--set",
+        "workload.clients=50",
+        "--json",
+        "-",
+    ]));
     assert_eq!(v["variants"].as_array().unwrap().len(), 1);
     assert_eq!(v["variants"][0]["summary"]["peak_retries"], 50);
 }
 
 #[test]
 fn vary_crosses_values() {
-    let out = retrystorm()
-        .args([
-            "compare",
-            HERD,
-            "--vary",
-            "retry.base=50ms,100ms",
-            "--set",
-            "workload.clients=20",
-            "--json",
-            "-",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_stdout(retrystorm().args([
+        "compare",
+        HERD,
+        "--vary",
+        "retry.base=50ms,100ms",
+        "--set",
+        "workload.clients=20",
+        "--json",
+        "-",
+    ]));
     let names: Vec<&str> = v["variants"]
         .as_array()
         .unwrap()
@@ -295,22 +276,7 @@ fn a_run_that_cannot_end_stops_and_says_it_is_partial() {
 
 #[test]
 fn json_carries_the_replicas_of_a_replicated_tier() {
-    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/models/one-bad-replica.toml");
-    let out = retrystorm()
-        .args([
-            "run",
-            model,
-            "--variant",
-            "ejection",
-            "--set",
-            "horizon=20s",
-            "--json",
-            "-",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_stdout(retrystorm().args(EJECTION_RUN).args(["--json", "-"]));
     let x = &v["variants"][0];
     let tier = &x["summary"]["tiers"][0];
     assert_eq!(tier["name"], "server");
@@ -346,16 +312,8 @@ fn json_carries_the_replicas_of_a_replicated_tier() {
     }
     // A model without replicas has neither key.
     let out = retrystorm()
-        .args([
-            "run",
-            HERD,
-            "--variant",
-            "full",
-            "--set",
-            "workload.clients=50",
-            "--json",
-            "-",
-        ])
+        .args(SMALL_HERD_RUN)
+        .args(["--json", "-"])
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();

@@ -1,5 +1,16 @@
 //! The models the CLI tests share, written once.
 
+/// The shipped one-bad-replica model's `ejection` variant over 20 s: a replicated tier whose bad
+/// replica is ejected, the run the replica outputs are read from.
+pub(crate) const EJECTION_RUN: [&str; 6] = [
+    "run",
+    concat!(env!("CARGO_MANIFEST_DIR"), "/models/one-bad-replica.toml"),
+    "--variant",
+    "ejection",
+    "--set",
+    "horizon=20s",
+];
+
 /// A small herd: 40 clients failing always, 4 attempts from 100 ms, no jitter against full
 /// jitter. A literal (a macro), so that a test module can add its `[[expect]]`s with `concat!`.
 macro_rules! small_herd {

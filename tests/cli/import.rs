@@ -81,28 +81,16 @@ fn unmappable_fields_exit_2_naming_them() {
         "retryableStatusCodes": ["PERMISSION_DENIED"]}}]}"#,
     )
     .unwrap();
-    let out = retrystorm()
-        .arg("import")
-        .arg("grpc")
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
+    let (code, _, err) = run_out(&["import", "grpc", f.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
     assert!(
         err.contains("methodConfig[0].retryPolicy.retryableStatusCodes[0]: \"PERMISSION_DENIED\" has no answer class")
             && err.contains("UNAVAILABLE (503)"),
         "{err}"
     );
     std::fs::write(&f, r#"{"methodConfig": [], "healthCheckConfig": {}}"#).unwrap();
-    let out = retrystorm()
-        .arg("import")
-        .arg("grpc")
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
+    let (code, _, err) = run_out(&["import", "grpc", f.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
     assert!(
         err.contains("healthCheckConfig: not supported")
             && err.contains("supported here: methodConfig, retryThrottling"),

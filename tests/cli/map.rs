@@ -3,7 +3,7 @@
 //! A 0.1 s spike is harmless whatever the clients do; after a 2 s spike clients without
 //! retries recover and clients with three immediate retries keep the server down.
 
-use super::util::{out, rs};
+use super::util::{bin, out, racing, rs};
 use std::path::{Path, PathBuf};
 
 const MODEL: &str = r#"name = "spike"
@@ -277,36 +277,18 @@ fn two_shards_given_one_out_write_it_once() {
     let dir = tempfile::tempdir().unwrap();
     let m = model(dir.path());
     let o = dir.path().join("o.jsonl");
-    let kids: Vec<std::process::Child> = ["1/2", "2/2"]
-        .iter()
-        .map(|i| {
-            let mut args = vec!["map", m.to_str().unwrap()];
-            args.extend(AXES);
-            args.extend(["--seeds", "3", "--within", "10s", "--shard", i, "--out"]);
-            std::process::Command::new(assert_cmd::cargo::cargo_bin("retrystorm"))
-                .args(&args)
-                .arg(&o)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let mut ok = 0;
-    for k in kids {
-        let out = k.wait_with_output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        match out.status.code() {
-            Some(0) => ok += 1,
-            Some(2) => assert!(
-                err.contains("the file exists; a shard's runs go to a new file")
-                    || err.contains("another command is writing this file"),
-                "{err}"
-            ),
-            c => panic!("{c:?}: {err}"),
-        }
-    }
-    assert_eq!(ok, 1);
+    let shards = ["1/2", "2/2"].map(|i| {
+        let mut c = std::process::Command::new(bin());
+        c.args(["map", m.to_str().unwrap()]).args(AXES);
+        c.args(["--seeds", "3", "--within", "10s", "--shard", i, "--out"]);
+        c.arg(&o);
+        c
+    });
+    let refusals = [
+        "the file exists; a shard's runs go to a new file",
+        "another command is writing this file",
+    ];
+    assert_eq!(racing(shards, &refusals), 1);
     // The file a shard wrote is kept: a rerun is refused and leaves it as it was.
     let before = std::fs::read(&o).unwrap();
     let (code, _, err) = map(&m, &["--shard", "1/2", "--out", o.to_str().unwrap()]);

@@ -29,36 +29,21 @@ fn map_and_tune_with_a_variant_resolve_that_variant_alone() {
     let m = m.to_str().unwrap();
     let vary = "server.slow_windows[0].factor=2,8";
     // `retry.max_attempts` is set by `fast`, which is not run: no warning names it.
-    let (code, stdout, err) = out(rs().args([
-        "map",
-        m,
-        "--variant",
-        "slow",
-        "--vary",
-        vary,
-        "--vary",
-        "retry.max_attempts=1,3",
-        "--within",
-        "3s",
-    ]));
-    assert_eq!(code, 0, "{stdout}{err}");
-    assert!(!err.contains("\"fast\""), "{err}");
-    let (code, stdout, err) = out(rs().args([
-        "tune",
-        m,
-        "--variant",
-        "slow",
-        "--vary",
-        vary,
-        "--vary",
-        "retry.max_attempts=1,3",
-        "--minimize",
-        "amplification",
-        "--first-stage",
-        "2",
-    ]));
-    assert_eq!(code, 0, "{stdout}{err}");
-    assert!(!err.contains("\"fast\""), "{err}");
+    let own: [(&str, &[&str]); 2] = [
+        ("map", &["--within", "3s"]),
+        (
+            "tune",
+            &["--minimize", "amplification", "--first-stage", "2"],
+        ),
+    ];
+    for (command, flags) in own {
+        let (code, stdout, err) = out(rs()
+            .args([command, m, "--variant", "slow", "--vary", vary])
+            .args(["--vary", "retry.max_attempts=1,3"])
+            .args(flags));
+        assert_eq!(code, 0, "{command}: {stdout}{err}");
+        assert!(!err.contains("\"fast\""), "{command}: {err}");
+    }
     // Without --variant the base, which has no slow window, is resolved too, and refused.
     let (code, _, err) = out(rs().args(["tune", m, "--vary", vary, "--minimize", "amplification"]));
     assert_eq!(code, 2, "{err}");

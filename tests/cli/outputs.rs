@@ -5,12 +5,22 @@
 //!
 //! Every file is made in a temporary folder; the real /dev is only read.
 
-use super::util::{bin, out, rs};
+use super::util::{bin, out, racing, rs};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub(super) const HERD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/thundering-herd.toml");
+
+/// A run of the shipped herd's full-jitter variant at 50 clients: a model without replicas.
+pub(super) const SMALL_HERD_RUN: [&str; 6] = [
+    "run",
+    HERD,
+    "--variant",
+    "full",
+    "--set",
+    "workload.clients=50",
+];
 const OUTAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/outage-recovery.toml");
 
 /// A small herd with three expectations: one per variant and one for both.
@@ -991,31 +1001,13 @@ fn two_inits_racing_for_one_path_write_it_once() {
     let d = tempfile::tempdir().unwrap();
     for round in 0..8 {
         let p = d.path().join(format!("x{round}.toml"));
-        let kids: Vec<std::process::Child> = (0..4)
-            .map(|_| {
-                std::process::Command::new(bin())
-                    .args(["init", "-o"])
-                    .arg(&p)
-                    .stdout(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
-        let mut ok = 0;
-        for k in kids {
-            let o = k.wait_with_output().unwrap();
-            let err = String::from_utf8_lossy(&o.stderr);
-            match o.status.code() {
-                Some(0) => ok += 1,
-                Some(2) => assert!(
-                    err.contains("the file exists") || err.contains("another command is writing"),
-                    "{err}"
-                ),
-                c => panic!("{c:?}: {err}"),
-            }
-        }
-        assert_eq!(ok, 1, "round {round}");
+        let inits = (0..4).map(|_| {
+            let mut c = std::process::Command::new(bin());
+            c.args(["init", "-o"]).arg(&p);
+            c
+        });
+        let refusals = ["the file exists", "another command is writing"];
+        assert_eq!(racing(inits, &refusals), 1, "round {round}");
         assert!(
             std::fs::read_to_string(&p)
                 .unwrap()

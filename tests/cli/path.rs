@@ -1,5 +1,6 @@
 //! The request path from the command line: per-tier CSV and chart, and the stack model.
 
+use super::util::json_stdout;
 use assert_cmd::Command;
 
 fn bin() -> Command {
@@ -81,24 +82,18 @@ fn tiers_csv_and_chart() {
 
 #[test]
 fn the_stack_model_loads_and_its_tiers_are_reported() {
-    let out = bin()
-        .args([
-            "run",
-            "models/stack.toml",
-            "--variant",
-            "retry at the client only",
-            "--json",
-            "-",
-        ])
-        .args(["--set", "workload.intents=20000"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let r = json_stdout(
+        bin()
+            .args([
+                "run",
+                "models/stack.toml",
+                "--variant",
+                "retry at the client only",
+                "--json",
+                "-",
+            ])
+            .args(["--set", "workload.intents=20000"]),
     );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let tiers = r["variants"][0]["summary"]["tiers"].as_array().unwrap();
     let names: Vec<&str> = tiers.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["gateway", "service", "server"]);

@@ -1,7 +1,8 @@
 //! The replica outputs (docs/replicas.md): `--replicas-csv`, the replicas block under
 //! the comparison table, and a model without replicas left as it was.
 
-use super::outputs::HERD;
+use super::fixtures::EJECTION_RUN;
+use super::outputs::{HERD, SMALL_HERD_RUN};
 use super::util::{out, rs};
 
 /// `models/one-bad-replica.toml` cut to 20 s (replica 2 fails from 10 s): seven variants of five
@@ -80,15 +81,7 @@ fn the_replicas_block_lists_each_replica_under_its_variant_and_tier() {
     assert_eq!(code, 0, "{err}");
     assert!(md.contains("\n| variant | tier | replica | arrivals | served | rejected | errors | ejections |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n| same-host | server | 0 |"), "{md}");
     // run's view: the tier, each replica indented under it.
-    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/models/one-bad-replica.toml");
-    let (code, view, err) = out(rs().args([
-        "run",
-        model,
-        "--variant",
-        "ejection",
-        "--set",
-        "horizon=20s",
-    ]));
+    let (code, view, err) = out(rs().args(EJECTION_RUN));
     assert_eq!(code, 0, "{err}");
     assert!(view.contains("\ntier server: "), "{view}");
     let r2 = view
@@ -120,14 +113,7 @@ fn a_model_without_replicas_writes_what_it_wrote_and_refuses_the_replicas_chart(
     assert!(!plain.contains("replica"), "{plain}");
     let (_, md, _) = herd(&["--md", "-"]);
     assert!(!md.contains("replica"), "{md}");
-    let (_, view, _) = out(rs().args([
-        "run",
-        HERD,
-        "--variant",
-        "full",
-        "--set",
-        "workload.clients=50",
-    ]));
+    let (_, view, _) = out(rs().args(SMALL_HERD_RUN));
     assert!(
         !view.contains("replica") && !view.contains("tier "),
         "{view}"

@@ -2,7 +2,7 @@
 //! `completions`, and the chart flags.
 
 use super::fixtures::small_herd;
-use super::util::{assert_deterministic, out, rs};
+use super::util::{assert_deterministic, baseline, out, rs};
 use std::path::{Path, PathBuf};
 
 const HERD: &str = small_herd!();
@@ -52,13 +52,7 @@ fn markdown_table_for_compare_and_seeds() {
 fn baseline_passes_unchanged_and_fails_a_regression() {
     let d = tempfile::tempdir().unwrap();
     let m = model(d.path());
-    let base = d.path().join("base.json");
-    let (code, _, _) = out(rs()
-        .arg("compare")
-        .arg(&m)
-        .args(["--seeds", "3", "--json"])
-        .arg(&base));
-    assert_eq!(code, 0);
+    let base = baseline(&m, "3");
     let (code, stdout, _) = out(rs().arg("check").arg(&m).arg("--baseline").arg(&base));
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.contains("no metric regressed"), "{stdout}");

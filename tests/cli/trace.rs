@@ -2,12 +2,12 @@
 //! the outcome filter really returning intents applied twice, the bounds, the same bytes across
 //! runs, and results unchanged by tracing.
 
-use super::util::rs;
+use super::outputs::HERD;
+use super::util::{out, rs};
 use serde_json::Value;
 use std::path::Path;
 
 const THREE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/three-clients.toml");
-const HERD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/thundering-herd.toml");
 
 fn run_ok(args: &[&str]) -> (String, String) {
     let o = rs().args(args).output().unwrap();
@@ -216,18 +216,11 @@ fn the_event_bound_holds_over_every_variant_traced() {
     );
     assert!(!p.exists());
     // One variant may hold them all.
-    let o = rs()
+    let (code, _, err) = out(rs()
         .args(["run", HERD, "--variant", "full", "--trace"])
         .arg(&p)
-        .args(["--trace-max-events", "5000000", "-q"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+        .args(["--trace-max-events", "5000000", "-q"]));
+    assert_eq!(code, 0, "{err}");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! `retrystorm tune` end to end on a small model where the answers are known.
 
-use super::util::{out, rs};
+use super::util::{bin, out, racing, rs};
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
@@ -30,20 +30,20 @@ pub(crate) fn tune(m: &Path, args: &[&str]) -> (i32, String, String) {
     out(rs().arg("tune").arg(m).args(args))
 }
 
+/// One to four attempts, the least amplification wanted: one attempt is best by construction.
+const FEWEST_ATTEMPTS: [&str; 4] = [
+    "--vary",
+    "retry.max_attempts=1,2,3,4",
+    "--minimize",
+    "amplification",
+];
+
 #[test]
 fn the_best_by_construction_is_recommended_with_a_snippet() {
     // Every retry is extra load: one attempt has amplification 1, the least possible.
     let dir = tempfile::tempdir().unwrap();
     let m = model(dir.path());
-    let (code, out, err) = tune(
-        &m,
-        &[
-            "--vary",
-            "retry.max_attempts=1,2,3,4",
-            "--minimize",
-            "amplification",
-        ],
-    );
+    let (code, out, err) = tune(&m, &FEWEST_ATTEMPTS);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("recommended: #1 retry.max_attempts=1"),
@@ -84,17 +84,8 @@ fn a_near_tie_is_reported_open_within_the_budget() {
 fn an_unmeetable_constraint_exits_1_naming_the_closest() {
     let dir = tempfile::tempdir().unwrap();
     let m = model(dir.path());
-    let (code, out, err) = tune(
-        &m,
-        &[
-            "--vary",
-            "retry.max_attempts=1,2,3,4",
-            "--minimize",
-            "amplification",
-            "--constraint",
-            "failed < 1",
-        ],
-    );
+    let constrained = [&FEWEST_ATTEMPTS[..], &["--constraint", "failed < 1"]].concat();
+    let (code, out, err) = tune(&m, &constrained);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("closest: #4 retry.max_attempts=4"), "{out}");
     assert!(err.contains("no candidate meets every constraint"), "{err}");
@@ -303,19 +294,8 @@ fn a_sharded_first_stage_merged_gives_the_unsharded_search() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(resumed, whole);
     // Another search's file is refused.
-    let (code, _, err) = tune(
-        &m,
-        &[
-            "--vary",
-            "retry.max_attempts=1,2",
-            "--minimize",
-            "amplification",
-            "--first-stage",
-            "3",
-            "--first-stage-from",
-            &all,
-        ],
-    );
+    let from = [&FIRST_STAGE[..], &["--first-stage-from", &all]].concat();
+    let (code, _, err) = tune(&m, &from);
     assert_eq!(code, 2);
     assert!(err.contains("another search"), "{err}");
     let (code, _, err) = with(&["--shard", "1/2"]);
@@ -470,6 +450,16 @@ fn unsharded_is_sharded(m: &Path, dir: &Path, flags: &[&str]) -> (String, Vec<St
     (whole, stages)
 }
 
+/// Three bases, two of them (10ms and 10.1ms) near-tied, told apart to 0.001.
+const NEAR_TIE: [&str; 6] = [
+    "--vary",
+    "retry.base=10ms,10100us,12ms",
+    "--minimize",
+    "completion_ms.p99",
+    "--indifference",
+    "0.001",
+];
+
 #[test]
 fn a_halving_search_sharded_through_every_stage_gives_the_unsharded_bytes() {
     // 12 candidates: halving stages 1 (2 seeds) and 2 (6 seeds) keep the two near-tied ones
@@ -477,18 +467,11 @@ fn a_halving_search_sharded_through_every_stage_gives_the_unsharded_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let m = model(dir.path());
     let flags = [
-        "--vary",
-        "retry.max_attempts=2..5:1",
-        "--vary",
-        "retry.base=10ms,10100us,12ms",
-        "--minimize",
-        "completion_ms.p99",
-        "--indifference",
-        "0.001",
-        "--halving",
-        "--budget",
-        "46",
-    ];
+        &["--vary", "retry.max_attempts=2..5:1"][..],
+        &NEAR_TIE,
+        &["--halving", "--budget", "46"],
+    ]
+    .concat();
     let (whole, stages) = unsharded_is_sharded(&m, dir.path(), &flags);
     assert_eq!(
         stages[..2],
@@ -508,16 +491,7 @@ fn a_halving_search_sharded_through_every_stage_gives_the_unsharded_bytes() {
 fn a_kn_search_sharded_through_every_stage_gives_the_unsharded_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let m = model(dir.path());
-    let flags = [
-        "--vary",
-        "retry.base=10ms,10100us,12ms",
-        "--minimize",
-        "completion_ms.p99",
-        "--indifference",
-        "0.001",
-        "--budget",
-        "24",
-    ];
+    let flags = [&NEAR_TIE[..], &["--budget", "24"]].concat();
     let (whole, stages) = unsharded_is_sharded(&m, dir.path(), &flags);
     assert_eq!(
         stages,
@@ -750,31 +724,39 @@ fn candidates_must_exceed_the_trajectories() {
 
 // Issue 31: tune never replaces its own runs file, and refuses runs that contradict each other.
 
+/// Two candidates with a first stage of 3 runs.
+const FIRST_STAGE: [&str; 6] = [
+    "--vary",
+    "retry.max_attempts=1,2",
+    "--minimize",
+    "amplification",
+    "--first-stage",
+    "3",
+];
+
+/// The model in `dir` and [`FIRST_STAGE`]'s runs, written by one shard to `dir/runs.jsonl`.
+fn first_stage_runs(dir: &Path) -> (PathBuf, PathBuf) {
+    let m = model(dir);
+    let runs = dir.join("runs.jsonl");
+    let mut v = FIRST_STAGE.to_vec();
+    v.extend(["--shard", "1/1", "--out", runs.to_str().unwrap()]);
+    let (code, _, err) = tune(&m, &v);
+    assert_eq!(code, 0, "{err}");
+    (m, runs)
+}
+
 #[test]
 fn tune_refuses_to_write_over_its_runs_file() {
     let dir = tempfile::tempdir().unwrap();
-    let m = model(dir.path());
-    let flags = [
-        "--vary",
-        "retry.max_attempts=1,2",
-        "--minimize",
-        "amplification",
-        "--first-stage",
-        "3",
-    ];
-    let runs = dir.path().join("runs.jsonl");
+    let (m, runs) = first_stage_runs(dir.path());
     let runs_s = runs.to_str().unwrap();
-    let mut v = flags.to_vec();
-    v.extend(["--shard", "1/1", "--out", runs_s]);
-    let (code, _, err) = tune(&m, &v);
-    assert_eq!(code, 0, "{err}");
     let before = std::fs::read(&runs).unwrap();
     for extra in [
         ["--shard", "1/2", "--out", runs_s],
         ["--json", runs_s, "--jobs", "1"],
         ["--svg", runs_s, "--maximize", "succeeded"],
     ] {
-        let mut v = flags.to_vec();
+        let mut v = FIRST_STAGE.to_vec();
         v.extend(["--first-stage-from", runs_s]);
         v.extend(extra);
         let (code, _, err) = tune(&m, &v);
@@ -793,7 +775,7 @@ fn two_shards_given_one_out_do_not_both_write_it() {
     let m = model(dir.path());
     let out = dir.path().join("o.jsonl");
     let flags = |i: &str| {
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_retrystorm"));
+        let mut c = std::process::Command::new(bin());
         c.arg("tune").arg(&m).args([
             "--vary",
             "retry.max_attempts=1,2,3",
@@ -807,23 +789,8 @@ fn two_shards_given_one_out_do_not_both_write_it() {
         c
     };
     // At once: one claims the file, the other is refused (exit 2), never both exit 0.
-    let kids: Vec<_> = ["1/2", "2/2"]
-        .iter()
-        .map(|i| {
-            flags(i)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let codes: Vec<i32> = kids
-        .into_iter()
-        .map(|k| k.wait_with_output().unwrap().status.code().unwrap())
-        .collect();
-    let mut sorted = codes.clone();
-    sorted.sort();
-    assert_eq!(sorted, [0, 2], "{codes:?}");
+    let refusals = ["the file exists", "another command is writing"];
+    assert_eq!(racing(["1/2", "2/2"].map(flags), &refusals), 1);
     // One after the other: the second does not replace the first's runs.
     let before = std::fs::read(&out).unwrap();
     let o = flags("2/2").output().unwrap();
@@ -839,23 +806,11 @@ fn two_shards_given_one_out_do_not_both_write_it() {
 #[test]
 fn first_stage_from_refuses_a_run_given_twice_with_different_results() {
     let dir = tempfile::tempdir().unwrap();
-    let m = model(dir.path());
-    let flags = [
-        "--vary",
-        "retry.max_attempts=1,2",
-        "--minimize",
-        "amplification",
-        "--first-stage",
-        "3",
-    ];
-    let runs = dir.path().join("runs.jsonl");
+    let (m, runs) = first_stage_runs(dir.path());
     let runs_s = runs.to_str().unwrap();
-    let mut v = flags.to_vec();
-    v.extend(["--shard", "1/1", "--out", runs_s]);
-    assert_eq!(tune(&m, &v).0, 0);
     let text = std::fs::read_to_string(&runs).unwrap();
     let line = text.lines().nth(1).unwrap().to_string();
-    let mut v = flags.to_vec();
+    let mut v = FIRST_STAGE.to_vec();
     v.extend(["--first-stage-from", runs_s, "--json", "-"]);
     // The same run twice, identical: accepted, as merge accepts it.
     std::fs::write(&runs, format!("{text}{line}\n")).unwrap();

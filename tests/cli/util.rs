@@ -33,6 +33,53 @@ pub fn out(c: &mut Command) -> (i32, String, String) {
     )
 }
 
+/// Starts every command at once, then waits for them all: how many exited 0. Each other one
+/// must exit 2 with one of `refusals` in its stderr (any other exit fails the test): commands
+/// racing for one output file.
+pub fn racing(cmds: impl IntoIterator<Item = std::process::Command>, refusals: &[&str]) -> usize {
+    use std::process::Stdio;
+    let kids: Vec<_> = cmds
+        .into_iter()
+        .map(|mut c| {
+            c.stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut ok = 0;
+    for k in kids {
+        let o = k.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        match o.status.code() {
+            Some(0) => ok += 1,
+            Some(2) => assert!(refusals.iter().any(|r| err.contains(r)), "{err}"),
+            c => panic!("{c:?}: {err}"),
+        }
+    }
+    ok
+}
+
+/// Runs the command, which must succeed, and reads its stdout as JSON (`--json -`).
+pub fn json_stdout(c: &mut Command) -> serde_json::Value {
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// `compare M --seeds SEEDS --json base.json` beside the model `m`, which must succeed: the
+/// baseline `check --baseline` reads. Returns its path.
+pub fn baseline(m: &Path, seeds: &str) -> PathBuf {
+    let base = m.with_file_name("base.json");
+    let (code, _, err) = out(rs()
+        .arg("compare")
+        .arg(m)
+        .args(["--seeds", seeds, "--json"])
+        .arg(&base));
+    assert_eq!(code, 0, "{err}");
+    base
+}
+
 /// Writes `text` to `dir/name` and returns the path.
 pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);

@@ -204,13 +204,9 @@ fn the_sarif_step_and_the_verdict_hook() {
         .env("RS_SARIF_DIR", "out")
         .output()
         .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(String::from_utf8_lossy(&o.stderr).contains("skipped models/bad.toml"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("skipped models/bad.toml"), "{err}");
     let log: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(d.path().join("out/models_gc-pause.sarif")).unwrap(),
     )

@@ -198,10 +198,6 @@ pub fn render(results: &[Checked], quiet: bool) -> String {
 /// The results as a GitHub-flavoured markdown table (`check --md`): variant, expectation,
 /// what was seen, verdict; a failing row names the seed and the command that reproduces it.
 pub fn markdown(results: &[Checked]) -> String {
-    let headers: Vec<String> = ["variant", "expectation", "seen", "verdict"]
-        .iter()
-        .map(|h| h.to_string())
-        .collect();
     let rows: Vec<Vec<String>> = results
         .iter()
         .map(|c| {
@@ -225,6 +221,7 @@ pub fn markdown(results: &[Checked]) -> String {
             ]
         })
         .collect();
+    let headers = ["variant", "expectation", "seen", "verdict"];
     retrystorm_report::gfm_table(&headers, &[false; 4], &rows)
 }
 

@@ -386,12 +386,6 @@ pub fn within_noise(c: &Compared) -> bool {
 /// The comparisons as a GitHub-flavoured markdown table (for `check --baseline --md`, e.g.
 /// appended to `$GITHUB_STEP_SUMMARY`): variant, metric, baseline, this run, change, verdict.
 pub fn markdown(results: &[Compared]) -> String {
-    let headers: Vec<String> = [
-        "variant", "metric", "baseline", "this run", "change", "verdict",
-    ]
-    .iter()
-    .map(|h| h.to_string())
-    .collect();
     let rows: Vec<Vec<String>> = results
         .iter()
         .map(|c| {
@@ -423,6 +417,9 @@ pub fn markdown(results: &[Compared]) -> String {
             ]
         })
         .collect();
+    let headers = [
+        "variant", "metric", "baseline", "this run", "change", "verdict",
+    ];
     crate::gfm::table(&headers, &[false, false, true, true, true, false], &rows)
 }
 

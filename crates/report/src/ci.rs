@@ -171,14 +171,7 @@ pub fn ci_table_labelled(
         report.seeds.first().copied().unwrap_or(0),
         report.seeds.last().copied().unwrap_or(0)
     );
-    if let Some((h, rows)) = ci_replica_grid(report) {
-        out.push('\n');
-        out.push_str(&crate::text::aligned(
-            &h,
-            &rows,
-            crate::replica_rows::replica_right,
-        ));
-    }
+    crate::replica_rows::push_replica_text(&mut out, ci_replica_grid(report));
     out
 }
 

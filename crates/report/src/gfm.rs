@@ -22,7 +22,7 @@ pub fn escape(s: &str) -> String {
 }
 
 /// A GFM table: a header row, an alignment row (`---:` where `right[i]`), and the rows.
-pub fn table(headers: &[String], right: &[bool], rows: &[Vec<String>]) -> String {
+pub fn table<H: AsRef<str>>(headers: &[H], right: &[bool], rows: &[Vec<String>]) -> String {
     let line = |cells: &mut dyn Iterator<Item = String>| {
         let mut l = String::from("|");
         for c in cells {
@@ -33,7 +33,7 @@ pub fn table(headers: &[String], right: &[bool], rows: &[Vec<String>]) -> String
         l.push('\n');
         l
     };
-    let mut out = line(&mut headers.iter().map(|h| escape(h)));
+    let mut out = line(&mut headers.iter().map(|h| escape(h.as_ref())));
     out.push_str(&line(&mut (0..headers.len()).map(|i| {
         if right.get(i).copied().unwrap_or(false) {
             "---:".to_string()

@@ -51,7 +51,7 @@ mod tests {
     #[test]
     fn gfm_table_with_alignment_and_escaping() {
         let t = table(
-            &["variant".into(), "p99 ms".into()],
+            &["variant", "p99 ms"],
             &[false, true],
             &[vec!["a|b".into(), "1,234".into()]],
         );

@@ -22,7 +22,7 @@ pub(crate) const REPLICA_FIELDS: [&str; 5] =
     ["arrivals", "served", "rejected", "errors", "ejections"];
 
 /// Whether column `i` of the replicas block is right-aligned (the replica index and counts).
-pub(crate) fn replica_right(i: usize) -> bool {
+fn replica_right(i: usize) -> bool {
     i >= 2
 }
 
@@ -86,6 +86,15 @@ pub(crate) fn replica_grid(
         REPLICA_HEADERS.iter().map(|h| h.to_string()).collect(),
         rows,
     ))
+}
+
+/// The replicas block ([`replica_grid`]), if any, as aligned text after a blank line at the end
+/// of `out`.
+pub(crate) fn push_replica_text(out: &mut String, grid: Option<(Vec<String>, Vec<Vec<String>>)>) {
+    if let Some((h, rows)) = grid {
+        out.push('\n');
+        out.push_str(&crate::text::aligned(&h, &rows, replica_right));
+    }
 }
 
 /// The replicas block ([`replica_grid`]) as a GFM table.

@@ -94,14 +94,10 @@ pub fn comparison_table_labelled(
         out.push_str("every settled intent's effect was applied exactly once\n");
     }
     out.push_str(&notes(report));
-    if let Some((h, rows)) = crate::replica_rows::plain_replica_grid(report) {
-        out.push('\n');
-        out.push_str(&crate::text::aligned(
-            &h,
-            &rows,
-            crate::replica_rows::replica_right,
-        ));
-    }
+    crate::replica_rows::push_replica_text(
+        &mut out,
+        crate::replica_rows::plain_replica_grid(report),
+    );
     out
 }
 

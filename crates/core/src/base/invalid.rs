@@ -26,3 +26,27 @@ pub(crate) fn probability(path: &str, p: f64) -> Result<(), Invalid> {
         ))
     }
 }
+
+/// `x` must be a finite number at least 0.
+pub(crate) fn non_negative(path: &str, x: f64) -> Result<(), Invalid> {
+    if x.is_finite() && x >= 0.0 {
+        Ok(())
+    } else {
+        Err(invalid(
+            path,
+            format!("must be a finite number >= 0, got {x}"),
+        ))
+    }
+}
+
+/// `x` must be a finite number above 0.
+pub(crate) fn positive(path: &str, x: f64) -> Result<(), Invalid> {
+    if x.is_finite() && x > 0.0 {
+        Ok(())
+    } else {
+        Err(invalid(
+            path,
+            format!("must be a finite number > 0, got {x}"),
+        ))
+    }
+}

@@ -13,6 +13,7 @@
 //!   section.
 //! - [`diagnostics`]: a refused input located in its file (`file:line:col: field: message`) and
 //!   the "did you mean" of an unknown word.
+//! - [`prose`]: numbers as the sentences that explain a result write them.
 
 /// The tests every future event list must pass, written once for the calendar queue and the
 /// radix heap: ties pop first in, first out; the same pops as a reference binary heap
@@ -119,6 +120,7 @@ pub mod diagnostics;
 pub mod dist;
 pub mod invalid;
 pub mod keys;
+pub mod prose;
 pub mod queue;
 pub mod rng;
 pub mod time;

@@ -51,7 +51,7 @@
 //!   jitter; jitter factor `multiplier − 1` = 1) and `SimpleRetryPolicy.DEFAULT_MAX_ATTEMPTS = 3`.
 
 use crate::base::diagnostics::closest;
-use crate::model::table::merge;
+use crate::model::table::{fill_under, merge};
 use toml::{Table, Value};
 
 /// The mode names, in the order a "did you mean" lists them.
@@ -338,19 +338,7 @@ pub fn expand(scope: &mut Table, prefix: &str) -> Result<(), (String, String)> {
         Some(Value::Table(user)) => user.keys().cloned().collect(),
         _ => Vec::new(),
     };
-    for (section, mut fill) in preset {
-        match scope.remove(&section) {
-            Some(Value::Table(user)) => {
-                if let Value::Table(f) = &mut fill {
-                    merge(f, user);
-                }
-            }
-            // Not a table: keep it, so that serde reports the user's own mistake.
-            Some(other) => fill = other,
-            None => {}
-        }
-        scope.insert(section, fill);
-    }
+    fill_under(scope, preset);
     // Kept as `Retry::mode`, so that `explain` can say what the mode set.
     let name = name.to_string();
     if let Some(Value::Table(retry)) = scope.get_mut("retry") {
@@ -437,18 +425,7 @@ pub fn expand_from(
             ),
         )
     })?;
-    for (section, mut fill) in imported {
-        match scope.remove(&section) {
-            Some(Value::Table(user)) => {
-                if let Value::Table(f) = &mut fill {
-                    merge(f, user);
-                }
-            }
-            Some(other) => fill = other,
-            None => {}
-        }
-        scope.insert(section, fill);
-    }
+    fill_under(scope, imported);
     Ok(())
 }
 

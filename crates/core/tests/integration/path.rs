@@ -280,6 +280,13 @@ fn probes(m: &Model) -> Vec<(&'static str, Vec<String>)> {
     } else {
         ("per-attempt", "record-after")
     };
+    let breaker: Vec<String> = vec![
+        "breaker.enabled=true".into(),
+        "breaker.scope=shared".into(),
+        "breaker.minimum_calls=2".into(),
+        "breaker.window_size=2".into(),
+        "breaker.failure_rate_threshold=1".into(),
+    ];
     vec![
         ("retry", vec![format!("retry.max_attempts={attempts}")]),
         ("network", vec!["network.request_loss=0.05".into()]),
@@ -303,28 +310,18 @@ fn probes(m: &Model) -> Vec<(&'static str, Vec<String>)> {
                 "budget.token_ratio=0.001".into(),
             ],
         ),
-        (
-            "breaker",
-            vec![
-                "breaker.enabled=true".into(),
-                "breaker.scope=shared".into(),
-                "breaker.minimum_calls=2".into(),
-                "breaker.window_size=2".into(),
-                "breaker.failure_rate_threshold=1".into(),
-            ],
-        ),
+        ("breaker", breaker.clone()),
         (
             "breaker-timers",
-            vec![
-                "breaker.enabled=true".into(),
-                "breaker.scope=shared".into(),
-                "breaker.minimum_calls=2".into(),
-                "breaker.window_size=2".into(),
-                "breaker.failure_rate_threshold=1".into(),
-                "breaker.wait_in_open=50ms".into(),
-                "breaker.automatic_transition=true".into(),
-                "breaker.max_wait_in_half_open=20ms".into(),
-            ],
+            [
+                breaker,
+                vec![
+                    "breaker.wait_in_open=50ms".into(),
+                    "breaker.automatic_transition=true".into(),
+                    "breaker.max_wait_in_half_open=20ms".into(),
+                ],
+            ]
+            .concat(),
         ),
         ("hedge", vec!["hedge.delay=5ms".into()]),
         (
@@ -371,13 +368,7 @@ fn made_small(name: &str) -> Vec<Override> {
 
 #[test]
 fn every_section_acts_on_every_shipped_model_or_is_refused() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
+    let files = crate::util::shipped_files();
     assert!(files.len() >= 10);
     let mut acted = 0;
     for path in files {
@@ -417,13 +408,7 @@ fn every_section_acts_on_every_shipped_model_or_is_refused() {
 
 #[test]
 fn every_intent_of_every_shipped_model_has_exactly_one_outcome() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
+    let files = crate::util::shipped_files();
     let (mut pending_seen, mut refused_seen) = (false, false);
     for path in files {
         let name = path.file_stem().unwrap().to_str().unwrap().to_string();

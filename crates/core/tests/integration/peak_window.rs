@@ -204,13 +204,7 @@ fn first_retry_window_peak_is_at_least_its_bucket_peak() {
 /// arrivals, first tries and retries, of every variant).
 #[test]
 fn per_attempt_arrivals_add_up_in_every_shipped_model() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
+    let files = crate::util::shipped_files();
     let mut checked = 0;
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();

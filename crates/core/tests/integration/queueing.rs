@@ -101,53 +101,38 @@ fn erlang_c_reference_values() {
     assert!((erlang_c(2, 1.0) - 1.0 / 3.0).abs() < 1e-12);
 }
 
+/// M/M/1 at 500 arrivals a second against a mean service of 1 ms (mu = 1000/s): rho = 0.5.
+const MM1: (f64, f64) = (500.0, 1000.0);
+
+fn mm1() -> Model {
+    let mean = Duration::from_millis(1);
+    queue_model(
+        MM1.0,
+        1,
+        Dist::Exponential { mean },
+        Duration::from_secs(600),
+    )
+}
+
+/// Checks `m`, an [`mm1`] in some order of service, against M/M/1's means.
+fn check_mm1(name: &str, m: &Model) {
+    let (lambda, mu) = MM1;
+    let rho = lambda / mu;
+    let wq = rho / (mu - lambda) * 1e3;
+    check(name, m, &seeds(8), wq, rho * rho / (1.0 - rho), rho);
+}
+
 #[test]
 fn mm1_matches_theory() {
-    // lambda = 500/s, mu = 1000/s (mean service 1 ms): rho = 0.5.
-    let (lambda, mu) = (500.0, 1000.0);
-    let rho = lambda / mu;
-    let m = queue_model(
-        lambda,
-        1,
-        Dist::Exponential {
-            mean: Duration::from_millis(1),
-        },
-        Duration::from_secs(600),
-    );
-    let wq = rho / (mu - lambda) * 1e3;
-    check(
-        "M/M/1 rho=0.5",
-        &m,
-        &seeds(8),
-        wq,
-        rho * rho / (1.0 - rho),
-        rho,
-    );
+    check_mm1("M/M/1 rho=0.5", &mm1());
 }
 
 #[test]
 fn mm1_lifo_has_the_same_means() {
     // Any work-conserving order that ignores service times has the same Lq, hence (Little) Wq.
-    let (lambda, mu) = (500.0, 1000.0);
-    let rho = lambda / mu;
-    let mut m = queue_model(
-        lambda,
-        1,
-        Dist::Exponential {
-            mean: Duration::from_millis(1),
-        },
-        Duration::from_secs(600),
-    );
+    let mut m = mm1();
     m.server.discipline = Discipline::Lifo;
-    let wq = rho / (mu - lambda) * 1e3;
-    check(
-        "M/M/1 LIFO rho=0.5",
-        &m,
-        &seeds(8),
-        wq,
-        rho * rho / (1.0 - rho),
-        rho,
-    );
+    check_mm1("M/M/1 LIFO rho=0.5", &m);
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Helpers the topic modules share: models from a shipped file or from TOML text, and the
+//! Helpers the topic modules share: models from a shipped file or from TOML text, the shipped files, and the
 //! run-twice determinism check.
 
 use retrystorm_core::load::{Override, load};
@@ -12,6 +12,18 @@ pub fn shipped(name: &str, sets: &[&str]) -> Vec<Model> {
     let text = std::fs::read_to_string(&path).unwrap();
     let sets: Vec<Override> = sets.iter().map(|s| Override::parse(s).unwrap()).collect();
     load(name, &text, &sets).unwrap().variants
+}
+
+/// Every shipped model file (`models/*.toml`), sorted by name.
+pub fn shipped_files() -> Vec<std::path::PathBuf> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files
 }
 
 /// Runs `model` with `seed` twice and asserts that the two results (summary, series, CDFs and

@@ -82,15 +82,10 @@ pub(super) fn validate_sizing(prefix: &str, z: &BackoffSpec) -> Result<(), Inval
             format!("must be a number in 0..=1, got {r}"),
         ));
     }
-    if let Some(f) = z.jitter_factor
-        && !(f.is_finite() && f >= 0.0)
-    {
-        return Err(invalid(
-            &format!("{prefix}.jitter_factor"),
-            format!("must be a finite number >= 0, got {f}"),
-        ));
+    match z.jitter_factor {
+        Some(f) => non_negative(&format!("{prefix}.jitter_factor"), f),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The jitters with a size, as the messages list them: `"proportional", "additive" or "absolute"`.

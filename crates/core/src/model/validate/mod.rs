@@ -5,7 +5,7 @@
 //! `[[tier]]`, a `[[layer]]`).
 
 use super::*;
-use crate::base::invalid::{invalid, probability};
+use crate::base::invalid::{invalid, non_negative, positive, probability};
 
 mod backoff;
 mod path;

@@ -63,26 +63,11 @@ impl Model {
                     max_tokens,
                     token_ratio,
                 }) => {
-                    if !(max_tokens.is_finite() && max_tokens > 0.0) {
-                        return Err(invalid(
-                            &at("budget.max_tokens"),
-                            format!("must be a finite number > 0, got {max_tokens}"),
-                        ));
-                    }
-                    if !(token_ratio.is_finite() && token_ratio >= 0.0) {
-                        return Err(invalid(
-                            &at("budget.token_ratio"),
-                            format!("must be a finite number >= 0, got {token_ratio}"),
-                        ));
-                    }
+                    positive(&at("budget.max_tokens"), max_tokens)?;
+                    non_negative(&at("budget.token_ratio"), token_ratio)?;
                 }
-                Some(LayerBudget::Ratio { ratio, .. }) if !(ratio.is_finite() && ratio >= 0.0) => {
-                    return Err(invalid(
-                        &at("budget.ratio"),
-                        format!("must be a finite number >= 0, got {ratio}"),
-                    ));
-                }
-                Some(LayerBudget::Ratio { .. }) | None => {}
+                Some(LayerBudget::Ratio { ratio, .. }) => non_negative(&at("budget.ratio"), ratio)?,
+                None => {}
             }
         }
         Ok(())

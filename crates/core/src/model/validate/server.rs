@@ -24,12 +24,7 @@ pub(super) fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
             "must be at least 1 (or \"unlimited\")",
         ));
     }
-    if !(s.slowdown.is_finite() && s.slowdown >= 0.0) {
-        return Err(invalid(
-            &at("slowdown"),
-            format!("must be a finite number >= 0, got {}", s.slowdown),
-        ));
-    }
+    non_negative(&at("slowdown"), s.slowdown)?;
     probability(&at("client_error"), s.client_error)?;
     s.shedding.validate(&at("shedding"))?;
     validate_capacity_drops(p, s)?;

@@ -5,7 +5,7 @@
 //! (requests + 1))`, K = 2 by default. It applies to first tries and retries alike; a request
 //! rejected locally is never sent.
 
-use super::{Budget, BudgetConfig};
+use super::{Budget, BudgetConfig, Flow};
 use crate::base::invalid::{Invalid, invalid};
 use crate::base::time::{Duration, Time};
 use crate::policy::Class;
@@ -66,6 +66,18 @@ impl Budget for AdaptiveThrottle {
 
     fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
         &["k", "window"]
+    }
+
+    /// Throttling rejects first tries too: sends stay under k x accepts, so retries can be no
+    /// more than what the accepts leave over the calls.
+    fn retry_limit(c: &BudgetConfig, f: &Flow) -> Option<(f64, String)> {
+        Some((
+            (c.k * f.successes - f.calls).max(0.0),
+            format!(
+                "attempts sent stay under k = {} x accepted ones (first tries included)",
+                c.k
+            ),
+        ))
     }
 
     const DRAWS_ON_SEND: bool = true;

@@ -5,7 +5,7 @@
 //! up by one token per success (additive increase), never below `min_budget` nor above
 //! `max_budget`.
 
-use super::{Budget, BudgetConfig};
+use super::{Budget, BudgetConfig, Flow};
 use crate::base::invalid::{Invalid, invalid};
 use crate::base::time::Time;
 use crate::policy::Class;
@@ -118,6 +118,17 @@ impl Budget for AimdBudget {
             "withdraw_amount",
             "decrease_factor",
         ]
+    }
+
+    /// Only successes deposit; nothing refills with time.
+    fn retry_limit(c: &BudgetConfig, f: &Flow) -> Option<(f64, String)> {
+        Some((
+            f.successes * c.deposit_amount as f64 / c.withdraw_amount.max(1) as f64,
+            format!(
+                "a success deposits {} tokens and a retry withdraws {}; nothing refills with time",
+                c.deposit_amount, c.withdraw_amount
+            ),
+        ))
     }
 
     /// A success deposits.

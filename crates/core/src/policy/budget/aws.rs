@@ -16,7 +16,7 @@
 //! `TokenBucket` is in the config bag, and none was put there, so retries stopped only at max
 //! attempts).
 
-use super::{Budget, BudgetConfig};
+use super::{Budget, BudgetConfig, Flow};
 use crate::base::invalid::{Invalid, invalid};
 use crate::base::time::Time;
 use crate::policy::Class;
@@ -160,6 +160,29 @@ impl Budget for AwsQuota {
         let from = usize::from(c.refill);
         let to = if c.version == AwsVersion::V2026 { 8 } else { 6 };
         &ALL[from..to]
+    }
+
+    /// A success gives back `no_retry_increment`, a retry after a timeout costs its price; none
+    /// without a bucket, nothing without `refill`.
+    fn retry_limit(c: &BudgetConfig, f: &Flow) -> Option<(f64, String)> {
+        if !c.bucket_set {
+            return None;
+        }
+        if !c.refill {
+            return Some((
+                0.0,
+                "refill = false: a success gives nothing back, so the quota once spent allows no retry"
+                    .into(),
+            ));
+        }
+        let cost = AwsQuota::new(c).cost(Class::Timeout);
+        Some((
+            f.successes * f64::from(c.no_retry_increment) / f64::from(cost.max(1)),
+            format!(
+                "a retry after a timeout costs {cost} of the quota and a success gives back {}",
+                c.no_retry_increment
+            ),
+        ))
     }
 
     /// A success refunds.

@@ -1,8 +1,9 @@
 //! Envoy's retry budget and `max_retries`: a limit on the retries in progress, as a share of
 //! the requests in flight or, with `budget_interval`, of the requests started over a window.
 
-use super::{Budget, BudgetConfig};
+use super::{Budget, BudgetConfig, Flow};
 use crate::base::invalid::{Invalid, invalid};
+use crate::base::prose::short;
 use crate::base::time::{Duration, Time};
 use crate::policy::Class;
 use std::collections::VecDeque;
@@ -201,6 +202,10 @@ impl Budget for EnvoyBudget {
         }
     }
 
+    fn retry_limit(c: &BudgetConfig, f: &Flow) -> Option<(f64, String)> {
+        Some(steady_limit(c, f))
+    }
+
     /// Every attempt sent is active until its outcome, and starts a request in the window.
     #[inline]
     fn on_send(&mut self, now: Time, _first: bool, _u: f64) -> bool {
@@ -261,4 +266,74 @@ fn validate_interval(c: &BudgetConfig) -> Result<(), Invalid> {
         ));
     }
     Ok(())
+}
+
+/// Envoy's retry concurrency: retries in progress under `max(min, percent x active)` (or
+/// `max_retries`); one lasts `attempt_s`, so the rate is that over the attempt time.
+fn steady_limit(b: &BudgetConfig, f: &Flow) -> (f64, String) {
+    let instances = f.instances(b.scope);
+    let t = f.attempt_s.max(1e-9);
+    match (b.budget_percent, b.min_retry_concurrency) {
+        (None, None) => (
+            instances * f64::from(b.max_retries) / t,
+            format!(
+                "max_retries = {} retries in progress, each {} s",
+                b.max_retries,
+                short(t)
+            ),
+        ),
+        (p, m) if b.budget_interval.is_some_and(|d| d.0 > 0) => {
+            windowed_limit(p, m, b, f, instances)
+        }
+        (p, m) => {
+            let p = p.unwrap_or(20.0) / 100.0;
+            let floor = instances * f64::from(m.unwrap_or(3)) / t;
+            // Retries in progress r * t <= p * (calls + r) * t, so r <= p / (1 - p) * calls.
+            let share = if p < 1.0 {
+                p / (1.0 - p) * f.calls
+            } else {
+                f64::INFINITY
+            };
+            (
+                floor.max(share),
+                format!(
+                    "retries in progress under budget_percent = {} % of the active requests (at least {})",
+                    p * 100.0,
+                    m.unwrap_or(3)
+                ),
+            )
+        }
+    }
+}
+
+/// Envoy's budget over `budget_interval` W: retries in progress r x t stay under
+/// `max(min, p x requests started over W)`, and every attempt starts a request, so r x t <=
+/// p x (calls + r) x W at most (the window counts 0.9 to 1.0 of W): r <= p W calls / (t - p W)
+/// while p W < t, else no bound from the share.
+fn windowed_limit(
+    p: Option<f64>,
+    m: Option<u32>,
+    b: &BudgetConfig,
+    f: &Flow,
+    instances: f64,
+) -> (f64, String) {
+    let t = f.attempt_s.max(1e-9);
+    let w = b.budget_interval.map_or(0.0, |d| d.0 as f64 / 1e9);
+    let p = p.unwrap_or(20.0) / 100.0;
+    let floor = instances * f64::from(m.unwrap_or(3)) / t;
+    let share = if p * w < t {
+        p * w * f.calls / (t - p * w)
+    } else {
+        f64::INFINITY
+    };
+    (
+        floor.max(share),
+        format!(
+            "retries in progress under budget_percent = {} % of the requests started over budget_interval = {} s (at least {}), each retry lasting {} s",
+            p * 100.0,
+            short(w),
+            m.unwrap_or(3),
+            short(t)
+        ),
+    )
 }

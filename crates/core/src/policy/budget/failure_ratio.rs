@@ -2,8 +2,8 @@
 //! `CircuitBreakerRetryStrategy`): cumulative counts of calls and failed attempts; a retry only
 //! while `failures / calls <= max_failure_rate` (no window, no open or half-open state).
 
-use super::{Budget, BudgetConfig};
-use crate::base::invalid::{Invalid, invalid};
+use super::{Budget, BudgetConfig, Flow};
+use crate::base::invalid::{Invalid, non_negative};
 use crate::base::time::Time;
 use crate::policy::Class;
 
@@ -42,17 +42,22 @@ impl Budget for FailureRatio {
     }
 
     fn validate(c: &BudgetConfig) -> Result<(), Invalid> {
-        if !(c.max_failure_rate.is_finite() && c.max_failure_rate >= 0.0) {
-            return Err(invalid(
-                "budget.max_failure_rate",
-                format!("must be a finite number >= 0, got {}", c.max_failure_rate),
-            ));
-        }
-        Ok(())
+        non_negative("budget.max_failure_rate", c.max_failure_rate)
     }
 
     fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
         &["max_failure_rate"]
+    }
+
+    /// Every first try fails: the failed attempts beyond one a call are the retries.
+    fn retry_limit(c: &BudgetConfig, f: &Flow) -> Option<(f64, String)> {
+        Some((
+            (c.max_failure_rate - 1.0).max(0.0) * f.calls,
+            format!(
+                "no retry while failed attempts exceed max_failure_rate = {} per call (every first try fails)",
+                c.max_failure_rate
+            ),
+        ))
     }
 
     /// A call (its first try) counts.

@@ -4,7 +4,7 @@
 //! reserve of `minRetriesPerSec * ttl(s) * withdrawal` so that a quiet client may still retry.
 //! Deposits and withdrawals both expire after `ttl`. Defaults: ttl 10 s, 10 retries/s, 20 %.
 
-use super::{Budget, BudgetConfig};
+use super::{Budget, BudgetConfig, Flow};
 use crate::base::invalid::{Invalid, invalid};
 use crate::base::time::{Duration, Time};
 use crate::policy::Class;
@@ -63,6 +63,23 @@ impl FinagleBudget {
 /// and Linkerd's budgets take the same three.
 pub(super) const TTL_RATE_PERCENT: &[&str] = &["ttl", "min_retries_per_sec", "percent_can_retry"];
 
+/// The steady-state limit of a budget sized by [`TTL_RATE_PERCENT`]: `min_retries_per_sec` per
+/// budget plus `percent_can_retry` of what deposits, `deposits` a second (`what` names them).
+pub(super) fn floor_plus_share(
+    c: &BudgetConfig,
+    f: &Flow,
+    deposits: f64,
+    what: &str,
+) -> Option<(f64, String)> {
+    Some((
+        f.per_budget(c.scope, f64::from(c.min_retries_per_sec)) + c.percent_can_retry * deposits,
+        format!(
+            "min_retries_per_sec = {} per budget plus percent_can_retry = {} of the {what}",
+            c.min_retries_per_sec, c.percent_can_retry
+        ),
+    ))
+}
+
 impl Budget for FinagleBudget {
     fn new(c: &BudgetConfig) -> Self {
         FinagleBudget::new(c.ttl, c.min_retries_per_sec, c.percent_can_retry)
@@ -89,6 +106,11 @@ impl Budget for FinagleBudget {
 
     fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
         TTL_RATE_PERCENT
+    }
+
+    /// Its floor per budget plus its share of the calls.
+    fn retry_limit(c: &BudgetConfig, f: &Flow) -> Option<(f64, String)> {
+        floor_plus_share(c, f, f.calls, "calls")
     }
 
     /// A first try deposits.

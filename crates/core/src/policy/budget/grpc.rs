@@ -4,7 +4,7 @@
 //! the count is `<= maxTokens / 2` no retry (and no hedge) is sent. Tokens are kept in
 //! thousandths, as grpc-core does (`tokenRatio` has at most 3 decimals).
 
-use super::{Budget, BudgetConfig};
+use super::{Budget, BudgetConfig, Flow};
 use crate::base::invalid::{Invalid, invalid};
 use crate::base::time::Time;
 use crate::policy::Class;
@@ -69,6 +69,17 @@ impl Budget for GrpcThrottle {
 
     fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
         &["max_tokens", "token_ratio"]
+    }
+
+    /// A failure takes a token and a success gives back `token_ratio`.
+    fn retry_limit(c: &BudgetConfig, f: &Flow) -> Option<(f64, String)> {
+        Some((
+            c.token_ratio * f.successes,
+            format!(
+                "a failure takes a token and a success gives back token_ratio = {}, so failures stay under {} x successes",
+                c.token_ratio, c.token_ratio
+            ),
+        ))
     }
 
     /// A success adds tokens; a failure the client would retry (or an overload) takes one.

@@ -3,9 +3,9 @@
 //! `convert_retry_budget`), and its `RetryPolicy::retry`
 //! (`linkerd/app/outbound/src/http/retry.rs`) deposits on every response it will not retry.
 
-use super::finagle::TTL_RATE_PERCENT;
+use super::finagle::{TTL_RATE_PERCENT, floor_plus_share};
 use super::tower::{TowerBudget, validate_tps};
-use super::{Budget, BudgetConfig};
+use super::{Budget, BudgetConfig, Flow};
 use crate::base::invalid::Invalid;
 use crate::base::time::Time;
 use crate::policy::Class;
@@ -33,6 +33,11 @@ impl Budget for LinkerdBudget {
 
     fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
         TTL_RATE_PERCENT
+    }
+
+    /// Its floor per budget plus its share of the final responses (where it deposits).
+    fn retry_limit(c: &BudgetConfig, f: &Flow) -> Option<(f64, String)> {
+        floor_plus_share(c, f, f.calls, "final responses")
     }
 
     /// Every response the proxy will not retry deposits.

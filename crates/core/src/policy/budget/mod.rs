@@ -29,6 +29,7 @@ mod config;
 pub mod envoy;
 pub mod failure_ratio;
 pub mod finagle;
+mod flow;
 pub mod grpc;
 pub mod linkerd;
 pub mod none;
@@ -45,6 +46,7 @@ pub use config::*;
 pub use envoy::EnvoyBudget;
 pub use failure_ratio::FailureRatio;
 pub use finagle::FinagleBudget;
+pub use flow::Flow;
 pub use grpc::GrpcThrottle;
 pub use linkerd::LinkerdBudget;
 pub use none::Unlimited;
@@ -72,6 +74,11 @@ pub trait Budget: Clone + std::fmt::Debug {
     /// The `[budget]` keys that set this budget's steady-state limits, which `explain` prints
     /// beside its kind (any order: it prints them in the section's order).
     fn limits(c: &BudgetConfig) -> &'static [&'static str];
+
+    /// The retries per second this budget lets through in steady state under `f`, and why: its
+    /// own arithmetic held at equilibrium, the balance neither growing nor shrinking
+    /// (`docs/verdict.md` gives the sources). `None`: it sets no limit.
+    fn retry_limit(c: &BudgetConfig, f: &Flow) -> Option<(f64, String)>;
 
     /// Whether [`Budget::on_send`] reads its uniform draw (the engine draws one only then).
     const DRAWS_ON_SEND: bool = false;
@@ -118,6 +125,12 @@ macro_rules! budgets {
             /// See [`Budget::limits`].
             pub fn limits(self, c: &BudgetConfig) -> &'static [&'static str] {
                 match self { $(BudgetKind::$kind => <$ty as Budget>::limits(c),)* }
+            }
+
+            /// See [`Budget::retry_limit`]; never below zero.
+            pub fn retry_limit(self, c: &BudgetConfig, f: &Flow) -> Option<(f64, String)> {
+                let limit = match self { $(BudgetKind::$kind => <$ty as Budget>::retry_limit(c, f),)* };
+                limit.map(|(l, why)| (l.max(0.0), why))
             }
 
             /// See [`Budget::DRAWS_ON_SEND`].

@@ -1,6 +1,6 @@
 //! No budget: every retry the retry policy allows is sent.
 
-use super::{Budget, BudgetConfig};
+use super::{Budget, BudgetConfig, Flow};
 use crate::base::time::Time;
 use crate::policy::Class;
 
@@ -15,6 +15,11 @@ impl Budget for Unlimited {
     fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
         &[]
     }
+
+    fn retry_limit(_c: &BudgetConfig, _f: &Flow) -> Option<(f64, String)> {
+        None
+    }
+
     #[inline]
     fn try_retry(&mut self, _now: Time, _class: Class) -> Option<u32> {
         Some(0)

@@ -1,8 +1,8 @@
 //! A ratio of retries to calls without a window: Finagle's arithmetic without its time window
 //! (the `[[layer]]` tables' `kind = "ratio"`).
 
-use super::{Budget, BudgetConfig};
-use crate::base::invalid::{Invalid, invalid};
+use super::{Budget, BudgetConfig, Flow};
+use crate::base::invalid::{Invalid, non_negative};
 use crate::base::time::Time;
 use crate::policy::Class;
 
@@ -38,17 +38,18 @@ impl Budget for RatioBudget {
     }
 
     fn validate(c: &BudgetConfig) -> Result<(), Invalid> {
-        if !(c.percent_can_retry.is_finite() && c.percent_can_retry >= 0.0) {
-            return Err(invalid(
-                "budget.percent_can_retry",
-                format!("must be a finite number >= 0, got {}", c.percent_can_retry),
-            ));
-        }
-        Ok(())
+        non_negative("budget.percent_can_retry", c.percent_can_retry)
     }
 
     fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
         &["min_retries"]
+    }
+
+    fn retry_limit(c: &BudgetConfig, f: &Flow) -> Option<(f64, String)> {
+        Some((
+            c.percent_can_retry * f.calls,
+            format!("percent_can_retry = {} of the calls", c.percent_can_retry),
+        ))
     }
 
     /// A call (its first try) deposits.

@@ -2,8 +2,8 @@
 //! `AdaptiveRetryStrategy`): every call adds `fill_per_call` tokens, up to `bucket_size` (where
 //! it starts); `should_retry()` needs `bucket > 1.0` and takes one token.
 
-use super::{Budget, BudgetConfig};
-use crate::base::invalid::{Invalid, invalid};
+use super::{Budget, BudgetConfig, Flow};
+use crate::base::invalid::{Invalid, non_negative, positive};
 use crate::base::time::Time;
 use crate::policy::Class;
 
@@ -41,23 +41,22 @@ impl Budget for BrookerBucket {
     }
 
     fn validate(c: &BudgetConfig) -> Result<(), Invalid> {
-        if !(c.bucket_size.is_finite() && c.bucket_size > 0.0) {
-            return Err(invalid(
-                "budget.bucket_size",
-                format!("must be a finite number > 0, got {}", c.bucket_size),
-            ));
-        }
-        if !(c.fill_per_call.is_finite() && c.fill_per_call >= 0.0) {
-            return Err(invalid(
-                "budget.fill_per_call",
-                format!("must be a finite number >= 0, got {}", c.fill_per_call),
-            ));
-        }
-        Ok(())
+        positive("budget.bucket_size", c.bucket_size)?;
+        non_negative("budget.fill_per_call", c.fill_per_call)
     }
 
     fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
         &["bucket_size", "fill_per_call"]
+    }
+
+    fn retry_limit(c: &BudgetConfig, f: &Flow) -> Option<(f64, String)> {
+        Some((
+            c.fill_per_call * f.calls,
+            format!(
+                "fill_per_call = {} tokens a call, one a retry",
+                c.fill_per_call
+            ),
+        ))
     }
 
     /// A call (its first try) fills the bucket.

@@ -4,8 +4,8 @@
 //! success. Linkerd's `retryBudget` is the same budget with another deposit rule
 //! ([`super::linkerd`]).
 
-use super::finagle::TTL_RATE_PERCENT;
-use super::{Budget, BudgetConfig};
+use super::finagle::{TTL_RATE_PERCENT, floor_plus_share};
+use super::{Budget, BudgetConfig, Flow};
 use crate::base::invalid::{Invalid, invalid};
 use crate::base::time::{Duration, Time};
 use crate::policy::Class;
@@ -152,6 +152,11 @@ impl Budget for TowerBudget {
     /// `TpsBudget::new(ttl, min_per_sec, retry_percent)`: Finagle's three keys.
     fn limits(_c: &BudgetConfig) -> &'static [&'static str] {
         TTL_RATE_PERCENT
+    }
+
+    /// Its floor per budget plus its share of the successes (where it deposits).
+    fn retry_limit(c: &BudgetConfig, f: &Flow) -> Option<(f64, String)> {
+        floor_plus_share(c, f, f.successes, "successes")
     }
 
     /// tower's module example deposits on `Ok(_)`.

@@ -183,6 +183,19 @@ fn parse_bound_text(metric: &str, s: &str) -> Result<(f64, String), String> {
 }
 
 impl Expectation {
+    /// `metric op value` on every variant, over every seed, until its options narrow it.
+    fn on_all(metric: String, op: Op, (value, value_text): (f64, String), source: String) -> Self {
+        Expectation {
+            metric,
+            op,
+            value,
+            value_text,
+            variant: None,
+            over: Over::All,
+            source,
+        }
+    }
+
     /// Parses the compact form `METRIC OP VALUE[, over=all|mean][, variant=NAME]`.
     pub fn parse(text: &str) -> Result<Expectation, LoadError> {
         Self::parse_from(&format!("--expect {text:?}"), text)
@@ -213,15 +226,7 @@ impl Expectation {
         }
         check_metric(&metric).map_err(err)?;
         let (value, value_text) = parse_bound_text(&metric, value).map_err(err)?;
-        let mut e = Expectation {
-            metric,
-            op,
-            value,
-            value_text,
-            variant: None,
-            over: Over::All,
-            source: source.to_string(),
-        };
+        let mut e = Expectation::on_all(metric, op, (value, value_text), source.to_string());
         for p in parts {
             let (k, v) = p.split_once('=').ok_or_else(|| {
                 err(format!(
@@ -325,15 +330,7 @@ impl Expectation {
                 .get("value")
                 .ok_or_else(|| err("value", "missing; a number (or a duration for *_ms)".into()))?;
             let (value, value_text) = parse_bound(&metric, v).map_err(|m| err("value", m))?;
-            Expectation {
-                metric,
-                op,
-                value,
-                value_text,
-                variant: None,
-                over: Over::All,
-                source,
-            }
+            Expectation::on_all(metric, op, (value, value_text), source)
         };
         if let Some(v) = string("variant")? {
             e.variant = Some(v);

@@ -52,6 +52,7 @@ impl Store {
         self.keys.is_empty()
     }
     /// Forgets the keys `0..=top` of intent `id` once it is finalised.
+    #[inline]
     pub(super) fn forget(&mut self, id: u64, top: u16) {
         for k in 0..=top {
             self.keys.remove(&((id << 16) | u64::from(k)));

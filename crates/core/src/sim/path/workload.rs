@@ -93,6 +93,7 @@ impl Workload {
 
     /// Handles one of the workload's own events: the intent it starts now, if any. The path
     /// starts it, then calls [`Workload::follow`].
+    #[inline(always)]
     pub(super) fn take(
         &mut self,
         model: &Model,

@@ -188,17 +188,23 @@ fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<crate::model::load::Over
     }
 }
 
+/// The means of 27 candidates: #5 is the best (1.0), #0..#8 close to it (`near + c x step`), the
+/// rest far worse.
+fn best_of_27(near: f64, step: f64) -> Vec<f64> {
+    (0..27)
+        .map(|c| match c {
+            5 => 1.0,
+            c if c < 9 => near + c as f64 * step,
+            c => 20.0 + c as f64,
+        })
+        .collect()
+}
+
 #[test]
 fn halving_keeps_the_best_and_drops_the_clearly_worse_at_stage_one() {
     // 27 candidates; #5 is the best by construction, #0..#8 are close to it, the rest are far
     // worse. Stage 1 (2 seeds) keeps 9 of 27, stage 2 (6 seeds) 3 of 9, then KN.
-    let means: Vec<f64> = (0..27)
-        .map(|c| match c {
-            5 => 1.0,
-            c if c < 9 => 3.0 + c as f64 * 0.1,
-            c => 20.0 + c as f64,
-        })
-        .collect();
+    let means = best_of_27(3.0, 0.1);
     let mut s = settings(10_000);
     s.halving = Some(halving::Halving { eta: 3, r0: 2 });
     let mut f = synthetic(means.clone(), 0.2);
@@ -283,13 +289,7 @@ fn sharded(
 
 #[test]
 fn a_search_replayed_stage_by_stage_is_the_search() {
-    let means: Vec<f64> = (0..27)
-        .map(|c| match c {
-            5 => 1.0,
-            c if c < 9 => 1.1 + c as f64 * 0.02,
-            c => 20.0 + c as f64,
-        })
-        .collect();
+    let means = best_of_27(1.1, 0.02);
     let mut e = Expectation::parse("peak_retries < 40").unwrap();
     e.metric = "x".into();
     for halving in [None, Some(halving::Halving { eta: 3, r0: 2 })] {

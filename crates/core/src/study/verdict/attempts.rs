@@ -3,9 +3,10 @@
 //! the rate limits that sit on top in the all-fail state (a breaker's open share, a client-side
 //! limiter's floor).
 
+use crate::base::prose::short;
 use crate::policy::Class;
 use crate::policy::Scope;
-use crate::policy::backoff::{Backoff, BackoffKind, Jitter};
+use crate::policy::backoff::{Backoff, BackoffKind};
 use crate::policy::breaker::{BreakerConfig, Forced, Placement, WindowType};
 use crate::policy::limiter::{LimiterConfig, LimiterKind};
 use crate::sim::path::spec::Hop;
@@ -33,24 +34,7 @@ pub(super) fn mean_delay(b: &Backoff, n: u32) -> f64 {
     if b.kind == BackoffKind::Grpc && n == 0 {
         return b.base.min(b.cap).0 as f64 / 1e9;
     }
-    let cap = b.cap.0 as f64 / 1e9;
-    let s = &b.spread;
-    match b.jitter {
-        Jitter::None | Jitter::Polly | Jitter::Proportional => w,
-        Jitter::Full => w / 2.0,
-        Jitter::Equal => 0.75 * w,
-        Jitter::Additive => (w * (1.0 + s.jitter_factor / 2.0)).min(cap.max(w)),
-        Jitter::Absolute => w + s.jitter_max.0 as f64 / 2e9,
-        // U[base, 3 x previous]: the mean grows by about 2x a retry until the cap.
-        Jitter::Decorrelated => {
-            let base = b.base.0 as f64 / 1e9;
-            let mut prev = base;
-            for _ in 0..=n {
-                prev = ((base + 3.0 * prev) / 2.0).min(cap);
-            }
-            prev
-        }
-    }
+    b.jitter.mean(b, n, w)
 }
 
 /// The range the delay before retry `n` (0-based) falls in, `(low, high)` seconds: the window
@@ -64,23 +48,7 @@ pub(super) fn delay_range(b: &Backoff, n: u32) -> (f64, f64) {
     if b.kind == BackoffKind::Envoy {
         return (0.0, w);
     }
-    let s = &b.spread;
-    match b.jitter {
-        Jitter::None => (w, w),
-        Jitter::Full => (0.0, w),
-        Jitter::Equal => (w / 2.0, w),
-        Jitter::Proportional => (
-            w * (1.0 - s.randomization_factor),
-            w * (1.0 + s.randomization_factor),
-        ),
-        Jitter::Additive => (w, w * (1.0 + s.jitter_factor)),
-        Jitter::Absolute => (w, w + s.jitter_max.0 as f64 / 1e9),
-        Jitter::Polly => (0.75 * w, 1.25 * w),
-        Jitter::Decorrelated => {
-            let base = b.base.0 as f64 / 1e9;
-            (base.min(mean), (2.0 * mean - base).max(mean))
-        }
-    }
+    b.jitter.range(b, w, mean)
 }
 
 /// The attempts of one call that fails every attempt after `fail_s` seconds, within `limit`
@@ -122,7 +90,7 @@ pub(super) fn orbit(hop: &Hop, class: Class, fail_s: f64, limit: Option<f64>) ->
             cut = Some(format!(
                 "{attempts} of max_attempts = {} start within {} s",
                 r.max_attempts,
-                super::short(l)
+                short(l)
             ));
             break;
         }
@@ -192,8 +160,8 @@ pub(super) fn breaker_pass(
         format!(
             "breaker open most of the time: {} calls per {} s open and {} s half-open, {} breaker{}",
             b.permitted_in_half_open,
-            super::short(wait),
-            super::short(fail_s),
+            short(wait),
+            short(fail_s),
             instances,
             if instances == 1.0 { "" } else { "s" }
         ),
@@ -221,7 +189,7 @@ pub(super) fn limiter_pass(
         instances * f64::from(floor) / fail_s.max(1e-9),
         format!(
             "limiter falls to {floor} in flight per limiter, each attempt {} s",
-            super::short(fail_s)
+            short(fail_s)
         ),
     ))
 }
@@ -239,6 +207,7 @@ pub(super) fn healthy_per_call(q: f64, max: f64) -> f64 {
 mod tests {
     use super::*;
     use crate::base::time::Duration;
+    use crate::policy::backoff::Jitter;
 
     fn backoff(jitter: Jitter) -> Backoff {
         crate::model::Retry {

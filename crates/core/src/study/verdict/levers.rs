@@ -1,7 +1,8 @@
 //! The settings that change a verdict most: each candidate is applied to a copy of the model
 //! and judged again, so what a lever promises is what the verdict says of the changed model.
 
-use super::{Judgement, Verdict, judge_tiers, short};
+use super::{Judgement, Verdict, judge_tiers};
+use crate::base::prose::short;
 use crate::model::{Model, Rate, Retry};
 use crate::policy::budget::{BudgetConfig, BudgetKind};
 use serde::Serialize;

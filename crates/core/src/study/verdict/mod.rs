@@ -24,7 +24,6 @@
 //! ([`crate::sim::path::spec::PathSpec`]), and does no I/O.
 
 mod attempts;
-mod budget;
 pub mod chain;
 pub mod levers;
 mod queueing;
@@ -200,31 +199,5 @@ pub(crate) fn judge_tiers(m: &Model) -> Judgement {
         tiers,
         levers: Vec::new(),
         trigger: None,
-    }
-}
-
-/// A number for a sentence: at most 3 significant decimals, no trailing zeros.
-pub(crate) fn short(x: f64) -> String {
-    if !x.is_finite() {
-        return if x > 0.0 {
-            "unlimited".into()
-        } else {
-            "-".into()
-        };
-    }
-    let digits = if x.abs() >= 100.0 {
-        0
-    } else if x.abs() >= 10.0 {
-        1
-    } else if x.abs() >= 1.0 {
-        2
-    } else {
-        3
-    };
-    let s = format!("{x:.digits$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
     }
 }

@@ -3,11 +3,12 @@
 //! call fails, each hop above and the tier's own callers retrying as their policies allow).
 
 use super::attempts::{breaker_pass, healthy_per_call, limiter_pass, orbit};
-use super::budget::{Flow, retry_limit};
 use super::queueing::Station;
-use super::{TierVerdict, Verdict, short};
+use super::{TierVerdict, Verdict};
+use crate::base::prose::short;
 use crate::model::{FailMode, Model, WorkloadKind};
 use crate::policy::Class;
+use crate::policy::budget::Flow;
 use crate::policy::shedding::SheddingKind;
 use crate::sim::path::spec::{Hop, PathSpec};
 
@@ -251,7 +252,11 @@ impl Judge<'_> {
                 attempt_s: hop.retry.timeout.map_or(0.0, secs),
                 processes: self.processes(k),
             };
-            let capped = retry_limit(&hop.budget, flow).map_or(retries, |(l, _)| retries.min(l));
+            let capped = hop
+                .budget
+                .kind
+                .retry_limit(&hop.budget, &flow)
+                .map_or(retries, |(l, _)| retries.min(l));
             let next = x + capped;
             if (next - a).abs() <= 1e-9 * a.max(1.0) {
                 return Some(next);
@@ -436,7 +441,7 @@ impl Judge<'_> {
             attempt_s: fail_s,
             processes: self.processes(j),
         };
-        if let Some((limit, w)) = retry_limit(&hop.budget, flow)
+        if let Some((limit, w)) = hop.budget.kind.retry_limit(&hop.budget, &flow)
             && attempts - calls > limit
         {
             attempts = calls + limit;

@@ -8,7 +8,8 @@
 //! simulator (`docs/verdict.md`, "Limits").
 
 use super::attempts::delay_range;
-use super::{Judgement, Verdict, short};
+use super::{Judgement, Verdict};
+use crate::base::prose::short;
 use crate::base::time::{Duration, Time};
 use crate::model::{Model, OutageAnswer, WorkloadKind};
 use crate::policy::Class;

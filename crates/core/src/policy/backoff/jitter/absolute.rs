@@ -5,6 +5,7 @@
 use super::{Amount, JitterRule, Retry};
 use crate::base::rng::Stream;
 use crate::base::time::Duration;
+use crate::policy::backoff::Backoff;
 use std::borrow::BorrowMut;
 
 /// `jitter = "absolute"`.
@@ -28,5 +29,13 @@ impl JitterRule for Absolute {
             j => d.saturating_add(draw().borrow_mut().range_u64(0, j)),
         });
         (d, None)
+    }
+
+    fn mean(b: &Backoff, _n: u32, w: f64) -> f64 {
+        w + b.spread.jitter_max.0 as f64 / 2e9
+    }
+
+    fn range(b: &Backoff, w: f64, _mean: f64) -> (f64, f64) {
+        (w, w + b.spread.jitter_max.0 as f64 / 1e9)
     }
 }

@@ -8,6 +8,7 @@
 use super::{Amount, JitterRule, Retry};
 use crate::base::rng::Stream;
 use crate::base::time::Duration;
+use crate::policy::backoff::Backoff;
 use std::borrow::BorrowMut;
 
 /// `jitter = "additive"`.
@@ -32,5 +33,15 @@ impl JitterRule for Additive {
             w => d.saturating_add(draw().borrow_mut().range_u64(0, w)),
         });
         (d, None)
+    }
+
+    /// Half the factor on average, the window's cap over the whole delay.
+    fn mean(b: &Backoff, _n: u32, w: f64) -> f64 {
+        let cap = b.cap.0 as f64 / 1e9;
+        (w * (1.0 + b.spread.jitter_factor / 2.0)).min(cap.max(w))
+    }
+
+    fn range(b: &Backoff, w: f64, _mean: f64) -> (f64, f64) {
+        (w, w * (1.0 + b.spread.jitter_factor))
     }
 }

@@ -5,7 +5,7 @@
 use super::{JitterRule, Retry};
 use crate::base::rng::Stream;
 use crate::base::time::Duration;
-use crate::policy::backoff::NO_STATE;
+use crate::policy::backoff::{Backoff, NO_STATE};
 use std::borrow::BorrowMut;
 
 /// `jitter = "decorrelated"`.
@@ -26,5 +26,21 @@ impl JitterRule for Decorrelated {
         let hi = prev.saturating_mul(3).max(b.base.0);
         let d = draw().borrow_mut().range_u64(b.base.0, hi).min(b.cap.0);
         (Duration(d), None)
+    }
+
+    /// U[base, 3 x previous]: the mean grows by about 2x a retry until the cap.
+    fn mean(b: &Backoff, n: u32, _w: f64) -> f64 {
+        let (base, cap) = (b.base.0 as f64 / 1e9, b.cap.0 as f64 / 1e9);
+        let mut prev = base;
+        for _ in 0..=n {
+            prev = ((base + 3.0 * prev) / 2.0).min(cap);
+        }
+        prev
+    }
+
+    /// From `base` to three times the mean before.
+    fn range(b: &Backoff, _w: f64, mean: f64) -> (f64, f64) {
+        let base = b.base.0 as f64 / 1e9;
+        (base.min(mean), (2.0 * mean - base).max(mean))
     }
 }

@@ -4,6 +4,7 @@
 use super::{JitterRule, Retry};
 use crate::base::rng::Stream;
 use crate::base::time::Duration;
+use crate::policy::backoff::Backoff;
 use std::borrow::BorrowMut;
 
 /// `jitter = "equal"`.
@@ -22,5 +23,13 @@ impl JitterRule for Equal {
             Duration(d - half + draw().borrow_mut().range_u64(0, half)),
             None,
         )
+    }
+
+    fn mean(_b: &Backoff, _n: u32, w: f64) -> f64 {
+        0.75 * w
+    }
+
+    fn range(_b: &Backoff, w: f64, _mean: f64) -> (f64, f64) {
+        (w / 2.0, w)
     }
 }

@@ -4,6 +4,7 @@
 use super::{JitterRule, Retry};
 use crate::base::rng::Stream;
 use crate::base::time::Duration;
+use crate::policy::backoff::Backoff;
 use std::borrow::BorrowMut;
 
 /// `jitter = "full"`.
@@ -18,5 +19,13 @@ impl JitterRule for Full {
     ) -> (Duration, Option<u64>) {
         let w = r.window();
         (Duration(draw().borrow_mut().range_u64(0, w)), None)
+    }
+
+    fn mean(_b: &Backoff, _n: u32, w: f64) -> f64 {
+        w / 2.0
+    }
+
+    fn range(_b: &Backoff, w: f64, _mean: f64) -> (f64, f64) {
+        (0.0, w)
     }
 }

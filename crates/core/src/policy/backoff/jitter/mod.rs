@@ -75,6 +75,14 @@ pub trait JitterRule {
         state: u64,
         draw: impl FnOnce() -> S,
     ) -> (Duration, Option<u64>);
+
+    /// The mean delay in seconds before retry `n` of `b`, whose window is `w` seconds: what the
+    /// verdict's arithmetic takes the delay to be.
+    fn mean(b: &Backoff, n: u32, w: f64) -> f64;
+
+    /// The seconds `(low, high)` the delay before a retry falls between, given its window `w`
+    /// and its [`JitterRule::mean`].
+    fn range(b: &Backoff, w: f64, mean: f64) -> (f64, f64);
 }
 
 /// Every jitter, once: `Variant = "name" => its type`, with the doc line the schema shows.
@@ -115,6 +123,16 @@ macro_rules! jitters {
                 draw: impl FnOnce() -> S,
             ) -> (Duration, Option<u64>) {
                 match self { $(Jitter::$kind => <$ty as JitterRule>::delay(r, state, draw),)* }
+            }
+
+            /// See [`JitterRule::mean`].
+            pub fn mean(self, b: &Backoff, n: u32, w: f64) -> f64 {
+                match self { $(Jitter::$kind => <$ty as JitterRule>::mean(b, n, w),)* }
+            }
+
+            /// See [`JitterRule::range`].
+            pub fn range(self, b: &Backoff, w: f64, mean: f64) -> (f64, f64) {
+                match self { $(Jitter::$kind => <$ty as JitterRule>::range(b, w, mean),)* }
             }
         }
     };

@@ -3,6 +3,7 @@
 use super::{JitterRule, Retry};
 use crate::base::rng::Stream;
 use crate::base::time::Duration;
+use crate::policy::backoff::Backoff;
 use std::borrow::BorrowMut;
 
 /// `jitter = "none"`.
@@ -16,5 +17,13 @@ impl JitterRule for NoJitter {
         _draw: impl FnOnce() -> S,
     ) -> (Duration, Option<u64>) {
         (Duration(r.window()), None)
+    }
+
+    fn mean(_b: &Backoff, _n: u32, w: f64) -> f64 {
+        w
+    }
+
+    fn range(_b: &Backoff, w: f64, _mean: f64) -> (f64, f64) {
+        (w, w)
     }
 }

@@ -37,6 +37,15 @@ impl JitterRule for Polly {
         let d = r.window() as f64 * (0.75 + 0.5 * u);
         (Duration::from_nanos_f64(d).min(b.cap), None)
     }
+
+    /// The window's: the ±25 % is symmetric (V2's own curve is not followed here).
+    fn mean(_b: &Backoff, _n: u32, w: f64) -> f64 {
+        w
+    }
+
+    fn range(_b: &Backoff, w: f64, _mean: f64) -> (f64, f64) {
+        (0.75 * w, 1.25 * w)
+    }
 }
 
 impl Backoff {

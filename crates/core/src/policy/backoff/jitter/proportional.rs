@@ -11,6 +11,7 @@
 use super::{Amount, JitterRule, Retry};
 use crate::base::rng::Stream;
 use crate::base::time::Duration;
+use crate::policy::backoff::Backoff;
 use std::borrow::BorrowMut;
 
 /// `jitter = "proportional"`.
@@ -40,5 +41,14 @@ impl JitterRule for Proportional {
             draw().borrow_mut().range_u64(lo, hi)
         });
         (d, None)
+    }
+
+    fn mean(_b: &Backoff, _n: u32, w: f64) -> f64 {
+        w
+    }
+
+    fn range(b: &Backoff, w: f64, _mean: f64) -> (f64, f64) {
+        let r = b.spread.randomization_factor;
+        (w * (1.0 - r), w * (1.0 + r))
     }
 }

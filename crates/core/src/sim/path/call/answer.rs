@@ -47,6 +47,7 @@ impl Calls {
 
     /// The per-attempt timeout of attempt `attempt` fired (its epoch is current): does the
     /// caller still wait for it?
+    #[inline(always)]
     pub(in crate::sim::path) fn timed_out<C: Call>(
         &self,
         hops: &mut [HopState],

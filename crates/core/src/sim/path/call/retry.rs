@@ -14,6 +14,7 @@ use crate::sim::trace::Step;
 
 impl Calls {
     /// The outstanding attempt failed with a retryable `class`: retry or give up.
+    #[inline(always)]
     pub(super) fn attempt_failed<C: Call>(
         &mut self,
         cx: &mut Cx,

@@ -15,6 +15,7 @@ pub(in crate::sim::path) const NO_WORKER: u32 = u32::MAX;
 impl Calls {
     /// Intent `id` starts, for client process `client` (`worker` in a closed workload, else
     /// [`NO_WORKER`]): its top call, about to send attempt 0.
+    #[inline(always)]
     pub(in crate::sim::path) fn start_top(
         &mut self,
         cx: &mut Cx,
@@ -33,6 +34,7 @@ impl Calls {
 
     /// Tier `hop - 1` finished its own work on `parent` (its job `job`): the client inside it
     /// calls the next tier with its own retry loop, about to send attempt 0.
+    #[inline(always)]
     pub(in crate::sim::path) fn start_inner<P: Call>(
         &mut self,
         cx: &Cx,

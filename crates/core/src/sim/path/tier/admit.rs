@@ -142,6 +142,7 @@ impl TierState {
 
     /// The next request for a free worker of replica `r` from its wait queue, if a worker is
     /// free and one waits; CoDel may drop it as it leaves.
+    #[inline(always)]
     pub(in crate::sim::path) fn take_waiting(
         &mut self,
         s: &Server,

@@ -26,6 +26,7 @@ pub(in crate::sim::path) struct Served {
 impl TierState {
     /// A worker of replica `r` of tier `t` takes `req` (drawn from `k`): it is served for a
     /// drawn time, its `Done` scheduled.
+    #[inline(always)]
     pub(in crate::sim::path) fn serve(
         &mut self,
         cx: &mut Cx,
@@ -81,6 +82,7 @@ impl TierState {
 
     /// The worker of job `job` finished its own work (`alive`: somebody above still waits for
     /// it): the handler fails, crashes or succeeds, drawn from `k`. The worker stays busy.
+    #[inline(always)]
     pub(in crate::sim::path) fn served(
         &mut self,
         s: &Server,
@@ -121,6 +123,7 @@ impl TierState {
     }
 
     /// The worker of job `job` (of replica `r`) lets it go.
+    #[inline]
     pub(in crate::sim::path) fn free_job(&mut self, now: Time, job: u32, r: usize) {
         self.free_jobs.push(job);
         self.work(r, false);

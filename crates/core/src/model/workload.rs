@@ -46,7 +46,9 @@ pub enum PeriodicJitter {
 }
 
 /// Where a periodic client's first call falls (at the start and after each restart).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
     /// Every client calls at once (a deploy that starts them all together).
@@ -114,16 +116,21 @@ pub const WORKLOAD_KEYS: KeyTable = KeyTable {
         key(
             "kind",
             "`\"burst\"`",
-            "`burst`, `open`, `closed` or `trace` (below) (and `contention`, see `docs/layered.md` \
-            / validation)",
+            "`burst`, `open`, `closed`, `trace` or `periodic` (below) (and `contention`, see \
+            `docs/layered.md` / validation)",
         ),
         key(
             "clients",
             "`1000`",
-            "burst: number of clients, one intent each; at most 20,000,000 (about 100 bytes each, \
+            "burst: number of clients, one intent each (periodic: the clients, one intent per \
+            call); at most 20,000,000 (about 100 bytes each, \
             so a run stays under 2 GB; `docs/performance.md`, \"Memory bounds\")",
         ),
-        key("start", "`\"0\"`", "burst: when the burst starts"),
+        key(
+            "start",
+            "`\"0\"`",
+            "burst: when the burst starts; periodic: when the clients start",
+        ),
         key(
             "spread",
             "`\"0\"`",

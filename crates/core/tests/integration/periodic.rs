@@ -125,13 +125,26 @@ fn bad_periodic_keys_are_refused() {
     let e = refused(base);
     assert!(e.contains("workload.period") && e.contains("needs"), "{e}");
     let e = refused(&format!("{base}period = \"0s\"\n"));
-    assert!(e.contains("workload.period") && e.contains("above zero"), "{e}");
-    let e = refused(&format!("{base}period = \"1s\"\njitter = {{ factor = -1 }}\n"));
+    assert!(
+        e.contains("workload.period") && e.contains("above zero"),
+        "{e}"
+    );
+    let e = refused(&format!(
+        "{base}period = \"1s\"\njitter = {{ factor = -1 }}\n"
+    ));
     assert!(e.contains("workload.jitter.factor"), "{e}");
-    let e = refused(&format!("{base}period = \"1s\"\nrestarts = [\"5s\", \"2s\"]\n"));
+    let e = refused(&format!(
+        "{base}period = \"1s\"\nrestarts = [\"5s\", \"2s\"]\n"
+    ));
     assert!(e.contains("workload.restarts[1]"), "{e}");
     let e = refused("[workload]\nclients = 10\nperiod = \"1s\"\n");
-    assert!(e.contains("workload.period") && e.contains("periodic"), "{e}");
+    assert!(
+        e.contains("workload.period") && e.contains("periodic"),
+        "{e}"
+    );
     let e = refused("[workload]\nkind = \"open\"\nrestarts = [\"1s\"]\n");
-    assert!(e.contains("workload.restarts") && e.contains("periodic"), "{e}");
+    assert!(
+        e.contains("workload.restarts") && e.contains("periodic"),
+        "{e}"
+    );
 }

@@ -280,7 +280,10 @@ impl Model {
                 ));
             }
             Some(p) if p.0 == 0 => {
-                return Err(invalid("workload.period", "must be above zero, e.g. \"30s\""));
+                return Err(invalid(
+                    "workload.period",
+                    "must be above zero, e.g. \"30s\"",
+                ));
             }
             Some(_) => {}
         }
@@ -289,7 +292,9 @@ impl Model {
         {
             return Err(invalid(
                 "workload.jitter.factor",
-                format!("must be a finite number >= 0 (0.1 spreads each wait over a tenth of the period), got {f}"),
+                format!(
+                    "must be a finite number >= 0 (0.1 spreads each wait over a tenth of the period), got {f}"
+                ),
             ));
         }
         for (i, pair) in w.restarts.windows(2).enumerate() {

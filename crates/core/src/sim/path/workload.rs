@@ -171,7 +171,14 @@ impl Workload {
                 let at = now + model.workload.periodic_wait(u);
                 if at <= Time::ZERO + model.horizon {
                     let call = call + 1;
-                    queue.push(at, Event::Tick { client, start, call });
+                    queue.push(
+                        at,
+                        Event::Tick {
+                            client,
+                            start,
+                            call,
+                        },
+                    );
                 } else {
                     self.ticking -= 1;
                 }
@@ -199,7 +206,14 @@ impl Workload {
                 }
             };
             if at <= horizon {
-                queue.push(at, Event::Tick { client, start, call: 0 });
+                queue.push(
+                    at,
+                    Event::Tick {
+                        client,
+                        start,
+                        call: 0,
+                    },
+                );
                 self.ticking += 1;
             }
         }

@@ -5,7 +5,7 @@
 //! `compare` and `check` print the same warnings on stderr ([`warn_models`]).
 
 use crate::policy_lines;
-use retrystorm_core::model::{FailMode, Model, Retry, Server, WorkloadKind};
+use retrystorm_core::model::{FailMode, Model, PeriodicJitter, Phase, Retry, Server, WorkloadKind};
 use retrystorm_core::policy::Scope;
 use retrystorm_core::policy::breaker::{BreakerConfig, Placement, WindowType};
 use retrystorm_core::policy::budget::BudgetConfig;
@@ -59,6 +59,7 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
     out.facts
         .push(retrystorm_core::path::engine_path(m).describe(m));
     out.facts.push(size(m).0);
+    periodic_herd(m, &mut out);
     for (i, h) in hops(m).iter().enumerate() {
         let tier = Tier::of(i, h);
         tier.facts(m, &mut out);
@@ -91,6 +92,43 @@ fn workload(m: &Model) -> String {
             w.replay.arrivals.len(),
             w.speed
         ),
+        WorkloadKind::Periodic => format!(
+            "periodic, {} clients every {}{}, first calls {}{}",
+            w.clients,
+            w.period.unwrap_or_default(),
+            match w.jitter.unwrap_or(PeriodicJitter::None) {
+                PeriodicJitter::None => String::new(),
+                PeriodicJitter::Factor(f) => format!(" plus up to {} of it", trim(f)),
+                PeriodicJitter::Spread(s) => format!(" plus up to {s}"),
+            },
+            match w.phase.unwrap_or_default() {
+                Phase::Aligned => "all at once",
+                Phase::Spread => "spread over one period",
+            },
+            match w.restarts.len() {
+                0 => String::new(),
+                n => format!(", {n} restart{}", if n == 1 { "" } else { "s" }),
+            }
+        ),
+    }
+}
+
+/// A periodic workload whose calls stay in step: with no jitter, clients that start together
+/// (`phase = "aligned"`, at the start and at each restart) call together every period.
+fn periodic_herd(m: &Model, out: &mut Lines) {
+    let w = &m.workload;
+    let unjittered = match w.jitter.unwrap_or(PeriodicJitter::None) {
+        PeriodicJitter::None => true,
+        PeriodicJitter::Factor(f) => f == 0.0,
+        PeriodicJitter::Spread(s) => s.0 == 0,
+    };
+    let aligned = w.phase.unwrap_or_default() == Phase::Aligned;
+    if w.kind == WorkloadKind::Periodic && unjittered && aligned && w.clients > 1 {
+        out.warnings.push(format!(
+            "workload: {} periodic clients with no jitter start together, so all of them call in the same instant every {}: a herd that recurs (workload.jitter = {{ factor = 0.1 }} spreads each wave over a tenth of the period)",
+            w.clients,
+            w.period.unwrap_or_default()
+        ));
     }
 }
 
@@ -405,7 +443,14 @@ const LARGE_RUN: f64 = 5e7;
 /// The intents a run starts, expected: the planned ones, or an open workload's rate integrated
 /// over the horizon (up to `workload.intents`).
 fn expected_intents(m: &Model) -> f64 {
+    let w = &m.workload;
     match m.planned_intents() {
+        _ if w.kind == WorkloadKind::Periodic => {
+            // Each client's first call, then one per mean wait until the horizon.
+            let span = m.horizon.0.saturating_sub(w.start.0) as f64;
+            let mean_wait = w.periodic_wait(0.5).0.max(1) as f64;
+            w.clients as f64 * (1.0 + (span / mean_wait).floor())
+        }
         Some(n) if m.workload.kind != WorkloadKind::Open => n as f64,
         cap => {
             let n = expected_arrivals(m, Time::ZERO + m.horizon);

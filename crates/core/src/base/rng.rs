@@ -40,6 +40,8 @@ pub enum Purpose {
     Balancer = 21,
     /// An outlier detector's enforcement rolls and ejection jitter, one stream per detector.
     Outlier = 22,
+    /// A periodic client's jittered wait and its phase (`workload.kind = "periodic"`).
+    Tick = 23,
 }
 
 /// splitmix64's finaliser: a bijective 64-bit mixer.

@@ -251,6 +251,8 @@ impl Model {
             WorkloadKind::Closed => Some(self.workload.intents),
             WorkloadKind::Open => (self.workload.intents > 0).then_some(self.workload.intents),
             WorkloadKind::Trace => Some(self.workload.replay.arrivals.len() as u64),
+            // Jittered waits make the count a draw.
+            WorkloadKind::Periodic => None,
         }
     }
 }

@@ -1,4 +1,5 @@
-//! `[workload]`: who sends intents, when, and how many (burst, open, closed, contention, trace).
+//! `[workload]`: who sends intents, when, and how many (burst, open, closed, contention, trace,
+//! periodic).
 
 use super::*;
 use crate::base::dist::Dist;
@@ -25,6 +26,36 @@ pub enum WorkloadKind {
     /// Production traffic replay: one intent per row of the `trace` file (CSV or JSON Lines of
     /// timestamps, [`crate::model::replay`]), `speed` times as fast.
     Trace,
+    /// `clients` clients that each call every `period` until the horizon, as re-lists, resyncs
+    /// and polls do: each wait jittered by `jitter`, the first call placed by `phase`, every
+    /// client started again at each of `restarts` (a deploy).
+    Periodic,
+}
+
+/// How a periodic client jitters its wait between two calls.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub enum PeriodicJitter {
+    /// Every wait is exactly `period`.
+    None,
+    /// `{ factor = f }`: each wait is `period * (1 + f * U)`, U uniform on [0, 1), as client-go's
+    /// `wait.Jitter(period, f)` that `wait.JitterUntil` draws before each call.
+    Factor(f64),
+    /// `{ spread = "2s" }`: each wait is `period + spread * U`, a fixed spread.
+    Spread(Duration),
+}
+
+/// Where a periodic client's first call falls (at the start and after each restart).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Every client calls at once (a deploy that starts them all together).
+    #[default]
+    Aligned,
+    /// Each client's first call is uniform over one period (clients that started long ago).
+    Spread,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
@@ -57,6 +88,19 @@ pub struct Workload {
     /// trace: replay speed; 2.0 replays the trace in half the time (twice the load).
     #[serde(skip_serializing_if = "is_one")]
     pub speed: f64,
+    /// periodic: the time between one client's calls (before jitter); required.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period: Option<Duration>,
+    /// periodic: how each wait is jittered; absent = none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<PeriodicJitter>,
+    /// periodic: where each client's first call falls; absent = aligned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+    /// periodic: times at which every client starts again (its next call placed by `phase`
+    /// from then on; calls in flight go on).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub restarts: Vec<Duration>,
     /// trace: the parsed arrivals, filled in by the loader from `trace` (the core reads no file).
     #[serde(skip)]
     #[schemars(skip)]
@@ -72,16 +116,21 @@ pub const WORKLOAD_KEYS: KeyTable = KeyTable {
         key(
             "kind",
             "`\"burst\"`",
-            "`burst`, `open`, `closed` or `trace` (below) (and `contention`, see `docs/layered.md` \
-            / validation)",
+            "`burst`, `open`, `closed`, `trace` or `periodic` (below) (and `contention`, see \
+            `docs/layered.md` / validation)",
         ),
         key(
             "clients",
             "`1000`",
-            "burst: number of clients, one intent each; at most 20,000,000 (about 100 bytes each, \
+            "burst: number of clients, one intent each (periodic: the clients, one intent per \
+            call); at most 20,000,000 (about 100 bytes each, \
             so a run stays under 2 GB; `docs/performance.md`, \"Memory bounds\")",
         ),
-        key("start", "`\"0\"`", "burst: when the burst starts"),
+        key(
+            "start",
+            "`\"0\"`",
+            "burst: when the burst starts; periodic: when the clients start",
+        ),
         key(
             "spread",
             "`\"0\"`",
@@ -133,6 +182,30 @@ pub const WORKLOAD_KEYS: KeyTable = KeyTable {
             "trace: replay speed; `2.0` replays the trace in half the time, twice the load (must \
             be > 0)",
         ),
+        key(
+            "period",
+            "none",
+            "periodic: the time between one client's calls before jitter (required with \
+            `kind = \"periodic\"`, refused otherwise)",
+        ),
+        key(
+            "jitter",
+            "`\"none\"`",
+            "periodic: `{ factor = 0.1 }` waits `period * (1 + 0.1 * U)` (client-go's \
+            `JitterUntil`), `{ spread = \"2s\" }` waits `period + 2s * U`, U uniform on [0, 1)",
+        ),
+        key(
+            "phase",
+            "`\"aligned\"`",
+            "periodic: `aligned`, every client's first call at `start` (a deploy), or `spread`, \
+            uniform over one period from `start`",
+        ),
+        key(
+            "restarts",
+            "`[]`",
+            "periodic: times at which every client starts again, its next call placed by \
+            `phase` from then (calls in flight go on), e.g. `[\"10m\"]`",
+        ),
     ]],
     expanded: &[],
 };
@@ -142,6 +215,16 @@ fn is_one(x: &f64) -> bool {
 }
 
 impl Workload {
+    /// A periodic client's wait after its call, from `u` uniform on [0, 1).
+    pub fn periodic_wait(&self, u: f64) -> Duration {
+        let period = self.period.unwrap_or(Duration::ZERO);
+        match self.jitter.unwrap_or(PeriodicJitter::None) {
+            PeriodicJitter::None => period,
+            PeriodicJitter::Factor(f) => Duration::from_nanos_f64(period.0 as f64 * (1.0 + f * u)),
+            PeriodicJitter::Spread(s) => period + Duration::from_nanos_f64(s.0 as f64 * u),
+        }
+    }
+
     /// The open workload's arrival rate at `t` (requests per second): `rate` before the first
     /// schedule point, then each point's rate (moving linearly to it when it has `ramp`).
     pub fn rate_at(&self, t: Time) -> f64 {
@@ -178,6 +261,10 @@ impl Default for Workload {
             processes: 1,
             trace: None,
             speed: 1.0,
+            period: None,
+            jitter: None,
+            phase: None,
+            restarts: Vec::new(),
             replay: Default::default(),
         }
     }

@@ -11,6 +11,7 @@
 //! | [`Draws::limiter_probe`] | `hop << 32 \| instance` | `LimiterProbe` | 0 |
 //! | [`Draws::balancer`], [`Draws::outlier`] | `hop << 32 \| instance` | `Balancer`, `Outlier` | 0 |
 //! | [`Draws::think`] | worker | `Think` | intents started so far |
+//! | [`Draws::tick`] (a periodic client's phase and waits) | client | `Tick` | `start << 32 \| call` |
 //! | per attempt: service, failure, crash, client error, losses, adaptive throttling (`Shed`), backoff, Retry-After, restart | intent id | its purpose | [`AttemptKey::index`] |
 //! | per attempt: request and response latency | intent id | `RequestLatency`, `ResponseLatency` | the index, or with write contention `2 * index` (read) and `2 * index + 1` (write) |
 //! | [`Draws::backoff_of`] (the direct path's backoff, from [`Draws::intent_key`]) | intent id | `Backoff` | the attempt number |
@@ -148,6 +149,13 @@ impl Draws {
     /// A closed-workload worker's think time after `intents` intents have started.
     pub(crate) fn think(self, worker: u32, intents: u64) -> Stream {
         Stream::new(self.seed, u64::from(worker), Purpose::Think, intents)
+    }
+
+    /// Periodic client `client`'s draw for call `call` since its start number `start` (0 at
+    /// the run's start, then one per restart): call 0's is its phase, each later one its wait.
+    pub(crate) fn tick(self, client: u32, start: u32, call: u32) -> Stream {
+        let index = u64::from(start) << 32 | u64::from(call);
+        Stream::new(self.seed, u64::from(client), Purpose::Tick, index)
     }
 
     #[inline(always)]

@@ -18,6 +18,7 @@ mod netflix_limiters;
 mod overload;
 mod path;
 mod peak_window;
+mod periodic;
 mod policies_real;
 mod queueing;
 mod replicas;

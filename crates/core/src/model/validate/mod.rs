@@ -173,7 +173,7 @@ impl Model {
     fn validate_workload(&self) -> Result<(), Invalid> {
         let w = &self.workload;
         match w.kind {
-            WorkloadKind::Burst | WorkloadKind::Contention => {
+            WorkloadKind::Burst | WorkloadKind::Contention | WorkloadKind::Periodic => {
                 if w.clients == 0 {
                     return Err(invalid("workload.clients", "must be at least 1"));
                 }
@@ -232,6 +232,7 @@ impl Model {
                 }
             }
         }
+        self.validate_periodic()?;
         if w.kind != WorkloadKind::Trace && w.trace.is_some() {
             return Err(invalid(
                 "workload.trace",
@@ -249,6 +250,60 @@ impl Model {
         }
         if w.processes == 0 {
             return Err(invalid("workload.processes", "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// A periodic workload's period, jitter and restarts; refused on any other workload.
+    fn validate_periodic(&self) -> Result<(), Invalid> {
+        let w = &self.workload;
+        if w.kind != WorkloadKind::Periodic {
+            let written = [
+                ("workload.period", w.period.is_some()),
+                ("workload.jitter", w.jitter.is_some()),
+                ("workload.phase", w.phase.is_some()),
+                ("workload.restarts", !w.restarts.is_empty()),
+            ];
+            if let Some((field, _)) = written.iter().find(|(_, set)| *set) {
+                return Err(invalid(
+                    field,
+                    "has no effect unless workload.kind = \"periodic\"",
+                ));
+            }
+            return Ok(());
+        }
+        match w.period {
+            None => {
+                return Err(invalid(
+                    "workload.period",
+                    "kind = \"periodic\" needs the time between one client's calls, e.g. workload.period = \"30s\"",
+                ));
+            }
+            Some(p) if p.0 == 0 => {
+                return Err(invalid(
+                    "workload.period",
+                    "must be above zero, e.g. \"30s\"",
+                ));
+            }
+            Some(_) => {}
+        }
+        if let Some(PeriodicJitter::Factor(f)) = w.jitter
+            && !(f.is_finite() && f >= 0.0)
+        {
+            return Err(invalid(
+                "workload.jitter.factor",
+                format!(
+                    "must be a finite number >= 0 (0.1 spreads each wait over a tenth of the period), got {f}"
+                ),
+            ));
+        }
+        for (i, pair) in w.restarts.windows(2).enumerate() {
+            if pair[1] <= pair[0] {
+                return Err(invalid(
+                    &format!("workload.restarts[{}]", i + 1),
+                    "restarts must be in time order, each after the one before",
+                ));
+            }
         }
         Ok(())
     }
@@ -274,7 +329,9 @@ impl Model {
                 .balancer_spec()
                 .is_some_and(|b| b.scope == Scope::Client);
         let processes = match self.workload.kind {
-            WorkloadKind::Burst | WorkloadKind::Contention => self.workload.clients,
+            WorkloadKind::Burst | WorkloadKind::Contention | WorkloadKind::Periodic => {
+                self.workload.clients
+            }
             WorkloadKind::Closed => self.workload.workers,
             WorkloadKind::Open => self.workload.processes,
             WorkloadKind::Trace => self.workload.replay.processes(self.workload.processes),

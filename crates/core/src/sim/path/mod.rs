@@ -77,6 +77,10 @@ pub(crate) enum Event {
     Think { worker: u32 },
     /// Row `row` of a replayed trace arrives.
     Replay { row: u32 },
+    /// Periodic client `client` makes its call number `call` since its start number `start`.
+    Tick { client: u32, start: u32, call: u32 },
+    /// Every periodic client starts again (one of `workload.restarts`).
+    ClientsRestart,
     /// Backoff elapsed: the call sends its next attempt.
     Send { call: CallRef, epoch: u32 },
     /// A request reaches replica `replica` of the tier its call sends to.
@@ -409,7 +413,12 @@ impl<'m> PathSim<'m> {
     fn handle(&mut self, now: Time, ev: Event) {
         self.cx.now = now;
         match ev {
-            Event::Start { .. } | Event::Arrival | Event::Replay { .. } | Event::Think { .. } => {
+            Event::Start { .. }
+            | Event::Arrival
+            | Event::Replay { .. }
+            | Event::Think { .. }
+            | Event::Tick { .. }
+            | Event::ClientsRestart => {
                 let (model, queue) = (self.cx.model, &mut self.cx.queue);
                 if let Some(s) = self.workload.take(model, queue, ev) {
                     self.start_intent(s.id, s.client, s.worker);

@@ -1,13 +1,14 @@
-//! Where intents come from: a burst, Poisson arrivals with a rate schedule, closed loops, or a
-//! replayed trace. [`Workload`] owns what the workload has still to start and schedules its own
-//! events (`Start`, `Arrival`, `Replay`, `Think`); the path starts the intents it hands out.
+//! Where intents come from: a burst, Poisson arrivals with a rate schedule, closed loops, a
+//! replayed trace, or periodic clients. [`Workload`] owns what the workload has still to start
+//! and schedules its own events (`Start`, `Arrival`, `Replay`, `Think`, `Tick`,
+//! `ClientsRestart`); the path starts the intents it hands out.
 
 use super::Event;
 use super::call::NO_WORKER;
 use crate::base::queue::EventQueue;
 use crate::base::rng::Stream;
 use crate::base::time::{Duration, Time};
-use crate::model::{Model, WorkloadKind};
+use crate::model::{Model, Phase, WorkloadKind};
 use crate::sim::draws::Draws;
 use crate::sim::engine::BurstOrder;
 
@@ -21,8 +22,15 @@ pub(super) struct Workload {
     burst: Option<BurstOrder>,
     arrivals: Stream,
     lambda_max: f64,
-    /// The id of the next intent of an open, closed or trace workload.
+    /// The id of the next intent of an open, closed, trace or periodic workload.
     next_id: u64,
+    /// Periodic: how many times the clients have started (1 + the restarts so far); a `Tick`
+    /// of an earlier start is stale.
+    starts: u32,
+    /// Periodic: clients whose next call of the current start is scheduled.
+    ticking: u64,
+    /// The draws of the periodic clients' phases and waits (a forked run's branch).
+    draws: Draws,
 }
 
 /// An intent the workload starts now: its id, its client process and its closed-loop worker
@@ -50,6 +58,9 @@ impl Workload {
             arrivals: draws.arrivals(),
             lambda_max: 0.0,
             next_id: 0,
+            starts: 0,
+            ticking: 0,
+            draws,
         };
         match w.kind {
             WorkloadKind::Burst | WorkloadKind::Contention => {
@@ -72,6 +83,12 @@ impl Workload {
                 s.to_start = w.replay.arrivals.len() as u64;
                 schedule_replay(model, queue, 0);
             }
+            WorkloadKind::Periodic => {
+                s.start_clients(model, queue, Time::ZERO + w.start);
+                for at in &w.restarts {
+                    queue.push(Time::ZERO + *at, Event::ClientsRestart);
+                }
+            }
             WorkloadKind::Closed => {
                 s.to_start = w.intents;
                 for worker in 0..w.workers.min(w.intents) {
@@ -88,7 +105,7 @@ impl Workload {
     /// The workload will start no more intents.
     #[inline]
     pub(super) fn exhausted(&self) -> bool {
-        self.to_start == 0 && !self.open_source
+        self.to_start == 0 && !self.open_source && self.ticking == 0
     }
 
     /// Handles one of the workload's own events: the intent it starts now, if any. The path
@@ -121,6 +138,14 @@ impl Workload {
                 self.to_start -= 1;
                 (self.fresh_id(), worker)
             }
+            Event::Tick { client, start, .. } if start + 1 == self.starts => {
+                let id = self.fresh_id();
+                return Some(Starts {
+                    id,
+                    client,
+                    worker: NO_WORKER,
+                });
+            }
             _ => return None,
         };
         let client = client_of(model, id, worker);
@@ -138,7 +163,60 @@ impl Workload {
         match ev {
             Event::Arrival => self.schedule_next_arrival(model, queue, now),
             Event::Replay { row } => schedule_replay(model, queue, row + 1),
+            Event::Tick {
+                client,
+                start,
+                call,
+            } if start + 1 == self.starts => {
+                let u = self.draws.tick(client, start, call + 1).uniform();
+                let at = now + model.workload.periodic_wait(u);
+                if at <= Time::ZERO + model.horizon {
+                    let call = call + 1;
+                    queue.push(
+                        at,
+                        Event::Tick {
+                            client,
+                            start,
+                            call,
+                        },
+                    );
+                } else {
+                    self.ticking -= 1;
+                }
+            }
+            Event::ClientsRestart => self.start_clients(model, queue, now),
             _ => {}
+        }
+    }
+
+    /// Every periodic client starts (again) at `from`: its first call at once (`phase =
+    /// "aligned"`) or uniform over one period (`"spread"`). Calls of an earlier start that are
+    /// still scheduled become stale.
+    fn start_clients(&mut self, model: &Model, queue: &mut EventQueue<Event>, from: Time) {
+        let w = &model.workload;
+        let (start, horizon) = (self.starts, Time::ZERO + model.horizon);
+        self.starts += 1;
+        self.ticking = 0;
+        let period = w.period.unwrap_or(Duration::ZERO);
+        for client in 0..w.clients as u32 {
+            let at = match w.phase.unwrap_or_default() {
+                Phase::Aligned => from,
+                Phase::Spread => {
+                    let u = self.draws.tick(client, start, 0).uniform();
+                    from + Duration::from_nanos_f64(period.0 as f64 * u)
+                }
+            };
+            if at <= horizon {
+                queue.push(
+                    at,
+                    Event::Tick {
+                        client,
+                        start,
+                        call: 0,
+                    },
+                );
+                self.ticking += 1;
+            }
         }
     }
 
@@ -146,6 +224,7 @@ impl Workload {
     /// stream, so a branch's arrivals differ from the run it was copied from.
     pub(super) fn rekey(&mut self, draws: Draws) {
         self.arrivals = draws.arrivals();
+        self.draws = draws;
     }
 
     fn fresh_id(&mut self) -> u64 {

@@ -146,6 +146,10 @@ fn unjudgeable(m: &Model) -> Option<String> {
             },
             w.clients
         )),
+        WorkloadKind::Periodic => Some(format!(
+            "{} periodic clients arrive in waves, one per period: the verdict needs a steady arrival rate",
+            w.clients
+        )),
         WorkloadKind::Open if w.rate.0 <= 0.0 => Some(
             "the open workload's steady rate (workload.rate) is 0: nothing arrives to judge".into(),
         ),

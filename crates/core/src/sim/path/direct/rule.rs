@@ -52,6 +52,7 @@ pub fn engine_path(m: &Model) -> EnginePath {
         }
         WorkloadKind::Contention => return ev("contention makes clients share a record"),
         WorkloadKind::Trace => return ev("a replayed trace's rows may share keys"),
+        WorkloadKind::Periodic => return ev("periodic clients are run by the event loop only"),
     }
     if !m.layers.is_empty() || !m.tiers.is_empty() {
         return ev("more than one tier: tiers hold workers between calls");

@@ -20,6 +20,7 @@ mod path;
 mod peak_window;
 mod policies_real;
 mod queueing;
+mod rare;
 mod replicas;
 mod request_path;
 mod server_policies;

@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 
 /// Poisson arrivals at 1000/s, one worker serving exp(0.5 ms): load 0.5; no retries.
 const MM1: &str = r#"
-horizon = "10s"
+horizon = "1s"
 [workload]
 kind = "open"
 rate = "1000/s"

@@ -68,7 +68,8 @@ pub fn combine(runs: Vec<SplitRun>) -> RareEstimate {
             IntervalKind::Stages,
         )
     };
-    let (low, high) = (p * (-log_sd).exp(), p * log_sd.exp());
+    // A probability: an interval wide enough to pass 1 is cut there.
+    let (low, high) = (p * (-log_sd).exp(), (p * log_sd.exp()).min(1.0));
     let events = runs.iter().map(|r| r.events).sum();
     let plain = mean(
         &runs

@@ -7,7 +7,7 @@ use crate::args::RareArgs;
 use crate::emit::is_stdout;
 use crate::model_args::{Resolved, pick_variant};
 use crate::prepare::study_outputs;
-use crate::run::{Runner, ctrl_c};
+use crate::run::Runner;
 use crate::{error::CliError, output, progress};
 use indicatif::ProgressBar;
 use retrystorm_core::model::Model;
@@ -16,6 +16,7 @@ use retrystorm_core::rare::target::{parse_score, parse_target};
 use retrystorm_core::rare::{RareError, RareSpec, Spread, Target, split};
 use retrystorm_report::{fmt, text_table};
 use serde_json::json;
+use std::sync::atomic::AtomicBool;
 
 pub fn rare(a: RareArgs) -> Result<(), CliError> {
     let outs = study_outputs(&[("--json", &a.json)], &a.model)?;
@@ -30,9 +31,12 @@ pub fn rare(a: RareArgs) -> Result<(), CliError> {
         runner: &runner,
         bar: ProgressBar::hidden(),
     };
+    // Ctrl-C ends the process, as in the other studies (`map`, `sweep`): a stopped estimate has
+    // nothing to report, so no flag is ever set.
+    let never = AtomicBool::new(false);
     let mut runs = Vec::with_capacity(seeds.len());
     for &seed in &seeds {
-        runs.push(split(&model, seed, spec, ctrl_c(), &pool).map_err(refused)?);
+        runs.push(split(&model, seed, spec, &never, &pool).map_err(refused)?);
         bar.inc(1);
     }
     bar.finish_and_clear();

@@ -126,7 +126,9 @@ mod tests {
         assert_eq!(two.interval, IntervalKind::Seeds);
         assert!((two.probability - 0.25).abs() < 1e-12);
         let se = sample_sd(&[0.2, 0.3]) / 2f64.sqrt();
-        assert!((two.high - 0.25 * (t975(1) * se / 0.25).exp()).abs() < 1e-12);
+        assert!((two.low - 0.25 * (-t975(1) * se / 0.25).exp()).abs() < 1e-12);
+        // 0.25 x exp(12.7 x 0.2): a probability's interval is cut at 1.
+        assert_eq!(two.high, 1.0);
         assert_eq!(two.events, 2000);
     }
 }

@@ -30,6 +30,7 @@ mod outputs;
 mod path;
 mod peak_window;
 mod python_docs;
+mod rare;
 mod regression;
 mod replicas_errors;
 mod replicas_outputs;

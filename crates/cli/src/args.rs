@@ -63,6 +63,10 @@ pub enum Command {
     /// Rank the --vary parameters by how much they move --metric: Morris elementary effects
     /// (mu*, sigma) over seeded trajectories on common seeds; a table, a bar chart and JSON.
     Sensitivity(SensitivityArgs),
+    /// The probability of a rare event (a score reaching a level, or no recovery) by multilevel
+    /// splitting: the estimate, its 95% interval, the levels with their pass rates, and the
+    /// events spent against what brute force would need.
+    Rare(RareArgs),
     /// Write a commented starter model (or one of the shipped models) to start from.
     Init(InitArgs),
     /// Print shell completions for bash, zsh, fish, elvish or powershell.
@@ -526,6 +530,33 @@ pub struct MapArgs {
     /// Write the runs as a sweep file (JSON Lines) here.
     #[arg(long, short = 'o', value_name = "PATH")]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct RareArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Estimate for this variant of the file (default: the base model).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// The event: `SCORE >= N` (the score reaches N before the run ends) or `recovered == false`
+    /// (goodput not back by the horizon after the trigger).
+    #[arg(long, value_name = "EXPR")]
+    pub event: String,
+    /// The score the levels are placed on, read off the engine's state after every event
+    /// (default: the event's score, else `queue`); a wrong name lists the scores.
+    #[arg(long, value_name = "NAME")]
+    pub score: Option<String>,
+    /// A run ends the first time its score, having risen above 0, is back at 0: the event is
+    /// then "within one busy period of the score".
+    #[arg(long)]
+    pub until_empty: bool,
+    /// Runs (particles) per stage.
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(20..=100_000))]
+    pub particles: u32,
+    /// Write the estimate as JSON here ("-" for stdout, which replaces the table).
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

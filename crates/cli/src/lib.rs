@@ -52,6 +52,7 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Tune(a) => cmd::tune::tune(a),
         Command::Map(a) => cmd::map::map(a),
         Command::Sensitivity(a) => cmd::sensitivity::sensitivity(a),
+        Command::Rare(a) => cmd::rare::rare(a),
         Command::Init(a) => cmd::init::init(a),
         Command::Completions(a) => cmd::completions::completions(a),
         Command::Schema(a) => cmd::schema::schema(a),

@@ -79,4 +79,4 @@ pub use sim::path::{
     run_summary_until,
 };
 pub use sim::{engine, layered, metrics, path, trace};
-pub use study::{map, sensitivity, sweep, tune};
+pub use study::{map, rare, sensitivity, sweep, tune};

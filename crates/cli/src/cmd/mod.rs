@@ -10,6 +10,7 @@ pub mod import;
 pub mod init;
 pub mod map;
 pub mod merge;
+pub mod rare;
 pub mod report;
 pub mod run;
 pub mod schema;

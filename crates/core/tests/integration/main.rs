@@ -21,6 +21,7 @@ mod peak_window;
 mod periodic;
 mod policies_real;
 mod queueing;
+mod rare;
 mod replicas;
 mod request_path;
 mod server_policies;

@@ -131,6 +131,10 @@ pub trait Limiter: Clone + std::fmt::Debug {
     /// The client learnt how an attempt that took `rtt` ended in `class`. The in-flight count
     /// of the sample is the one when the outcome arrives.
     fn on_outcome(&mut self, now: Time, class: Class, rtt: Duration);
+
+    /// Draws from `stream` from now on (a forked run's branch); a limiter that draws nothing
+    /// keeps nothing to re-key.
+    fn rekey(&mut self, _stream: Stream) {}
 }
 
 /// Every limiter, once: `Variant = "kind name" => its type`, with the doc line the schema shows.
@@ -222,6 +226,11 @@ macro_rules! limiters {
             #[inline]
             pub fn on_outcome(&mut self, now: Time, class: Class, rtt: Duration) {
                 match self { $(LimiterState::$kind(l) => Limiter::on_outcome(l, now, class, rtt),)* }
+            }
+
+            /// [`Limiter::rekey`].
+            pub fn rekey(&mut self, stream: Stream) {
+                match self { $(LimiterState::$kind(l) => Limiter::rekey(l, stream),)* }
             }
         }
     };

@@ -116,6 +116,11 @@ impl Limiter for Vegas {
         Vegas::new(c, stream)
     }
 
+    /// The probe jitter draws from the branch's stream; the jitter already drawn stays.
+    fn rekey(&mut self, stream: Stream) {
+        self.stream = stream;
+    }
+
     fn validate(c: &LimiterConfig) -> Result<(), Invalid> {
         if c.max_limit() == 0 {
             return Err(invalid("limiter.max_limit", "must be at least 1"));

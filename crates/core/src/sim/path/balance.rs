@@ -127,6 +127,17 @@ impl Balancing {
         }))
     }
 
+    /// Every instance's picks and detector rolls draw from `draws` from now on (a forked run's
+    /// branch, [`crate::sim::path::PathSim::fork`]): fresh streams of hop `k`'s instances.
+    pub(super) fn rekey(&mut self, k: usize, draws: Draws) {
+        for (i, inst) in self.instances.iter_mut().enumerate() {
+            inst.draw = draws.balancer(k, i as u64);
+            if let Some(w) = &mut inst.detector {
+                w.draw = draws.outlier(k, i as u64);
+            }
+        }
+    }
+
     /// Instances are kept per client process: calls must know their client.
     pub(super) fn per_client(&self) -> bool {
         !self.shared

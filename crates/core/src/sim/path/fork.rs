@@ -8,8 +8,10 @@
 //! run it was copied from.
 
 use super::PathSim;
+use crate::model::Model;
+use crate::sim::draws::Draws;
 
-impl PathSim<'_> {
+impl<'m> PathSim<'m> {
     /// Handles at most `events` more events (fewer if the run ends first); whether it goes on.
     /// The run then stands at an event boundary, where [`PathSim::fork`] may copy it. Finish it
     /// with [`PathSim::run_summary`]: a run advanced in steps keeps what a summary needs (the
@@ -23,23 +25,50 @@ impl PathSim<'_> {
     }
 
     /// A copy of the run where it stands, going on with the draws of branch `branch`: every
-    /// per-attempt draw, think time and arrival from here on is keyed by the branch, so copies
-    /// with different branches diverge and the same seed and branch give the same bytes.
-    /// Branch 0 keeps the run's own draws: the copy goes on exactly as the run would. A
-    /// balancer's picks and a limiter's probe jitter go on from their streams as they stood
-    /// (each is one stream per instance, read in order). The copy shares the model and the
-    /// stop flag and records no trace.
+    /// per-attempt draw, think time and arrival, every balancer's pick and limiter's probe
+    /// jitter from here on is keyed by the branch, so copies with different branches diverge
+    /// and the same seed and branch give the same bytes. Branch 0 keeps the run's own draws:
+    /// the copy goes on exactly as the run would. What is already scheduled (the next arrival,
+    /// a service under way) stays as it was. The copy shares the model and the stop flag and
+    /// records no trace.
     ///
-    /// No command uses it yet: it is the step rare-event splitting is built on (a run that
-    /// crosses a level is copied, and each copy tries again from there on its own branch).
+    /// Rare-event splitting (`study/rare`) is built on it: a run that crosses a level is
+    /// copied, and each copy tries again from there on its own branch.
     #[must_use]
     pub fn fork(&self, branch: u64) -> Self {
         let mut copy = self.clone();
         if branch != 0 {
-            copy.cx.draws = self.cx.draws.branch(branch);
-            copy.workload.rekey(copy.cx.draws);
+            let draws = self.cx.draws.branch(branch);
+            copy.cx.draws = draws;
+            copy.workload.rekey(draws);
+            for (k, hop) in copy.hops.iter_mut().enumerate() {
+                hop.rekey(k, draws);
+            }
         }
         copy
+    }
+
+    /// A new run of `model` with `seed` whose every stream is branch `branch`'s from the start
+    /// ([`Draws::branch`]): the runs of one seed on different branches are independent; branch
+    /// 0 is [`PathSim::new`].
+    pub fn new_branch(model: &'m Model, seed: u64, branch: u64) -> Self {
+        Self::with_draws(model, Draws::new(seed).branch(branch))
+    }
+
+    /// Handles events one at a time until `done` holds after one, or the run ends; whether it
+    /// goes on. `done` reads the run at each event boundary (its gauges, [`PathSim::gauge`]).
+    pub fn advance_until(&mut self, mut done: impl FnMut(&Self) -> bool) -> bool {
+        while self.advance(1) {
+            if done(self) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The events handled so far.
+    pub fn events_handled(&self) -> u64 {
+        self.reached.events
     }
 
     /// Drives the loop until `pause` events in all have been handled or the run ends; whether

@@ -212,6 +212,17 @@ impl HopState {
         r.hedging() || r.restart_probability > 0.0 || r.carries_state || !self.budgets.is_empty()
     }
 
+    /// Hop `k`'s limiters' probe jitter and its balancers' picks draw from `draws` from now on
+    /// (a forked run's branch, [`super::PathSim::fork`]).
+    pub(super) fn rekey(&mut self, k: usize, draws: Draws) {
+        for (i, slot) in self.limiters.iter_mut().enumerate() {
+            slot.limiter.rekey(draws.limiter_probe(k, i as u64));
+        }
+        if let Some(b) = &mut self.balancing {
+            b.rekey(k, draws);
+        }
+    }
+
     /// The index of the limiter instance client `client` uses.
     #[inline(always)]
     pub(super) fn limiter_index(&self, client: u32) -> usize {

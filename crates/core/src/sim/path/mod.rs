@@ -26,6 +26,7 @@ mod direct;
 mod entry;
 mod finish;
 mod fork;
+pub mod gauge;
 mod hop;
 mod keyed;
 mod limit;
@@ -264,8 +265,12 @@ impl Engine for PathSim<'_> {
 
 impl<'m> PathSim<'m> {
     pub fn new(model: &'m Model, seed: u64) -> Self {
+        Self::with_draws(model, Draws::new(seed))
+    }
+
+    /// A run of `model` whose every stream comes from `draws`.
+    fn with_draws(model: &'m Model, draws: Draws) -> Self {
         let spec = PathSpec::of(model);
-        let draws = Draws::new(seed);
         let w = &model.workload;
         let processes = match w.kind {
             WorkloadKind::Open => w.processes,

@@ -244,6 +244,12 @@ impl TierState {
         self.buckets.replica(now, r, what);
     }
 
+    /// The requests at the tier, waiting or in service, over every replica.
+    #[inline]
+    pub(super) fn load(&self) -> u64 {
+        self.queued + self.busy
+    }
+
     /// The queue length and the busy workers over every replica, from `now` on.
     #[inline]
     fn set_levels(&mut self, now: Time) {

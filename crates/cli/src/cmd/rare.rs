@@ -1,0 +1,193 @@
+//! `retrystorm rare MODEL --event EXPR --score NAME`: the probability of a rare event by
+//! multilevel splitting (`retrystorm_core::rare`), one splitting run per `--seeds` seed, each
+//! stage's particles spread over the `--jobs` pool; the estimate, its 95% interval, each seed's
+//! levels with their pass rates, and the events spent against brute force, as a table or JSON.
+
+use crate::args::RareArgs;
+use crate::emit::is_stdout;
+use crate::model_args::{Resolved, pick_variant};
+use crate::prepare::study_outputs;
+use crate::run::Runner;
+use crate::{error::CliError, output, progress};
+use indicatif::ProgressBar;
+use retrystorm_core::model::Model;
+use retrystorm_core::rare::interval::{IntervalKind, RareEstimate, combine};
+use retrystorm_core::rare::target::{parse_score, parse_target};
+use retrystorm_core::rare::{RareError, RareSpec, Spread, Target, split};
+use retrystorm_report::{fmt, text_table};
+use serde_json::json;
+use std::sync::atomic::AtomicBool;
+
+pub fn rare(a: RareArgs) -> Result<(), CliError> {
+    let outs = study_outputs(&[("--json", &a.json)], &a.model)?;
+    let spec = spec(&a)?;
+    let resolved = Resolved::read_variant(&a.model, a.variant.as_deref())?;
+    let model = pick_variant(&resolved.scenario, a.variant.as_deref(), &resolved.origin)?;
+    let seeds = resolved.seeds();
+    output::refuse_inputs(&outs)?;
+    let runner = Runner::new(a.model.jobs)?;
+    let bar = progress::bar(seeds.len() as u64, "seeds");
+    let pool = Pool {
+        runner: &runner,
+        bar: ProgressBar::hidden(),
+    };
+    // Ctrl-C ends the process, as in the other studies (`map`, `sweep`): a stopped estimate has
+    // nothing to report, so no flag is ever set.
+    let never = AtomicBool::new(false);
+    let mut runs = Vec::with_capacity(seeds.len());
+    for &seed in &seeds {
+        runs.push(split(&model, seed, spec, &never, &pool).map_err(refused)?);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let shown = Shown {
+        model: &model,
+        spec,
+        event: &a.event,
+        estimate: combine(runs),
+    };
+    if !a.json.as_deref().is_some_and(is_stdout) {
+        output::print(&shown.table())?;
+    }
+    if let Some(p) = &a.json {
+        output::write(output::Out::new("--json", p), &shown.json())?;
+    }
+    Ok(())
+}
+
+/// The study the flags ask for; a bad `--event` or `--score` names what is allowed.
+fn spec(a: &RareArgs) -> Result<RareSpec, CliError> {
+    let target =
+        parse_target(&a.event).map_err(|e| CliError::Input(format!("--event {}: {e}", a.event)))?;
+    let score = match (&a.score, target) {
+        (Some(name), _) => {
+            parse_score(name).map_err(|e| CliError::Input(format!("--score {name}: {e}")))?
+        }
+        (None, Target::Reaches { gauge, .. }) => gauge,
+        (None, Target::NotRecovered) => retrystorm_core::path::gauge::Gauge::Queue,
+    };
+    let spec = RareSpec::new(target, score, a.until_empty).map_err(CliError::Input)?;
+    Ok(RareSpec {
+        particles: a.particles,
+        ..spec
+    })
+}
+
+/// A refused estimate: exit 1 with the reason.
+fn refused(e: RareError) -> CliError {
+    CliError::Failed(format!("rare: no estimate: {e}"))
+}
+
+/// A stage's particles on the `--jobs` pool, in index order.
+struct Pool<'a> {
+    runner: &'a Runner,
+    bar: ProgressBar,
+}
+
+impl Spread for Pool<'_> {
+    fn spread<T: Send>(&self, n: usize, f: &(dyn Fn(usize) -> T + Sync)) -> Vec<T> {
+        let items: Vec<usize> = (0..n).collect();
+        self.runner.map(&items, &self.bar, |&i| f(i))
+    }
+}
+
+/// What `rare` shows.
+struct Shown<'a> {
+    model: &'a Model,
+    spec: RareSpec,
+    event: &'a str,
+    estimate: RareEstimate,
+}
+
+/// A probability in scientific notation: `6.104e-5`.
+fn sci(p: f64) -> String {
+    format!("{p:.3e}")
+}
+
+impl Shown<'_> {
+    fn table(&self) -> String {
+        let e = &self.estimate;
+        let how = match e.interval {
+            IntervalKind::Seeds => format!(
+                "over {} independent seeds (log-normal, Student t)",
+                e.runs.len()
+            ),
+            IntervalKind::Stages => "from one seed's stages as if their particles were independent (too narrow: give --seeds 5 or more)".to_string(),
+        };
+        let ratio = e.brute_force_events / e.events as f64;
+        let rows = [
+            ("model", self.model.name.clone()),
+            ("event", self.event.to_string()),
+            ("score", self.spec.score.name().to_string()),
+            ("probability", sci(e.probability)),
+            (
+                "95% interval",
+                format!("{} .. {}, {how}", sci(e.low), sci(e.high)),
+            ),
+            ("relative half-width", fmt::pct(e.relative_half_width())),
+            (
+                "events spent",
+                format!(
+                    "{} (a plain run: {})",
+                    fmt::int(e.events),
+                    fmt::num(e.events_per_plain_run)
+                ),
+            ),
+            (
+                "brute force",
+                format!(
+                    "{} plain runs, {} events for the same relative half-width ({} the events spent)",
+                    fmt::int(e.brute_force_runs.round() as u64),
+                    fmt::int(e.brute_force_events.round() as u64),
+                    fmt::times(ratio)
+                ),
+            ),
+        ];
+        let lines: String = rows.iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
+        format!("{lines}\n{}", self.stages())
+    }
+
+    /// Each seed's stages, one a row: the level (the event itself last) and its pass rate.
+    fn stages(&self) -> String {
+        let score = self.spec.score.name();
+        let headers = ["seed", "stage", "level", "passed", "pass rate"].map(String::from);
+        let mut rows = Vec::new();
+        for r in &self.estimate.runs {
+            for (k, s) in r.stages.iter().enumerate() {
+                rows.push(vec![
+                    r.seed.to_string(),
+                    (k + 1).to_string(),
+                    s.level
+                        .map_or("the event".to_string(), |l| format!("{score} >= {l}")),
+                    format!("{}/{}", s.passed, s.particles),
+                    fmt::fixed(s.rate(), 2),
+                ]);
+            }
+            rows.push(vec![
+                String::new(),
+                String::new(),
+                "estimate".into(),
+                String::new(),
+                sci(r.estimate),
+            ]);
+        }
+        text_table(&headers, &rows)
+    }
+
+    fn json(&self) -> String {
+        let mut v = json!({
+            "model": self.model.name,
+            "event": self.event,
+            "score": self.spec.score.name(),
+            "until_empty": self.spec.until_empty,
+            "particles": self.spec.particles,
+            "keep": self.spec.keep,
+        });
+        if let (Some(o), Ok(serde_json::Value::Object(e))) =
+            (v.as_object_mut(), serde_json::to_value(&self.estimate))
+        {
+            o.extend(e);
+        }
+        format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+    }
+}

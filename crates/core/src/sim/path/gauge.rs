@@ -1,0 +1,67 @@
+//! What a run's state reads between two events, for a study that scores a run as it goes (rare
+//! event splitting, `study/rare`). Each gauge is a counter the engine keeps anyway: reading one
+//! costs a few additions, so it can be read after every event.
+
+use super::PathSim;
+
+/// A number read off a run's state at an event boundary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gauge {
+    Queue,
+    InFlight,
+}
+
+/// Every gauge, once: its name on the command line and in JSON, and what it counts.
+pub const GAUGES: [(Gauge, &str, &str); 2] = [
+    (
+        Gauge::Queue,
+        "queue",
+        "requests at the tiers, waiting or in service (every tier, every replica)",
+    ),
+    (
+        Gauge::InFlight,
+        "in_flight",
+        "intents started and not yet final (waiting, in service, on the network or in backoff)",
+    ),
+];
+
+impl Gauge {
+    /// The gauge named `name`, if there is one.
+    pub fn parse(name: &str) -> Option<Gauge> {
+        GAUGES.iter().find(|g| g.1 == name).map(|g| g.0)
+    }
+
+    pub fn name(self) -> &'static str {
+        GAUGES.iter().find(|g| g.0 == self).map_or("", |g| g.1)
+    }
+
+    /// The names that exist, for a message: `queue, in_flight`.
+    pub fn names() -> String {
+        GAUGES.map(|g| g.1).join(", ")
+    }
+}
+
+impl PathSim<'_> {
+    /// The gauge's value where the run stands.
+    pub fn gauge(&self, g: Gauge) -> u64 {
+        match g {
+            Gauge::Queue => self.tiers.iter().map(|t| t.load()).sum(),
+            Gauge::InFlight => self.calls.live,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_gauge_is_named_once_and_parses_back() {
+        for (g, name, _) in GAUGES {
+            assert_eq!(Gauge::parse(name), Some(g));
+            assert_eq!(g.name(), name);
+        }
+        assert_eq!(Gauge::parse("orbit"), None);
+        assert_eq!(Gauge::names(), "queue, in_flight");
+    }
+}

@@ -1,0 +1,116 @@
+//! One stage's particles: where each starts (a fresh run, or a copy of a run that crossed the
+//! last level), how far it goes, and the replay that finds where a particle first crossed a
+//! level. Which branch a particle draws from is a function of its stage and index only
+//! ([`branch`]), never of the order the particles happen to run in.
+
+use super::RareError;
+use super::target::{RareSpec, Target};
+use crate::model::Model;
+use crate::sim::path::PathSim;
+use std::sync::atomic::AtomicBool;
+
+/// The branch of particle `index` of stage `stage`: never 0 (the stage in the high half, from
+/// 1), so a particle never repeats the run it was copied from.
+pub(super) fn branch(stage: usize, index: usize) -> u64 {
+    (stage as u64 + 1) << 32 | index as u64
+}
+
+/// How a particle's run went: the highest score it reached, whether the event happened, and
+/// the events it took.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Ended {
+    pub(super) max: u64,
+    pub(super) hit: bool,
+    pub(super) events: u64,
+}
+
+/// The particles of one seed: the model, the study, and the runs that crossed the last level
+/// (the parents the next stage is copied from).
+pub(super) struct Particles<'m> {
+    model: &'m Model,
+    seed: u64,
+    spec: RareSpec,
+    stop: &'m AtomicBool,
+    pub(super) parents: Vec<PathSim<'m>>,
+}
+
+impl<'m> Particles<'m> {
+    pub(super) fn new(model: &'m Model, seed: u64, spec: RareSpec, stop: &'m AtomicBool) -> Self {
+        Particles {
+            model,
+            seed,
+            spec,
+            stop,
+            parents: Vec::new(),
+        }
+    }
+
+    /// Particle `index` of stage `stage` where it starts: a fresh run on its own branch at
+    /// stage 0, else a copy of parent `index mod parents` on its own branch (each parent gets
+    /// the same number of copies, give or take one).
+    fn start(&self, stage: usize, index: usize) -> PathSim<'m> {
+        let b = branch(stage, index);
+        let sim = if stage == 0 {
+            PathSim::new_branch(self.model, self.seed, b)
+        } else {
+            self.parents[index % self.parents.len()].fork(b)
+        };
+        sim.with_stop(self.stop)
+    }
+
+    /// Whether the event has happened where `sim` stands (`recovered == false` is known only
+    /// at the end).
+    fn reached(&self, sim: &PathSim) -> bool {
+        match self.spec.target {
+            Target::Reaches { gauge, level } => sim.gauge(gauge) >= level,
+            Target::NotRecovered => false,
+        }
+    }
+
+    /// Runs particle `index` of `stage` until the event happens, the run ends, or with
+    /// `until_empty` its score is back at 0 after rising above it.
+    pub(super) fn run(&self, stage: usize, index: usize) -> Result<Ended, RareError> {
+        let mut sim = self.start(stage, index);
+        let (first, score) = (sim.events_handled(), self.spec.score);
+        let mut max = sim.gauge(score);
+        let mut busy = max > 0;
+        let mut hit = self.reached(&sim);
+        if !hit {
+            sim.advance_until(|sim| {
+                let v = sim.gauge(score);
+                max = max.max(v);
+                if self.reached(sim) {
+                    hit = true;
+                    return true;
+                }
+                if self.spec.until_empty {
+                    if v > 0 {
+                        busy = true;
+                    } else if busy {
+                        return true;
+                    }
+                }
+                false
+            });
+        }
+        let events = sim.events_handled() - first;
+        if self.spec.target == Target::NotRecovered {
+            let recovered = sim.run_summary("rare").summary.recovered;
+            hit = !recovered.ok_or(RareError::NoTrigger { seed: self.seed })?;
+        }
+        Ok(Ended { max, hit, events })
+    }
+
+    /// Particle `index` of `stage` run again up to the first event boundary where its score
+    /// is at `level` or above (the same run as [`Particles::run`], so it gets there), and the
+    /// events that took.
+    pub(super) fn replay_to(&self, stage: usize, index: usize, level: u64) -> (PathSim<'m>, u64) {
+        let mut sim = self.start(stage, index);
+        let (first, score) = (sim.events_handled(), self.spec.score);
+        if sim.gauge(score) < level {
+            sim.advance_until(|sim| sim.gauge(score) >= level);
+        }
+        let events = sim.events_handled() - first;
+        (sim, events)
+    }
+}

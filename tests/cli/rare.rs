@@ -1,0 +1,82 @@
+//! `retrystorm rare` end to end on an M/M/1 queue at load 0.5: the same bytes on one thread or
+//! two, the refusal below the floor (exit 1, with the reason), and bad `--event`/`--score`
+//! naming what is allowed (exit 2).
+
+use super::util::{out, rs, write};
+
+const MM1: &str = r#"name = "mm1"
+horizon = "1s"
+[workload]
+kind = "open"
+rate = "1000/s"
+[retry]
+max_attempts = 1
+[server]
+capacity = 1
+service = "exp(0.5ms)"
+"#;
+
+fn rare(dir: &std::path::Path, flags: &[&str]) -> (i32, String, String) {
+    let m = write(dir, "mm1.toml", MM1);
+    out(rs().arg("rare").arg(&m).args(flags))
+}
+
+#[test]
+fn one_job_and_two_give_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["--event", "queue >= 7", "--until-empty", "--seeds", "3"];
+    let (code, one, err) = rare(dir.path(), &[&flags[..], &["--jobs", "1"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let (_, two, _) = rare(dir.path(), &[&flags[..], &["--jobs", "2"]].concat());
+    assert_eq!(one, two);
+    assert!(one.contains("over 3 independent seeds"), "{one}");
+    assert!(one.contains("queue >= 2"), "{one}");
+    let (_, json, _) = rare(dir.path(), &[&flags[..], &["--json", "-"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["interval"], "seeds");
+    assert_eq!(v["runs"].as_array().unwrap().len(), 3);
+    let p = v["probability"].as_f64().unwrap();
+    assert!(v["low"].as_f64().unwrap() < p && p < v["high"].as_f64().unwrap());
+}
+
+#[test]
+fn a_stage_below_the_floor_is_refused_with_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = [
+        "--event",
+        "queue >= 7",
+        "--until-empty",
+        "--particles",
+        "20",
+    ];
+    let (code, stdout, err) = rare(dir.path(), &flags);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        err.starts_with("error: rare: no estimate: seed 1: "),
+        "{err}"
+    );
+    assert!(err.contains("below the floor"), "{err}");
+}
+
+#[test]
+fn bad_events_and_scores_name_what_is_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, err) = rare(dir.path(), &["--event", "orbit >= 3"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err.trim_end(),
+        "error: --event orbit >= 3: no score `orbit`: expected `SCORE >= N` with SCORE one of queue, in_flight and N a whole number of at least 1, or `recovered == false`"
+    );
+    let (code, _, err) = rare(dir.path(), &["--event", "queue >= 3", "--score", "depth"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err.trim_end(),
+        "error: --score depth: no score `depth`; one of queue, in_flight"
+    );
+    let (code, _, err) = rare(
+        dir.path(),
+        &["--event", "recovered == false", "--until-empty"],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("does not go with --until-empty"), "{err}");
+}

@@ -29,6 +29,9 @@ pub(super) fn validate_replicas(p: &str, s: &Server) -> Result<(), Invalid> {
             ));
         }
     }
+    if let Some(a) = &s.autoscale {
+        validate_autoscale(p, s, a)?;
+    }
     validate_replica_indices(p, s)?;
     validate_failure_windows(p, s)?;
     let Some(spec) = s.balancer_spec() else {
@@ -62,9 +65,6 @@ pub(super) fn validate_replicas(p: &str, s: &Server) -> Result<(), Invalid> {
     if let Some(o) = &s.outlier_detection {
         validate_outlier(&at("outlier_detection"), o)?;
     }
-    if let Some(a) = &s.autoscale {
-        validate_autoscale(p, s, a)?;
-    }
     Ok(())
 }
 
@@ -83,7 +83,7 @@ fn validate_autoscale(p: &str, s: &Server, a: &AutoscaleConfig) -> Result<(), In
     if s.outlier_detection.is_some() {
         return Err(invalid(
             &format!("{p}.outlier_detection"),
-            "cannot be combined with autoscale yet: ejections are counted over a fixed set of replicas",
+            "cannot be combined with server.autoscale: ejections are counted over a fixed set of replicas",
         ));
     }
     Ok(())

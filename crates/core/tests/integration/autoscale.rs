@@ -120,3 +120,24 @@ fn without_the_autoscaler_the_series_has_no_ready_replicas() {
     let json = serde_json::to_string(&r.series).unwrap();
     assert!(!json.contains("ready_replicas"), "{json}");
 }
+
+#[test]
+fn a_metric_delay_of_a_whole_period_skips_the_first_sync() {
+    let base = BASE.to_string() + "metric_delay = \"15s\"\n";
+    let trace = ramp(&[(0, 405, 95)]);
+    let r = run_model(&model(&base, trace), 1, &mut |_| {});
+    //  15 s: its window [0 s, 0 s) has not begun: no metric, no change.
+    //  30 s: [0, 15): 4.75 per replica: 5.
+    //  45 s: [15, 30) still had 2 ready: ratio 2.375 over 5: ceil(11.875) = 12, limited to 10
+    //        (the change at 30 s is at the 15 s period's edge, outside it).
+    //  60 s: [30, 45), 5 ready: ratio 0.95: 10 stay (recorded as 10).
+    //  75 s on: ratio 0.475, 5 recommended; the 12 of 45 s holds until 345 s, the 10 of 60 s
+    //        until 360 s: then 5.
+    let mut want = vec![2.0; 2];
+    want.push(5.0);
+    want.extend([10.0; (360 - 45) / 15]);
+    want.extend([5.0; (405 - 360) / 15]);
+    let (whole, last) = ready(&r, 15.0);
+    assert_eq!(whole, want);
+    assert!((last - 5.0).abs() < 1e-4, "{last}");
+}

@@ -51,8 +51,13 @@ pub(crate) struct Scaler {
     /// Integrals since the start: the level, and the serving replicas, over time (ns).
     level_area: f64,
     serving_area: f64,
-    /// The integrals at each window edge not yet read by a sync (the first is the start's).
-    edges: VecDeque<(f64, f64)>,
+    /// The integrals at each window edge `k` not yet read by a sync, with `k`: edge `k` is at
+    /// `k × sync_period − metric_delay`, the first `first_edge`, and syncs `k` reads edges
+    /// `k − 1` and `k` (the start, as edge `first_edge − 1`, holds nothing yet).
+    edges: VecDeque<(u64, f64, f64)>,
+    first_edge: u64,
+    next_edge: u64,
+    next_sync: u64,
     /// The serving replicas' time integral goes to the tier's series from here.
     series_from: Time,
 }
@@ -103,7 +108,10 @@ impl Scaler {
             last: Time::ZERO,
             level_area: 0.0,
             serving_area: 0.0,
-            edges: VecDeque::from([(0.0, 0.0)]),
+            edges: VecDeque::new(),
+            first_edge: c.metric_delay.0 / c.sync_period.0 + 1,
+            next_edge: c.metric_delay.0 / c.sync_period.0 + 1,
+            next_sync: 1,
             series_from: Time::ZERO,
         }
     }
@@ -112,8 +120,7 @@ impl Scaler {
     /// the start).
     pub(in crate::sim::path) fn first_ticks(&self) -> (Time, Time) {
         let p = self.sync_period.0;
-        let k = self.metric_delay.0 / p + 1;
-        (Time(k * p - self.metric_delay.0), Time(p))
+        (Time(self.first_edge * p - self.metric_delay.0), Time(p))
     }
 
     /// Replica `r`'s level of the metric.
@@ -153,16 +160,26 @@ impl Scaler {
     /// A window edge at `now`.
     pub(in crate::sim::path) fn sample(&mut self, now: Time) {
         self.advance(now);
-        self.edges.push_back((self.level_area, self.serving_area));
+        self.edges
+            .push_back((self.next_edge, self.level_area, self.serving_area));
+        self.next_edge += 1;
     }
 
-    /// What the oldest unread window shows, per serving replica.
+    /// What sync `k`'s window shows per serving replica: the period that ended `metric_delay`
+    /// before it, cut at the start of the run; nothing while that window has not begun.
     fn observed(&mut self) -> Option<Observed> {
-        if self.edges.len() < 2 {
-            return None;
+        let k = self.next_sync;
+        self.next_sync += 1;
+        while self.edges.front().is_some_and(|e| e.0 + 1 < k) {
+            self.edges.pop_front();
         }
-        let (level0, serving0) = self.edges.pop_front()?;
-        let &(level1, serving1) = self.edges.front()?;
+        let edge = |i: u64| self.edges.iter().find(|e| e.0 == i).map(|e| (e.1, e.2));
+        let (level1, serving1) = edge(k)?;
+        let (level0, serving0) = if k > self.first_edge {
+            edge(k - 1)?
+        } else {
+            (0.0, 0.0)
+        };
         let serving = serving1 - serving0;
         if serving <= 0.0 {
             return None;

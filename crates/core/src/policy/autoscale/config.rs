@@ -91,14 +91,14 @@ pub const AUTOSCALE_KEYS: KeyTable = KeyTable {
         key(
             "tolerance",
             "`0.1`",
-            "no change while `|1 − metric / target| <= tolerance` (kube-controller-manager's \
-            `--horizontal-pod-autoscaler-tolerance`); in [0, 1)",
+            "no change while `|1 − metric / target| <= tolerance` \
+            (kube-controller-manager's horizontal-pod-autoscaler-tolerance flag); in [0, 1)",
         ),
         key(
             "sync_period",
             "`\"15s\"`",
             "time between the autoscaler's syncs, the first at `sync_period` \
-            (`--horizontal-pod-autoscaler-sync-period`); the metric is the time average over \
+            (kube-controller-manager's horizontal-pod-autoscaler-sync-period flag); the metric is the time average over \
             one period; positive",
         ),
         key(

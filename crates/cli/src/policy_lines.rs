@@ -7,6 +7,7 @@
 
 use retrystorm_core::model::{Discipline, HostPredicate, OutlierKind, Retry, Server};
 use retrystorm_core::policy::Scope;
+use retrystorm_core::policy::autoscale::{PolicyKind, Rules, SelectPolicy};
 use retrystorm_core::policy::breaker::{BreakerConfig, Placement};
 use retrystorm_core::policy::budget::{BudgetConfig, BudgetKind};
 use retrystorm_core::policy::limiter::{LimiterConfig, LimiterKind};
@@ -190,6 +191,50 @@ pub fn replicas(s: &Server, r: &Retry) -> Option<String> {
         });
     }
     Some(line)
+}
+
+/// `autoscale: HPA on utilisation, target = 0.7, ...`: the autoscaler with HPA's defaults
+/// filled in; `None` without one.
+pub fn autoscale(s: &Server) -> Option<String> {
+    let a = s.autoscale.as_ref()?;
+    let rules = |r: &Rules| {
+        let policies: Vec<String> = r
+            .policies
+            .iter()
+            .map(|p| {
+                let kind = match p.kind {
+                    PolicyKind::Pods => "pods",
+                    PolicyKind::Percent => "percent",
+                };
+                format!("{kind} {} per {}", p.value, p.period)
+            })
+            .collect();
+        let select = match r.select {
+            SelectPolicy::Max => "the largest of",
+            SelectPolicy::Min => "the smallest of",
+            SelectPolicy::Disabled => "disabled:",
+        };
+        format!(
+            "stabilization {}, {select} [{}]",
+            r.stabilization,
+            policies.join(", ")
+        )
+    };
+    Some(format!(
+        "autoscale: HPA on {}, target = {}, replicas {} in {}..={}, tolerance = {}, sync_period = {}, \
+         metric_delay = {}, start_time = {}; up: {}; down: {}; a removed replica drains",
+        a.metric.name(),
+        a.target.unwrap_or(f64::NAN),
+        s.replicas,
+        a.min_replicas,
+        s.replica_slots(),
+        a.tolerance,
+        a.sync_period,
+        a.metric_delay,
+        a.start_time,
+        rules(&a.scale_up_rules()),
+        rules(&a.scale_down_rules()),
+    ))
 }
 
 /// A warning when Envoy's outlier detection can never eject: Envoy ejects only while

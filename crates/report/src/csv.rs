@@ -19,12 +19,37 @@ pub const CSV_HEADER: [&str; 9] = [
     "busy",
 ];
 
+/// The column added after [`CSV_HEADER`]'s (and [`TIERS_CSV_HEADER`]'s) when some variant has an
+/// autoscaled tier: its time-averaged serving replicas per bucket.
+pub const READY_REPLICAS_COLUMN: &str = "ready_replicas";
+
+/// The header, with [`READY_REPLICAS_COLUMN`] when `ready` (a report without an autoscaler
+/// keeps the columns it always had).
+fn header(columns: &[&'static str], ready: bool) -> Vec<&'static str> {
+    let mut h = columns.to_vec();
+    if ready {
+        h.push(READY_REPLICAS_COLUMN);
+    }
+    h
+}
+
+/// One bucket's ready replicas as a cell.
+fn ready_cell(ready: &[f32], i: usize) -> String {
+    ready.get(i).copied().unwrap_or(0.0).to_string()
+}
+
 /// Writes one row per (variant, bucket), variants in report order. `arrivals` is
 /// `first + retries`; `start_ms` is `bucket * bucket_ms`. A series shorter than the longest of
-/// its variant (which the core should not produce) is padded with zeros.
+/// its variant (which the core should not produce) is padded with zeros. When a variant has an
+/// autoscaled last tier, a last column holds its ready replicas.
 pub fn write_series_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), ReportError> {
     let mut w = ::csv::Writer::from_writer(out);
-    w.write_record(CSV_HEADER).map_err(ReportError::Csv)?;
+    let ready = report
+        .variants
+        .iter()
+        .any(|v| !v.series.ready_replicas.is_empty());
+    w.write_record(header(&CSV_HEADER, ready))
+        .map_err(ReportError::Csv)?;
     for v in &report.variants {
         let s = &v.series;
         let len = [
@@ -41,7 +66,7 @@ pub fn write_series_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), 
         for i in 0..len {
             let first = s.first.get(i).copied().unwrap_or(0);
             let retries = s.retries.get(i).copied().unwrap_or(0);
-            w.write_record([
+            let mut row = vec![
                 v.name.clone(),
                 i.to_string(),
                 fmt::trim(i as f64 * bucket_ms),
@@ -51,8 +76,11 @@ pub fn write_series_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), 
                 s.succeeded.get(i).copied().unwrap_or(0).to_string(),
                 s.queue_len.get(i).copied().unwrap_or(0.0).to_string(),
                 s.busy.get(i).copied().unwrap_or(0.0).to_string(),
-            ])
-            .map_err(ReportError::Csv)?;
+            ];
+            if ready {
+                row.push(ready_cell(&s.ready_replicas, i));
+            }
+            w.write_record(row).map_err(ReportError::Csv)?;
         }
     }
     w.flush().map_err(|e| ReportError::Csv(e.into()))?;
@@ -79,9 +107,16 @@ pub const TIERS_CSV_HEADER: [&str; 9] = [
 
 /// One row per (variant, tier, bucket): the arrivals and levels at every tier of the request
 /// path, top first. A path of one tier gives its server's series under the tier name `server`.
+/// When some tier is autoscaled, a last column holds each tier's ready replicas (0 for a tier
+/// without an autoscaler).
 pub fn write_tiers_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), ReportError> {
     let mut w = ::csv::Writer::from_writer(out);
-    w.write_record(TIERS_CSV_HEADER).map_err(ReportError::Csv)?;
+    let ready = report.variants.iter().any(|v| {
+        !v.series.ready_replicas.is_empty()
+            || v.series.tiers.iter().any(|t| !t.ready_replicas.is_empty())
+    });
+    w.write_record(header(&TIERS_CSV_HEADER, ready))
+        .map_err(ReportError::Csv)?;
     for v in &report.variants {
         let s = &v.series;
         let bucket_ms = bucket_ms(v);
@@ -91,6 +126,7 @@ pub fn write_tiers_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), R
             retries: s.retries.clone(),
             queue_len: s.queue_len.clone(),
             busy: s.busy.clone(),
+            ready_replicas: s.ready_replicas.clone(),
             replicas: Vec::new(),
         }];
         let tiers = if s.tiers.is_empty() {
@@ -102,7 +138,7 @@ pub fn write_tiers_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), R
             for i in 0..t.first.len().max(t.retries.len()) {
                 let first = t.first.get(i).copied().unwrap_or(0);
                 let retries = t.retries.get(i).copied().unwrap_or(0);
-                w.write_record([
+                let mut row = vec![
                     v.name.clone(),
                     t.name.clone(),
                     i.to_string(),
@@ -112,8 +148,11 @@ pub fn write_tiers_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), R
                     (u64::from(first) + u64::from(retries)).to_string(),
                     t.queue_len.get(i).copied().unwrap_or(0.0).to_string(),
                     t.busy.get(i).copied().unwrap_or(0.0).to_string(),
-                ])
-                .map_err(ReportError::Csv)?;
+                ];
+                if ready {
+                    row.push(ready_cell(&t.ready_replicas, i));
+                }
+                w.write_record(row).map_err(ReportError::Csv)?;
             }
         }
     }

@@ -82,6 +82,10 @@ pub const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../../../../models/one-bad-replica.toml"),
     ),
     (
+        "autoscale-spike",
+        include_str!("../../../../models/autoscale-spike.toml"),
+    ),
+    (
         "retry-after",
         include_str!("../../../../models/retry-after.toml"),
     ),

@@ -9,6 +9,7 @@ pub use crate::base::invalid::Invalid;
 use crate::base::keys::{KeyTable, key};
 use crate::base::time::{Duration, Time};
 pub use crate::base::time::{Rate, Window};
+use crate::policy::autoscale::AUTOSCALE_KEYS;
 use crate::policy::backoff::{Backoff, BackoffKind, Jitter};
 use crate::policy::breaker::{BREAKER_KEYS, BreakerConfig};
 use crate::policy::budget::{BUDGET_KEYS, BudgetConfig};
@@ -49,12 +50,13 @@ pub use workload::*;
 
 /// The key tables of the sections that have one, for the test that checks them against the
 /// loader, the schema and the docs (`tests/cli/model_keys.rs`).
-pub const KEY_TABLES: [KeyTable; 11] = [
+pub const KEY_TABLES: [KeyTable; 12] = [
     WORKLOAD_KEYS,
     RETRY_KEYS,
     NETWORK_KEYS,
     SERVER_KEYS,
     OUTLIER_KEYS,
+    AUTOSCALE_KEYS,
     IDEMPOTENCY_KEYS,
     TIER_KEYS,
     LAYER_KEYS,

@@ -365,10 +365,19 @@ pub struct BalancerSpec {
 }
 
 impl super::Server {
+    /// The replicas the tier keeps: `replicas`, or with an autoscaler its `max_replicas` (the
+    /// slots its replicas come and go in).
+    pub fn replica_slots(&self) -> u32 {
+        self.autoscale
+            .as_ref()
+            .and_then(|a| a.max_replicas)
+            .map_or(self.replicas, |max| max.max(self.replicas))
+    }
+
     /// The balancer of a replicated tier (`None` for one replica); round robin, shared, by
     /// default.
     pub fn balancer_spec(&self) -> Option<BalancerSpec> {
-        if self.replicas <= 1 {
+        if self.replica_slots() <= 1 {
             return None;
         }
         Some(BalancerSpec {

@@ -6,6 +6,7 @@ use crate::base::dist::Dist;
 use crate::base::keys::{KeyTable, Needs, key};
 use crate::base::time::Duration;
 use crate::policy::Scope;
+use crate::policy::autoscale::AutoscaleConfig;
 use crate::policy::ratelimit::{RateLimitConfig, RetryAfter};
 use crate::policy::shedding::SheddingConfig;
 use serde::{Deserialize, Serialize};
@@ -309,6 +310,12 @@ pub const SERVER_KEYS: KeyTable = KeyTable {
             a bad deploy, a poisoned cache. The same draw as `fail` (common random numbers); \
             windows on one replica must not overlap",
         ),
+        key(
+            "autoscale",
+            "off",
+            "`[server.autoscale]`: Kubernetes' Horizontal Pod Autoscaler acting on `replicas` \
+            (\"Autoscaling\", below; `docs/replicas.md`)",
+        ),
     ]],
     expanded: &[],
 };
@@ -384,6 +391,9 @@ pub struct Server {
     /// Windows in which served requests fail with a given probability (on one replica or all).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failure_windows: Vec<FailureWindow>,
+    /// A Horizontal Pod Autoscaler that changes the replicas over the run (`docs/replicas.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub autoscale: Option<AutoscaleConfig>,
 }
 
 /// A window `[from, to)` in which the server answers no arrival with service: `{ from, to }`
@@ -507,6 +517,7 @@ impl Default for Server {
             panic_threshold: None,
             outlier_detection: None,
             failure_windows: Vec::new(),
+            autoscale: None,
         }
     }
 }

@@ -16,12 +16,14 @@
 //! - [`recovery`]: did goodput return to its pre-trigger level, and how long did it take.
 //! - [`balancer`]: choosing a replica (Envoy's round robin, random and least request, Finagle's
 //!   peak-EWMA power of two choices; retries and hedges to another host).
+//! - [`autoscale`]: Kubernetes' Horizontal Pod Autoscaler on a tier's replicas.
 //! - [`outlier`]: outlier ejection (Envoy's `outlier_detection`, gRPC's gRFC A50).
 //!
 //! The engine ([`crate::sim`]) owns the policy state; these types never draw random numbers
 //! themselves (a caller passes a uniform draw from a keyed stream where one is needed), never read
 //! a clock (the caller passes `now`), and allocate only when built.
 
+pub mod autoscale;
 pub mod backoff;
 pub mod balancer;
 pub mod breaker;

@@ -352,6 +352,9 @@ pub struct Series {
     pub queue_len: Vec<f32>,
     /// Time-averaged busy workers.
     pub busy: Vec<f32>,
+    /// Time-averaged serving (ready) replicas, when the tier has `[server.autoscale]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ready_replicas: Vec<f32>,
     /// The same per tier, top first, when the path has more than one tier (the last is the
     /// series above).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -375,6 +378,9 @@ pub struct TierSeries {
     pub retries: Vec<u32>,
     pub queue_len: Vec<f32>,
     pub busy: Vec<f32>,
+    /// Time-averaged serving (ready) replicas, on a tier with `[server.autoscale]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ready_replicas: Vec<f32>,
     /// Per replica, on a tier with `server.replicas` (2 to 64).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<ReplicaSeries>,

@@ -318,6 +318,12 @@ fn the_rule_sends_each_shipped_model_where_expected() {
                 ("brooker-retries", _) => EnginePath::EventLoop {
                     reason: "a retry budget is shared state",
                 },
+                ("autoscale-spike", "fixed-5") => EnginePath::EventLoop {
+                    reason: "server.replicas: callers share balancers (and the direct path has no replicas)",
+                },
+                ("autoscale-spike", _) => EnginePath::EventLoop {
+                    reason: "server.autoscale: the autoscaler's syncs are events of the loop",
+                },
                 _ => {
                     let (_, reason) = table
                         .iter()

@@ -2,6 +2,7 @@
 //! API (`load`, `run_model`, the summary) and checks a published result, an invariant or a
 //! contract. `cargo test -p retrystorm-core --test integration MODULE` runs one topic.
 
+mod autoscale;
 mod breaker_placement;
 mod chain;
 mod contention;

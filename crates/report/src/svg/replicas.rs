@@ -2,7 +2,7 @@
 //! one panel per variant and replicated tier, one line per replica, ejections marked.
 
 use crate::marks::Shade;
-use crate::style::{MARK, REPLICAS, down_triangle, font, replica, thin_stroke};
+use crate::style::{GOODPUT, MARK, REPLICAS, down_triangle, font, replica, thin_stroke};
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -81,6 +81,8 @@ struct ReplicaPanel<'a> {
     name: &'a str,
     bucket_ms: f64,
     replicas: &'a [ReplicaSeries],
+    /// The ready replicas per bucket, on an autoscaled tier (empty otherwise).
+    ready: &'a [f32],
 }
 
 /// Every variant's tiers with replica series, variants in report order, tiers top first.
@@ -88,15 +90,16 @@ fn replica_panels(report: &RunReport) -> Vec<ReplicaPanel<'_>> {
     let mut out = Vec::new();
     for (i, v) in report.variants.iter().enumerate() {
         let s = &v.series;
-        let tiers: Vec<(&str, &[ReplicaSeries])> = if s.tiers.is_empty() {
-            vec![(tier_name(v, 0), &s.replicas[..])]
+        type Tier<'a> = (&'a str, &'a [ReplicaSeries], &'a [f32]);
+        let tiers: Vec<Tier> = if s.tiers.is_empty() {
+            vec![(tier_name(v, 0), &s.replicas[..], &s.ready_replicas[..])]
         } else {
             s.tiers
                 .iter()
-                .map(|t| (t.name.as_str(), &t.replicas[..]))
+                .map(|t| (t.name.as_str(), &t.replicas[..], &t.ready_replicas[..]))
                 .collect()
         };
-        for (t, (name, replicas)) in tiers.into_iter().enumerate() {
+        for (t, (name, replicas, ready)) in tiers.into_iter().enumerate() {
             if !replicas.is_empty() {
                 out.push(ReplicaPanel {
                     variant: i,
@@ -104,6 +107,7 @@ fn replica_panels(report: &RunReport) -> Vec<ReplicaPanel<'_>> {
                     name,
                     bucket_ms: bucket_ms(v),
                     replicas,
+                    ready,
                 });
             }
         }
@@ -156,6 +160,12 @@ fn replicas_legend(panels: &[ReplicaPanel], windows: &[Vec<Shade>]) -> Vec<(Swat
             "rejected per bucket (dashed, in the replica's colour)".into(),
         ));
     }
+    if panels.iter().any(|p| !p.ready.is_empty()) {
+        entries.push((
+            Swatch::Dashed(GOODPUT),
+            "ready replicas (autoscaler; all the tier's replicas at 80 % of the axis)".into(),
+        ));
+    }
     if windows.iter().any(|w| !w.is_empty()) {
         entries.push(windows_entry(" / failure window"));
     }
@@ -186,8 +196,19 @@ fn panel_title(report: &RunReport, p: &ReplicaPanel) -> String {
     } else {
         String::new()
     };
+    // The last bucket is usually cut short by the end of the run: its average is not a count.
+    let whole = p.ready.len().saturating_sub(1).max(1);
+    let ready = p.ready.iter().take(whole).copied();
+    let ready = match (ready.clone().reduce(f32::min), ready.reduce(f32::max)) {
+        (Some(lo), Some(hi)) => format!(
+            "; ready {} to {}",
+            fmt::num(f64::from(lo)),
+            fmt::num(f64::from(hi))
+        ),
+        _ => String::new(),
+    };
     format!(
-        "{}: tier {}: {}, {} replicas (arrivals per {}; totals {}{ejected})",
+        "{}: tier {}: {}, {} replicas (arrivals per {}; totals {}{ejected}{ready})",
         v.name,
         p.tier,
         p.name,
@@ -234,8 +255,21 @@ fn draw_panel(
             ))
             .map_err(chart_err(CHART))?;
     }
-    // Each ejection a triangle under the windows' labels, the replica named at its first.
+    // The ready replicas on their own scale: every slot at 80 % of the axis.
     let b = p.bucket_ms / 1000.0;
+    if !p.ready.is_empty() {
+        let scale = 0.8 * y_hi / p.replicas.len() as f64;
+        let points = p.ready.iter().enumerate();
+        chart
+            .draw_series(DashedLineSeries::new(
+                points.map(|(i, &n)| (i as f64 * b, f64::from(n) * scale)),
+                8,
+                3,
+                GOODPUT.stroke_width(2),
+            ))
+            .map_err(chart_err(CHART))?;
+    }
+    // Each ejection a triangle under the windows' labels, the replica named at its first.
     for (k, r) in p.replicas.iter().enumerate() {
         let at: Vec<usize> = (0..r.ejections.len())
             .filter(|&i| r.ejections[i] > 0)

@@ -118,6 +118,7 @@ pub fn variant(name: &str, buckets: usize, storm: u32) -> VariantResult {
             first,
             retries,
             succeeded,
+            ready_replicas: Vec::new(),
             tiers: Vec::new(),
             replicas: Vec::new(),
             attempts: Vec::new(),

@@ -2,6 +2,7 @@
 //! them.
 
 use super::*;
+use crate::policy::autoscale::{AutoscaleConfig, Metric};
 
 /// `server.replicas`, the balancer keys, `outlier_detection`, `failure_windows` and every
 /// window's `replica`, under `p`.
@@ -13,7 +14,7 @@ pub(super) fn validate_replicas(p: &str, s: &Server) -> Result<(), Invalid> {
             format!("must be in 1..={MAX_REPLICAS}, got {}", s.replicas),
         ));
     }
-    if s.replicas == 1 {
+    if s.replica_slots() == 1 {
         if let Some((key, _)) = s.balancer_keys().into_iter().find(|(_, set)| *set) {
             let field = if key == "replica" {
                 first_replica_field(s)
@@ -27,6 +28,9 @@ pub(super) fn validate_replicas(p: &str, s: &Server) -> Result<(), Invalid> {
                 ),
             ));
         }
+    }
+    if let Some(a) = &s.autoscale {
+        validate_autoscale(p, s, a)?;
     }
     validate_replica_indices(p, s)?;
     validate_failure_windows(p, s)?;
@@ -60,6 +64,27 @@ pub(super) fn validate_replicas(p: &str, s: &Server) -> Result<(), Invalid> {
     }
     if let Some(o) = &s.outlier_detection {
         validate_outlier(&at("outlier_detection"), o)?;
+    }
+    Ok(())
+}
+
+/// `[server.autoscale]`: HPA's ranges, and what it needs of its tier.
+fn validate_autoscale(p: &str, s: &Server, a: &AutoscaleConfig) -> Result<(), Invalid> {
+    let at = |f: &str| format!("{p}.autoscale.{f}");
+    a.validate(&format!("{p}.autoscale"), s.replicas, MAX_REPLICAS)?;
+    if a.metric == Metric::Utilisation && s.capacity.0.is_none() {
+        return Err(invalid(
+            &at("metric"),
+            format!(
+                "\"utilisation\" needs a limited {p}.capacity (busy workers over capacity); use \"in-flight\" or \"queue\" on an unlimited server"
+            ),
+        ));
+    }
+    if s.outlier_detection.is_some() {
+        return Err(invalid(
+            &format!("{p}.outlier_detection"),
+            "cannot be combined with server.autoscale: ejections are counted over a fixed set of replicas",
+        ));
     }
     Ok(())
 }
@@ -115,8 +140,18 @@ fn validate_replica_indices(p: &str, s: &Server) -> Result<(), Invalid> {
     for (list, replicas) in lists {
         for (i, r) in replicas.into_iter().enumerate() {
             if let Some(r) = r
-                && r >= s.replicas
+                && r >= s.replica_slots()
             {
+                if s.autoscale.is_some() {
+                    let n = s.replica_slots();
+                    return Err(invalid(
+                        &format!("{p}.{list}[{i}].replica"),
+                        format!(
+                            "replica {r} does not exist: {p}.autoscale.max_replicas = {n}, so replicas are numbered 0..={}",
+                            n - 1
+                        ),
+                    ));
+                }
                 return Err(invalid(
                     &format!("{p}.{list}[{i}].replica"),
                     format!(
@@ -211,7 +246,7 @@ pub(super) fn validate_host_selection(
             r.host_selection_retry_max_attempts.is_some(),
         ),
     ];
-    if target.replicas <= 1
+    if target.replica_slots() <= 1
         && let Some((field, _)) = set.iter().find(|(_, on)| *on)
     {
         return Err(invalid(

@@ -8,6 +8,14 @@ use crate::result::summary::{AttemptPeak, Series};
 /// Most buckets a series keeps; past it, neighbours merge and the stored width doubles.
 pub const MAX_STORED_BUCKETS: usize = 16_384;
 
+/// The time-weighted series a [`Buckets`] integrates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Area {
+    Queue,
+    Busy,
+    Ready,
+}
+
 /// Counts per time bucket, grown on demand and bounded: a run ten times longer keeps the same
 /// number of stored buckets, each twice or more as wide. The peaks, which are defined at the
 /// model's bucket width, are tracked as the counts stream in (events arrive in time order).
@@ -22,6 +30,8 @@ pub struct Buckets {
     pub succeeded: Vec<u32>,
     queue_area: Vec<f64>,
     busy_area: Vec<f64>,
+    /// The serving replicas over time, on an autoscaled tier (see [`Buckets::keep_ready`]).
+    ready_area: Option<Vec<f64>>,
     peaks: Peaks,
     /// Sliding-window and per-attempt peaks, and arrivals per bucket by attempt: kept for the
     /// tier whose load the summary reports (the bottom), off elsewhere.
@@ -123,6 +133,9 @@ impl Buckets {
         halve(&mut self.succeeded);
         halve(&mut self.queue_area);
         halve(&mut self.busy_area);
+        if let Some(a) = &mut self.ready_area {
+            halve(a);
+        }
         if let Some(w) = &mut self.windows {
             for v in &mut w.series {
                 halve(v);
@@ -287,7 +300,7 @@ impl Buckets {
     }
 
     /// Adds `level * dt` over `[from, to)` to an area series, split at bucket edges.
-    pub(super) fn integrate(&mut self, queue: bool, from: Time, to: Time, level: f64) {
+    pub(super) fn integrate(&mut self, which: Area, from: Time, to: Time, level: f64) {
         if level == 0.0 || to <= from {
             return;
         }
@@ -296,10 +309,10 @@ impl Buckets {
             let i = self.index(Time(t));
             // Saturating: near the clock's limit the bucket's end is past `to`, never wrapped.
             let edge = (i as u64 + 1).saturating_mul(self.width).min(to.0);
-            let area = if queue {
-                &mut self.queue_area
-            } else {
-                &mut self.busy_area
+            let area = match which {
+                Area::Queue => &mut self.queue_area,
+                Area::Busy => &mut self.busy_area,
+                Area::Ready => self.ready_area.get_or_insert_with(Vec::new),
             };
             if area.len() <= i {
                 area.resize(i + 1, 0.0);
@@ -313,6 +326,18 @@ impl Buckets {
     pub fn keep_replicas(&mut self, replicas: u32) {
         if (2..=MAX_REPLICA_SERIES).contains(&replicas) {
             self.replicas = vec![ReplicaCounts::default(); replicas as usize];
+        }
+    }
+
+    /// Keeps the series of serving replicas (an autoscaled tier's).
+    pub fn keep_ready(&mut self) {
+        self.ready_area = Some(Vec::new());
+    }
+
+    /// `serving` replicas served over `[from, to)` (nothing when the series is not kept).
+    pub fn ready_replicas(&mut self, from: Time, to: Time, serving: f64) {
+        if self.ready_area.is_some() {
+            self.integrate(Area::Ready, from, to, serving);
         }
     }
 
@@ -353,6 +378,10 @@ pub fn series(mut b: Buckets, end: Time) -> Series {
     }
     b.queue_area.resize(n, 0.0);
     b.busy_area.resize(n, 0.0);
+    let mut ready = b.ready_area.take();
+    if let Some(a) = &mut ready {
+        a.resize(n, 0.0);
+    }
     let replicas = std::mem::take(&mut b.replicas)
         .into_iter()
         .enumerate()
@@ -363,6 +392,7 @@ pub fn series(mut b: Buckets, end: Time) -> Series {
         bucket_ms: Duration(width).as_millis_f64(),
         queue_len: avg(&b.queue_area),
         busy: avg(&b.busy_area),
+        ready_replicas: ready.as_deref().map(avg).unwrap_or_default(),
         first: b.first,
         retries: b.retries,
         succeeded: b.succeeded,

@@ -1,6 +1,6 @@
 //! Time-weighted levels: the queue's length and the busy workers, integrated over time.
 
-use super::buckets::Buckets;
+use super::buckets::{Area, Buckets};
 use crate::base::time::Time;
 
 /// Time-weighted queue length and busy workers.
@@ -21,8 +21,8 @@ impl Levels {
             let dt = (now.0 - self.last.0) as f64;
             self.queue_area += self.queue as f64 * dt;
             self.busy_area += self.busy as f64 * dt;
-            b.integrate(true, self.last, now, self.queue as f64);
-            b.integrate(false, self.last, now, self.busy as f64);
+            b.integrate(Area::Queue, self.last, now, self.queue as f64);
+            b.integrate(Area::Busy, self.last, now, self.busy as f64);
             self.last = now;
         }
         self.queue = queue;

@@ -89,7 +89,8 @@ impl Balancing {
         let b = server.balancer_spec()?;
         let shared = b.scope == Scope::Shared || k > 0;
         let n = if shared { 1 } else { processes };
-        let replicas = server.replicas;
+        // An autoscaled tier's balancers know every slot; the serving ones are `all_hosts`.
+        let replicas = server.replica_slots();
         let instances = (0..n as u64)
             .map(|i| {
                 let mut draw = draws.balancer(k, i);
@@ -120,7 +121,7 @@ impl Balancing {
                 .unwrap_or(retry_host::DEFAULT_HOST_SELECTION_RETRY_MAX_ATTEMPTS),
             panic_threshold: b.panic_threshold,
             routes: Vec::new(),
-            all_hosts: (0..replicas).collect(),
+            all_hosts: (0..server.replicas).collect(),
             previous: PreviousHosts::default(),
             ejections: vec![0; replicas as usize],
             ejection_log: Vec::new(),
@@ -157,8 +158,12 @@ impl Balancing {
         let replicas = self.replicas;
         let inst = &mut self.instances[i];
         let routes = &self.routes[slot];
+        let serves = |r: u16| self.all_hosts.binary_search(&u32::from(r)).is_ok();
         let replica = match (self.predicate, routes.first()) {
-            (HostPredicate::SameHost, Some(first)) => u32::from(first.replica),
+            // The first try's replica, while it still serves (an autoscaler may remove it).
+            (HostPredicate::SameHost, Some(first)) if serves(first.replica) => {
+                u32::from(first.replica)
+            }
             (predicate, _) => {
                 let hosts = match &inst.detector {
                     None => &self.all_hosts,
@@ -196,6 +201,11 @@ impl Balancing {
             sent: now,
         });
         replica as u16
+    }
+
+    /// The replicas an autoscaler has serving, in slot order: from now on the choice.
+    pub(super) fn set_hosts(&mut self, hosts: Vec<u32>) {
+        self.all_hosts = hosts;
     }
 
     /// The caller of the call in `slot` learned at `now` how attempt `attempt` ended: the

@@ -105,6 +105,9 @@ impl PathSim<'_> {
         let n_tiers = self.tiers.len();
         for (t, ts) in self.tiers.iter_mut().enumerate() {
             let (mean_queue_len, mean_busy) = ts.levels.means(&mut ts.buckets, end);
+            if let Some(sc) = &mut ts.scaler {
+                sc.set_series(end, &mut ts.buckets);
+            }
             let (peak_arrivals, peak_retries) = ts.buckets.peaks();
             let n = &ts.n;
             tiers.push(TierSummary {
@@ -135,6 +138,7 @@ impl PathSim<'_> {
                     retries: s.retries,
                     queue_len: s.queue_len,
                     busy: s.busy,
+                    ready_replicas: s.ready_replicas,
                     replicas: s.replicas,
                 });
             }

@@ -61,7 +61,7 @@ use hop::HopState;
 use spec::PathSpec;
 use std::sync::atomic::{AtomicBool, Ordering};
 use store::Store;
-use tier::{Outcome, Request, TierState};
+use tier::{Outcome, Request, Tick, TierState};
 use workload::Workload;
 
 /// `Retry-After` in whole milliseconds inside a reply event; this value means none.
@@ -127,6 +127,8 @@ pub(crate) enum Event {
     },
     /// Limiter `slot` of hop `hop` may have a token for its oldest waiting send.
     Limiter { hop: u8, slot: u32, generation: u32 },
+    /// The autoscaler of `tier`: a metric window's edge, a sync, or a replica ready.
+    Autoscale { tier: u8, tick: Tick },
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() == 16);
@@ -301,7 +303,10 @@ impl<'m> PathSim<'m> {
         // The summary's window and per-attempt peaks are the bottom's.
         tiers[bottom].buckets = Buckets::with_windows(model.bucket, model.peak_window());
         for (ts, s) in tiers.iter_mut().zip(&spec.tiers) {
-            ts.buckets.keep_replicas(s.server.replicas);
+            ts.buckets.keep_replicas(s.server.replica_slots());
+            if ts.scaler.is_some() {
+                ts.buckets.keep_ready();
+            }
         }
         // The calendar queue for dense, near events; the radix heap for bursts and closed
         // loops (`queue::EventQueue`).
@@ -314,6 +319,26 @@ impl<'m> PathSim<'m> {
             for d in &s.server.capacity_drops {
                 queue.push(Time::ZERO + d.from, Event::Capacity { tier: t as u8 });
                 queue.push(Time::ZERO + d.to, Event::Capacity { tier: t as u8 });
+            }
+        }
+        for (t, ts) in tiers.iter().enumerate() {
+            if let Some(sc) = &ts.scaler {
+                let (edge, sync) = sc.first_ticks();
+                let tier = t as u8;
+                queue.push(
+                    edge,
+                    Event::Autoscale {
+                        tier,
+                        tick: Tick::Edge,
+                    },
+                );
+                queue.push(
+                    sync,
+                    Event::Autoscale {
+                        tier,
+                        tick: Tick::Sync,
+                    },
+                );
             }
         }
         let keep = call::Keep {
@@ -504,6 +529,40 @@ impl<'m> PathSim<'m> {
                     self.dispatch(t, r);
                 }
             }
+            Event::Autoscale { tier, tick } => self.autoscale(tier, tick),
+        }
+    }
+
+    /// An autoscaler's tick: the tier's scaler acts, and the balancer of the hop that calls the
+    /// tier learns the replicas that now serve.
+    fn autoscale(&mut self, tier: u8, tick: Tick) {
+        let (t, now) = (tier as usize, self.cx.now);
+        let ts = &mut self.tiers[t];
+        let Some(sc) = ts.scaler.as_deref_mut() else {
+            return;
+        };
+        let next = now + sc.sync_period;
+        let serving_changed = match tick {
+            Tick::Edge => {
+                sc.sample(now);
+                self.cx.queue.push(next, Event::Autoscale { tier, tick });
+                false
+            }
+            Tick::Sync => {
+                let change = sc.sync(now, &ts.replicas, &mut ts.buckets);
+                for (replica, at) in change.started {
+                    let tick = Tick::Ready { replica };
+                    self.cx.queue.push(at, Event::Autoscale { tier, tick });
+                }
+                self.cx.queue.push(next, Event::Autoscale { tier, tick });
+                change.removed
+            }
+            Tick::Ready { replica } => {
+                sc.ready(now, usize::from(replica), &ts.replicas, &mut ts.buckets)
+            }
+        };
+        if serving_changed && let Some(b) = &mut self.hops[t].balancing {
+            b.set_hosts(sc.serving_hosts());
         }
     }
 }

@@ -317,9 +317,11 @@ impl Judge<'_> {
             ));
         }
         let workers = s.workers?;
+        // The queue and the concurrency limit are per replica, as the workers are.
+        let replicas = f64::from(server.replicas);
         let held = [
-            server.queue.0.map(|q| q as f64 + workers),
-            server.concurrency_limit.0.map(|c| c as f64),
+            server.queue.0.map(|q| q as f64 * replicas + workers),
+            server.concurrency_limit.0.map(|c| c as f64 * replicas),
         ]
         .into_iter()
         .flatten()

@@ -57,7 +57,10 @@ pub fn engine_path(m: &Model) -> EnginePath {
     if !m.layers.is_empty() || !m.tiers.is_empty() {
         return ev("more than one tier: tiers hold workers between calls");
     }
-    if s.replicas > 1 {
+    if s.autoscale.is_some() {
+        return ev("server.autoscale: the autoscaler's syncs are events of the loop");
+    }
+    if s.replica_slots() > 1 {
         return ev(
             "server.replicas: callers share balancers (and the direct path has no replicas)",
         );

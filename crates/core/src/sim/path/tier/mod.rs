@@ -22,9 +22,11 @@ use crate::sim::metrics::{Buckets, Levels, ReplicaEvent};
 use std::collections::VecDeque;
 
 mod admit;
+mod scale;
 mod serve;
 
 pub(super) use admit::{Admission, Taken};
+pub(super) use scale::{Scaler, Tick};
 pub(super) use serve::Served;
 
 /// The answer a caller gets for one attempt.
@@ -157,6 +159,8 @@ pub(crate) struct TierState {
     pub(super) buckets: Buckets,
     pub(super) levels: Levels,
     pub(super) n: TierCounters,
+    /// The autoscaler of a tier with `[server.autoscale]`.
+    pub(super) scaler: Option<Box<Scaler>>,
 }
 
 impl TierState {
@@ -174,10 +178,15 @@ impl TierState {
             codel: (s.shedding.kind == SheddingKind::Codel).then(|| Codel::new(&s.shedding)),
             n: ReplicaCounters::default(),
         };
+        let slots = s.replica_slots().max(1);
+        let scaler = s.autoscale.as_ref().map(|a| {
+            let capacity = s.capacity.0.unwrap_or(u64::MAX);
+            Box::new(Scaler::new(a, s.replicas, slots, capacity))
+        });
         TierState {
             queue_limit: s.queue.0.unwrap_or(u64::MAX),
             concurrency_limit: s.concurrency_limit.0.unwrap_or(u64::MAX),
-            replicas: (0..s.replicas.max(1)).map(|_| replica()).collect(),
+            replicas: (0..slots).map(|_| replica()).collect(),
             queued: 0,
             busy: 0,
             in_service: Vec::new(),
@@ -188,6 +197,7 @@ impl TierState {
             buckets: Buckets::new(bucket),
             levels: Levels::default(),
             n: TierCounters::default(),
+            scaler,
         }
     }
 
@@ -255,6 +265,9 @@ impl TierState {
     fn set_levels(&mut self, now: Time) {
         self.levels
             .set(&mut self.buckets, now, self.queued, self.busy);
+        if let Some(sc) = &mut self.scaler {
+            sc.observe(now, &self.replicas);
+        }
     }
 
     /// A worker of replica `r` takes a request (`+1`) or lets one go (`-1`).

@@ -147,6 +147,23 @@ impl VariantGrid<'_> {
         let s = self.model.at(&self.grid, point)?;
         pick_variant(&s, self.variant, &self.model.origin)
     }
+
+    /// The chosen variant at one value per axis, which may lie between the grid's values
+    /// (`map --adaptive` refines between its cells).
+    pub fn model_with(&self, values: &[&str]) -> Result<Model, CliError> {
+        let axes = self.grid.axes.iter().zip(values);
+        let one = Grid {
+            axes: axes
+                .map(|(a, v)| Axis {
+                    key: a.key.clone(),
+                    values: vec![v.to_string()],
+                })
+                .collect(),
+            ..self.grid.clone()
+        };
+        let s = self.model.at(&one, 0)?;
+        pick_variant(&s, self.variant, &self.model.origin)
+    }
 }
 
 /// What a study (`map`, `sensitivity`) shows of its result.

@@ -144,24 +144,13 @@ pub fn variant_grid<'a>(
 impl VariantGrid<'_> {
     /// The chosen variant at `point` of the grid: resolved, and so validated, before any run.
     pub fn model_at(&self, point: u64) -> Result<Model, CliError> {
-        let s = self.model.at(&self.grid, point)?;
-        pick_variant(&s, self.variant, &self.model.origin)
+        self.model_in(&self.grid, point)
     }
 
-    /// The chosen variant at one value per axis, which may lie between the grid's values
-    /// (`map --adaptive` refines between its cells).
-    pub fn model_with(&self, values: &[&str]) -> Result<Model, CliError> {
-        let axes = self.grid.axes.iter().zip(values);
-        let one = Grid {
-            axes: axes
-                .map(|(a, v)| Axis {
-                    key: a.key.clone(),
-                    values: vec![v.to_string()],
-                })
-                .collect(),
-            ..self.grid.clone()
-        };
-        let s = self.model.at(&one, 0)?;
+    /// The chosen variant at `point` of another grid over the same keys, whose values may lie
+    /// between this grid's (`map --adaptive` refines between its cells).
+    pub fn model_in(&self, grid: &Grid, point: u64) -> Result<Model, CliError> {
+        let s = self.model.at(grid, point)?;
         pick_variant(&s, self.variant, &self.model.origin)
     }
 }

@@ -17,7 +17,7 @@ use retrystorm_core::map::Cell;
 use retrystorm_core::map::adaptive::{Edge, ROUND, Side, next_round};
 use retrystorm_core::model::Model;
 use retrystorm_core::summary::Summary;
-use retrystorm_core::sweep::Axis;
+use retrystorm_core::sweep::{Axis, Grid};
 use retrystorm_report::sweep::format::SweepRecord;
 use retrystorm_report::{fmt, text_table};
 use serde_json::{Value, json};
@@ -81,6 +81,15 @@ struct Probe<'m> {
 }
 
 impl Probe<'_> {
+    /// A probe of each model, with no run yet.
+    fn none_run(models: &[Model]) -> Vec<Probe<'_>> {
+        let probe = |model| Probe {
+            model,
+            runs: Vec::new(),
+        };
+        models.iter().map(probe).collect()
+    }
+
     fn cell(&self, view: &View) -> Cell {
         let runs: Vec<&Summary> = self.runs.iter().collect();
         recovery(view, &runs)
@@ -100,13 +109,7 @@ pub(super) fn run(
     let cap = grid.seeds.len();
     let runner = Runner::new(a.model.jobs)?;
     let bar = progress::bar(grid.points() * cap as u64, "runs");
-    let mut probes: Vec<Probe> = models
-        .iter()
-        .map(|model| Probe {
-            model,
-            runs: Vec::new(),
-        })
-        .collect();
+    let mut probes = Probe::none_run(models);
     rounds(&runner, &bar, &grid.seeds, view, &mut probes);
     let downs: Vec<bool> = probes.iter().map(|p| p.cell(view).down()).collect();
     let (xs, ys) = (&grid.axes[0].values, &grid.axes[1].values);
@@ -119,19 +122,14 @@ pub(super) fn run(
             .collect();
         let mut cell_models = Vec::new();
         for (_, (x, y)) in &middles {
-            let m = study.model_with(&[x, y])?;
-            let at = format!(" at {}", sets(&grid.axes, x, y).join(" "));
+            let one = one_point(grid, [x, y]);
+            let m = study.model_in(&one, 0)?;
+            let at = format!(" at {}", one.sets(0).join(" "));
             refuse_untriggered(&m, &study.model.origin, &at)?;
             cell_models.push(m);
         }
         bar.inc_length((middles.len() * cap) as u64);
-        let mut more: Vec<Probe> = cell_models
-            .iter()
-            .map(|model| Probe {
-                model,
-                runs: Vec::new(),
-            })
-            .collect();
+        let mut more = Probe::none_run(&cell_models);
         rounds(&runner, &bar, &grid.seeds, view, &mut more);
         edges = Vec::new();
         for ((edge, (x, y)), p) in middles.into_iter().zip(&more) {
@@ -160,11 +158,18 @@ pub(super) fn run(
     Ok((records, spent))
 }
 
-/// The `KEY=VALUE` overrides of a point given by its values (an axis `a+b` sets both).
-fn sets(axes: &[Axis], x: &str, y: &str) -> Vec<String> {
-    let keys = axes[0].key.split('+').map(|k| format!("{k}={x}"));
-    keys.chain(axes[1].key.split('+').map(|k| format!("{k}={y}")))
-        .collect()
+/// The grid of one point over the map's axes, at values that may lie between the map's.
+fn one_point(grid: &Grid, values: [&str; 2]) -> Grid {
+    let axes = grid.axes.iter().zip(values);
+    Grid {
+        axes: axes
+            .map(|(a, v)| Axis {
+                key: a.key.clone(),
+                values: vec![v.to_string()],
+            })
+            .collect(),
+        ..grid.clone()
+    }
 }
 
 /// Runs rounds of every open cell's next seeds, all cells' rounds in parallel, until no cell

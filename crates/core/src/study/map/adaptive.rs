@@ -5,7 +5,7 @@
 
 use super::Cell;
 use crate::base::time::Duration;
-use crate::stats;
+use crate::result::stats;
 
 /// The share of runs that stays down at or above which a cell counts as down: a majority, as
 /// the map's `--verdict` agreement and the docs' tables count it.

@@ -21,6 +21,7 @@ mod interrupt;
 mod junit;
 mod killed;
 mod map;
+mod map_adaptive;
 mod map_verdict;
 mod merge;
 mod messages;

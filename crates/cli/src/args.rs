@@ -530,6 +530,15 @@ pub struct MapArgs {
     /// Write the runs as a sweep file (JSON Lines) here.
     #[arg(long, short = 'o', value_name = "PATH")]
     pub out: Option<PathBuf>,
+    /// Spend the seeds where the verdict is unclear: each cell runs its seeds in rounds of 5 and
+    /// stops once the 95% interval of its share that stays down lies wholly above or below half
+    /// (or at --seeds); then --refine.
+    #[arg(long)]
+    pub adaptive: bool,
+    /// With --adaptive: how many times to bisect each edge between neighbouring cells whose
+    /// verdicts differ, adding cells between them (0: none) [default: 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=8))]
+    pub refine: Option<u32>,
 }
 
 #[derive(Args, Debug)]

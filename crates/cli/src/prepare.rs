@@ -144,7 +144,13 @@ pub fn variant_grid<'a>(
 impl VariantGrid<'_> {
     /// The chosen variant at `point` of the grid: resolved, and so validated, before any run.
     pub fn model_at(&self, point: u64) -> Result<Model, CliError> {
-        let s = self.model.at(&self.grid, point)?;
+        self.model_in(&self.grid, point)
+    }
+
+    /// The chosen variant at `point` of another grid over the same keys, whose values may lie
+    /// between this grid's (`map --adaptive` refines between its cells).
+    pub fn model_in(&self, grid: &Grid, point: u64) -> Result<Model, CliError> {
+        let s = self.model.at(grid, point)?;
         pick_variant(&s, self.variant, &self.model.origin)
     }
 }

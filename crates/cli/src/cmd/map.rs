@@ -21,6 +21,7 @@ use retrystorm_report::sweep::header::{SWEEP_SCHEMA_VERSION, SweepHeader, stampe
 use retrystorm_report::{Heatmap, fmt, heatmap_chart, text_table};
 use serde_json::json;
 
+mod adaptive; // --adaptive: seeds spent where a cell's verdict is unclear, and --refine
 mod analytic; // --verdict: each cell's analytic verdict beside the simulation
 mod shown; // what a cell shows of its runs: the share that stays down, or a metric's mean
 use shown::{Verdict, verdict, verdict_columns};
@@ -85,6 +86,7 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
         return from_file(&a, &view);
     }
     let axes = two_axes(&a.study.vary)?;
+    let refine = adaptive::levels(&a, &view)?;
     let (shard_i, shard_n) = shard(&a)?;
     let study = variant_grid(&a.model, a.study.variant.as_deref(), axes)?;
     let (model, grid) = (&study.model, &study.grid);
@@ -103,6 +105,11 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
     );
     let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
     output::refuse_inputs(&outs)?;
+    if let Some(levels) = refine {
+        let (records, spent) = adaptive::run(&a, &study, &models, &view, levels)?;
+        let variant = &grid.variants[0];
+        return render(&a, &view, &header, variant, &records, judged, Some(&spent));
+    }
     // A shard's file is claimed before the runs: two shards given one --out cannot both write it.
     let claim = match (&a.out, shard_n > 1) {
         (Some(p), true) => Some(output::claim(
@@ -128,7 +135,15 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
             a.out.as_ref().expect("checked").display()
         ));
     }
-    render(&a, &view, &header, &grid.variants[0], &records, judged)
+    render(
+        &a,
+        &view,
+        &header,
+        &grid.variants[0],
+        &records,
+        judged,
+        None,
+    )
 }
 
 /// The two `--vary` axes of a map, x then y; any other number is refused.
@@ -182,20 +197,28 @@ fn cell_models(study: &VariantGrid, view: &View) -> Result<Vec<Model>, CliError>
     let mut models: Vec<Model> = Vec::new();
     for p in 0..grid.points() {
         let m = study.model_at(p)?;
-        if view.recovery() && m.trigger().is_none() {
-            return Err(CliError::Input(format!(
-                "{origin}: map's verdict is recovery after a trigger, and {} has none{}: add server.outages, server.capacity_drops, server.slow_windows, a workload spike or [recovery] trigger, or map another --metric",
-                m.name,
-                if p == 0 {
-                    String::new()
-                } else {
-                    format!(" at {}", grid.sets(p).join(" "))
-                }
-            )));
+        if view.recovery() {
+            let at = if p == 0 {
+                String::new()
+            } else {
+                format!(" at {}", grid.sets(p).join(" "))
+            };
+            refuse_untriggered(&m, origin, &at)?;
         }
         models.push(m);
     }
     Ok(models)
+}
+
+/// Refuses a cell of a recovery map whose model (at `at`, in words) has no trigger.
+fn refuse_untriggered(m: &Model, origin: &str, at: &str) -> Result<(), CliError> {
+    match m.trigger() {
+        Some(_) => Ok(()),
+        None => Err(CliError::Input(format!(
+            "{origin}: map's verdict is recovery after a trigger, and {} has none{at}: add server.outages, server.capacity_drops, server.slow_windows, a workload spike or [recovery] trigger, or map another --metric",
+            m.name,
+        ))),
+    }
 }
 
 /// Runs the `jobs` of the grid (this shard's) in parallel, as sweep records.
@@ -211,20 +234,25 @@ fn run_cells(
         let job = grid.job(*j);
         let seed = grid.seeds[job.replication];
         let r = retrystorm_core::run_model(&models[job.point as usize], seed, &mut |_| {});
-        SweepRecord {
-            schema_version: SWEEP_SCHEMA_VERSION,
-            kind: "run".into(),
-            job: *j,
-            point: job.point,
-            params: grid.params(job.point),
-            variant: grid.variants[0].clone(),
-            replication: job.replication,
-            seed,
-            summary: r.summary,
-        }
+        record(grid, job.point, job.replication, r.summary)
     });
     bar.finish_and_clear();
     Ok(records)
+}
+
+/// The sweep record of the run of `point` (of a one-variant grid) on seed `replication`.
+fn record(grid: &Grid, point: u64, replication: usize, summary: Summary) -> SweepRecord {
+    SweepRecord {
+        schema_version: SWEEP_SCHEMA_VERSION,
+        kind: "run".into(),
+        job: point * grid.seeds.len() as u64 + replication as u64,
+        point,
+        params: grid.params(point),
+        variant: grid.variants[0].clone(),
+        replication,
+        seed: grid.seeds[replication],
+        summary,
+    }
 }
 
 /// `map MERGED.jsonl`: the map of a finished sweep file of two axes.
@@ -237,6 +265,8 @@ fn from_file(a: &MapArgs, view: &View) -> Result<(), CliError> {
         (!a.model.sets.is_empty()).then_some("--set"),
         a.model.seed.map(|_| "--seed"),
         (a.model.seeds != 1).then_some("--seeds"),
+        a.adaptive.then_some("--adaptive"),
+        a.refine.map(|_| "--refine"),
     ]
     .into_iter()
     .flatten()
@@ -289,7 +319,7 @@ fn from_file(a: &MapArgs, view: &View) -> Result<(), CliError> {
             "{name}: its runs have no trigger (an outage, a capacity drop, a spike), so nothing recovers; map another --metric"
         )));
     }
-    render(a, view, &f.header, &variant, &records, None)
+    render(a, view, &f.header, &variant, &records, None, None)
 }
 
 /// One cell's runs, by seed.
@@ -329,6 +359,7 @@ fn render(
     variant: &str,
     records: &[SweepRecord],
     judged: Option<Vec<analytic::Analytic>>,
+    adaptive: Option<&adaptive::Spent>,
 ) -> Result<(), CliError> {
     let mut cells = cells(&header.grid, records);
     analytic::attach(&mut cells, judged);
@@ -351,7 +382,7 @@ fn render(
         } else {
             format!(" ({variant})")
         },
-        plural(header.grid.seeds.len() as u64, "seed")
+        adaptive::seeds(adaptive, header.grid.seeds.len())
     );
     let shown = Shown {
         view,
@@ -361,6 +392,7 @@ fn render(
         verdicts,
         title,
         within,
+        adaptive,
     };
     show(&shown, &a.json, &a.svg)
 }
@@ -375,6 +407,8 @@ struct Shown<'s> {
     title: String,
     /// The recovery limit in words (`within 10 s`, `before the horizon`).
     within: String,
+    /// `--adaptive`: the runs it spent and the cells it added.
+    adaptive: Option<&'s adaptive::Spent>,
 }
 
 impl StudyView for Shown<'_> {
@@ -397,6 +431,7 @@ impl StudyView for Shown<'_> {
         } else {
             headers.push(view.metric.clone());
         }
+        headers.extend(adaptive::headers(self.adaptive));
         headers.extend(analytic::headers(&self.cells));
         let rows: Vec<Vec<String>> = self
             .cells
@@ -409,6 +444,7 @@ impl StudyView for Shown<'_> {
                     c.runs.len().to_string(),
                 ];
                 row.extend(verdict_columns(v));
+                row.extend(adaptive::columns(self.adaptive, v));
                 row.extend(analytic::columns(c, v));
                 row
             })
@@ -432,6 +468,9 @@ impl StudyView for Shown<'_> {
             ));
         }
         t.push_str(&analytic::agreement(&self.cells, &self.verdicts));
+        if let Some(spent) = self.adaptive {
+            t.push_str(&spent.table(&self.verdicts, (ax, ay)));
+        }
         t
     }
 
@@ -439,7 +478,6 @@ impl StudyView for Shown<'_> {
     fn json(&self) -> String {
         let (view, grid) = (self.view, &self.header.grid);
         let (ax, ay) = (&grid.axes[0], &grid.axes[1]);
-        let num = |x: f64| if x.is_finite() { json!(x) } else { json!(null) };
         let cells_json: Vec<serde_json::Value> = self
             .cells
             .iter()
@@ -450,23 +488,13 @@ impl StudyView for Shown<'_> {
                     "y": ay.values[c.y],
                     "runs": c.runs.len(),
                 });
-                match v {
-                    Verdict::Recovery(cell) => {
-                        o["recovered"] = json!(cell.recovered);
-                        o["share_down"] = json!(cell.share_down());
-                        o["median_recovery_ms"] = json!(cell.median_ms);
-                        o["verdict"] = json!(cell.verdict());
-                    }
-                    Verdict::Mean(e) => {
-                        o["mean"] = num(e.mean);
-                        o["half_width"] = num(e.half_width);
-                    }
-                }
+                shown::fields(v, &mut o);
+                adaptive::fields(self.adaptive, v, &mut o);
                 analytic::fields(c, v, &mut o);
                 o
             })
             .collect();
-        let v = json!({
+        let mut v = json!({
             "schema_version": 1,
             "kind": "map",
             "model": self.header.model,
@@ -478,6 +506,9 @@ impl StudyView for Shown<'_> {
             "y": {"key": ay.key, "values": ay.values},
             "cells": cells_json,
         });
+        if let Some(spent) = self.adaptive {
+            v["adaptive"] = spent.json(&self.verdicts);
+        }
         let mut t = serde_json::to_string_pretty(&v).expect("JSON of plain values");
         t.push('\n');
         t

@@ -2,7 +2,10 @@
 //! cells; every cell is run on the same seeds (common random numbers), and its verdict is the
 //! share of runs that recover within a time `T` of the trigger's end (`recovery_ms`,
 //! [`crate::policy::recovery`]) and the median time to recover, a run that never recovers
-//! counting as "never" (longer than any time).
+//! counting as "never" (longer than any time). [`adaptive`] spends the seeds where a cell's
+//! verdict is unclear.
+
+pub mod adaptive;
 
 /// What one cell's runs did.
 #[derive(Clone, Debug, PartialEq)]

@@ -6,6 +6,7 @@
 use super::CellRuns;
 use super::shown::{self, share_down};
 use crate::error::CliError;
+use retrystorm_core::map::adaptive::DOWN_AT;
 use retrystorm_core::model::Model;
 use retrystorm_core::study::verdict::{Verdict, judge_brief};
 use serde_json::{Value, json};
@@ -129,7 +130,7 @@ impl Analytic {
     /// Whether it agrees with the simulation: half or more of the runs stay down exactly where
     /// the verdict says down.
     pub fn agrees(&self, share_down: f64) -> Option<bool> {
-        self.down().map(|d| d == (share_down >= 0.5))
+        self.down().map(|d| d == (share_down >= DOWN_AT))
     }
 
     /// The chart's mark: the verdict's letter, with `*` where it disagrees.

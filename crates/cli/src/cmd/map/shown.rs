@@ -7,6 +7,7 @@ use retrystorm_core::map::Cell;
 use retrystorm_core::stats::{self, Estimate};
 use retrystorm_core::summary::Summary;
 use retrystorm_report::fmt;
+use serde_json::{Value, json};
 
 /// A cell's verdict, as shown.
 pub(super) enum Verdict {
@@ -26,14 +27,36 @@ impl Verdict {
 
 pub(super) fn verdict(view: &View, runs: &[&Summary]) -> Verdict {
     if view.recovery() {
-        let rec: Vec<Option<f64>> = runs.iter().map(|s| s.recovery_ms).collect();
-        Verdict::Recovery(Cell::of(&rec, view.within_ms))
+        Verdict::Recovery(recovery(view, runs))
     } else {
         let xs: Vec<f64> = runs
             .iter()
             .map(|s| expect::metric(s, &view.metric).unwrap_or(f64::NAN))
             .collect();
         Verdict::Mean(Estimate::of(&xs))
+    }
+}
+
+/// The recovery verdict of a cell's runs.
+pub(super) fn recovery(view: &View, runs: &[&Summary]) -> Cell {
+    let rec: Vec<Option<f64>> = runs.iter().map(|s| s.recovery_ms).collect();
+    Cell::of(&rec, view.within_ms)
+}
+
+/// A cell's verdict as its JSON fields after its coordinates and runs.
+pub(super) fn fields(v: &Verdict, o: &mut Value) {
+    let num = |x: f64| if x.is_finite() { json!(x) } else { json!(null) };
+    match v {
+        Verdict::Recovery(cell) => {
+            o["recovered"] = json!(cell.recovered);
+            o["share_down"] = json!(cell.share_down());
+            o["median_recovery_ms"] = json!(cell.median_ms);
+            o["verdict"] = json!(cell.verdict());
+        }
+        Verdict::Mean(e) => {
+            o["mean"] = num(e.mean);
+            o["half_width"] = num(e.half_width);
+        }
     }
 }
 

@@ -26,6 +26,7 @@ pub mod table;
 mod validate;
 
 mod backoff;
+mod fanout;
 mod idempotency;
 mod layers;
 mod network;
@@ -34,6 +35,7 @@ mod retry;
 mod server;
 mod workload;
 pub use backoff::BackoffSpec;
+pub use fanout::*;
 pub use idempotency::*;
 pub use layers::*;
 pub use limits::{
@@ -49,12 +51,13 @@ pub use workload::*;
 
 /// The key tables of the sections that have one, for the test that checks them against the
 /// loader, the schema and the docs (`tests/cli/model_keys.rs`).
-pub const KEY_TABLES: [KeyTable; 11] = [
+pub const KEY_TABLES: [KeyTable; 12] = [
     WORKLOAD_KEYS,
     RETRY_KEYS,
     NETWORK_KEYS,
     SERVER_KEYS,
     OUTLIER_KEYS,
+    FANOUT_KEYS,
     IDEMPOTENCY_KEYS,
     TIER_KEYS,
     LAYER_KEYS,

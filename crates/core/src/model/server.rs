@@ -1,6 +1,7 @@
 //! `[server]`: capacity, queue, failures, crashes, outages, capacity drops, slow windows and
 //! the server-side policies it carries.
 
+use super::fanout::Fanout;
 use super::replicas::{BalancerKind, FailureWindow, OutlierDetection, is_one};
 use crate::base::dist::Dist;
 use crate::base::keys::{KeyTable, Needs, key};
@@ -309,6 +310,12 @@ pub const SERVER_KEYS: KeyTable = KeyTable {
             a bad deploy, a poisoned cache. The same draw as `fail` (common random numbers); \
             windows on one replica must not overlap",
         ),
+        key(
+            "fanout",
+            "none",
+            "`{ k = 100, wait = \"all\" }`: after its own work the tier calls the next tier `k` \
+            times and answers when `wait` is met (\"Fan-out\", below). Not on the last tier",
+        ),
     ]],
     expanded: &[],
 };
@@ -384,6 +391,10 @@ pub struct Server {
     /// Windows in which served requests fail with a given probability (on one replica or all).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failure_windows: Vec<FailureWindow>,
+    /// Fan-out: after its own work the tier calls the next tier `k` times and answers when its
+    /// `wait` rule is met. Not on the last tier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<Fanout>,
 }
 
 /// A window `[from, to)` in which the server answers no arrival with service: `{ from, to }`
@@ -507,6 +518,7 @@ impl Default for Server {
             panic_threshold: None,
             outlier_detection: None,
             failure_windows: Vec::new(),
+            fanout: None,
         }
     }
 }

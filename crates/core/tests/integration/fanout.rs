@@ -67,13 +67,24 @@ fn max_quantile(k: u32, mean: f64, q: f64) -> f64 {
 const ONCE: &str = "max_attempts = 1";
 const LEAF_ONCE: &str = "{ max_attempts = 1 }";
 
+/// `intents` requests fanned out as `fanout` to leaves of `exp(10ms)`, one try everywhere.
+fn exp_leaves(intents: u64, fanout: &str) -> Summary {
+    run(&model(
+        intents,
+        fanout,
+        ONCE,
+        LEAF_ONCE,
+        "service = \"exp(10ms)\"",
+    ))
+    .summary
+}
+
 #[test]
 fn waiting_for_all_of_k_takes_the_maximum_of_k_leaves() {
     for (k, mean, p50, p99) in [(100, 51.87, 49.75, 92.05), (10, 29.29, 27.04, 69.03)] {
         let fanout = format!("{{ k = {k}, wait = \"all\" }}");
-        let m = model(20_000, &fanout, ONCE, LEAF_ONCE, "service = \"exp(10ms)\"");
-        let s = run(&m).summary;
-        // The numbers are the closed forms to four figures.
+        let s = exp_leaves(20_000, &fanout);
+        // The published numbers are the closed forms to four figures.
         near("H_k", 10.0 * harmonic(k), mean, 1e-3);
         near("p50 closed form", max_quantile(k, 10.0, 0.5), p50, 1e-3);
         near("p99 closed form", max_quantile(k, 10.0, 0.99), p99, 1e-3);
@@ -175,14 +186,7 @@ fn retries_at_the_root_resend_every_leaf_and_at_the_leaves_one() {
 
 #[test]
 fn a_quorum_of_two_of_three_takes_the_second_leaf() {
-    let m = model(
-        100_000,
-        "{ k = 3, wait = { quorum = 2 } }",
-        ONCE,
-        LEAF_ONCE,
-        "service = \"exp(10ms)\"",
-    );
-    let s = run(&m).summary;
+    let s = exp_leaves(100_000, "{ k = 3, wait = { quorum = 2 } }");
     // The second smallest of three exponentials: 10 ms × (1/3 + 1/2).
     near("quorum 2 of 3 mean", s.completion_ms.mean, 8.333, 0.01);
     let f = fan(&s);
@@ -193,14 +197,7 @@ fn a_quorum_of_two_of_three_takes_the_second_leaf() {
 
 #[test]
 fn waiting_for_the_first_takes_the_fastest_leaf() {
-    let m = model(
-        20_000,
-        "{ k = 10, wait = \"first\" }",
-        ONCE,
-        LEAF_ONCE,
-        "service = \"exp(10ms)\"",
-    );
-    let s = run(&m).summary;
+    let s = exp_leaves(20_000, "{ k = 10, wait = \"first\" }");
     // The smallest of ten exponentials of mean 10 ms: 1 ms, with a standard deviation of 1 ms.
     near("first of 10 mean", s.completion_ms.mean, 1.0, 0.03);
     assert_eq!(fan(&s).leaves_running_after, 20_000 * 9);

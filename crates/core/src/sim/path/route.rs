@@ -236,7 +236,7 @@ impl PathSim<'_> {
                 Outcome::ClientError
             } else if sv.crashed {
                 Outcome::ConnError
-            } else if let Some(f) = self.cx.spec.tiers[t].server.fanout {
+            } else if let Some(f) = self.tiers[t].fanout {
                 return self.fan_out::<C>(t, job, req, f);
             } else {
                 // The worker stays busy while the client inside this tier calls the next one.

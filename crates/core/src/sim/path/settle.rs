@@ -16,8 +16,10 @@ impl PathSim<'_> {
     pub(super) fn settle<C: Call>(&mut self, c: CallRef, how: Settled, class: Class) {
         self.calls
             .settle::<C>(&mut self.cx, &mut self.hops, c, how, class);
-        let epoch = self.calls.lp::<C>(c).epoch;
-        self.calls.fans.forget(c, epoch);
+        if self.calls.fans.carrying() {
+            let epoch = self.calls.lp::<C>(c).epoch;
+            self.calls.fans.forget(c, epoch);
+        }
         if C::INNER {
             let outcome = match (how, class) {
                 (Settled::Success, _) => Outcome::Ok,

@@ -254,12 +254,15 @@ impl Fans {
         }
     }
 
+    /// `resend = "missing"` carries successes for some call.
+    #[inline(always)]
+    pub(in crate::sim::path) fn carrying(&self) -> bool {
+        !self.carried.is_empty()
+    }
+
     /// Call `c` (of epoch `epoch`) settled: what `resend = "missing"` carried for it is
     /// forgotten.
-    #[inline]
     pub(in crate::sim::path) fn forget(&mut self, c: CallRef, epoch: u32) {
-        if !self.carried.is_empty() {
-            self.carried.remove(&(c.0, epoch));
-        }
+        self.carried.remove(&(c.0, epoch));
     }
 }

@@ -198,10 +198,6 @@ impl Calls {
                 return true;
             }
             let i = &self.inner[c.slot()];
-            // A fan-out's call is unwanted once its tier has answered.
-            if i.leaf && !self.fans.get(i.up).open {
-                return false;
-            }
             c = i.parent;
             attempt = i.parent_attempt;
         }

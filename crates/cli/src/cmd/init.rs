@@ -130,6 +130,7 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ),
     ("shedding", include_str!("../../../../models/shedding.toml")),
     ("stack", include_str!("../../../../models/stack.toml")),
+    ("fanout", include_str!("../../../../models/fanout.toml")),
 ];
 
 pub fn init(a: InitArgs) -> Result<(), CliError> {

@@ -272,6 +272,10 @@ fn the_rule_sends_each_shipped_model_where_expected() {
             "server.slowdown makes service depend on load",
         ),
         ("budgets", capacity),
+        (
+            "fanout",
+            "more than one tier: tiers hold workers between calls",
+        ),
         ("gc-pause", capacity),
         (
             "layered",

@@ -203,6 +203,7 @@ impl<'h> Tier<'h> {
             policy_lines::queue(h.server),
             policy_lines::replicas(h.server, h.retry),
             policy_lines::autoscale(h.server),
+            policy_lines::fanout(h.server),
         ];
         for p in policies.into_iter().flatten() {
             out.facts.push(format!("tier {i} {}: {p}", h.name));

@@ -5,7 +5,7 @@
 //! `LimiterKind::keys`, written in the algorithm's file), so a policy added to the core shows
 //! here without a second list to keep.
 
-use retrystorm_core::model::{Discipline, HostPredicate, OutlierKind, Retry, Server};
+use retrystorm_core::model::{Discipline, HostPredicate, OutlierKind, Resend, Retry, Server, Wait};
 use retrystorm_core::policy::Scope;
 use retrystorm_core::policy::autoscale::{PolicyKind, Rules, SelectPolicy};
 use retrystorm_core::policy::breaker::{BreakerConfig, Placement};
@@ -234,6 +234,26 @@ pub fn autoscale(s: &Server) -> Option<String> {
         a.start_time,
         rules(&a.scale_up_rules()),
         rules(&a.scale_down_rules()),
+    ))
+}
+
+/// A tier's fan-out (`server.fanout`): how many calls, what the answer waits for, what a retry
+/// re-sends and whether the calls no longer needed are cancelled.
+pub fn fanout(s: &Server) -> Option<String> {
+    let f = s.fanout?;
+    let wait = match f.wait {
+        Wait::All => "all of them".to_string(),
+        Wait::First => "the first".to_string(),
+        Wait::Quorum(m) => format!("a quorum of {m}"),
+    };
+    Some(format!(
+        "fan-out: {} calls to the next tier per request, answered on {wait}; a retry above re-sends {}; calls no longer needed {}",
+        f.k,
+        match f.resend {
+            Resend::All => "all of them",
+            Resend::Missing => "the missing ones",
+        },
+        if f.cancel { "are cancelled" } else { "run on" }
     ))
 }
 

@@ -2,7 +2,9 @@
 //! run ended, its load, attempts, outcomes, the request path a line per hop and per tier with
 //! its replicas, then any summary field this view does not name).
 
-use retrystorm_core::summary::{Ended, Layered, RunReport, Summary, TierSummary, VariantResult};
+use retrystorm_core::summary::{
+    Ended, FanoutSummary, Layered, RunReport, Summary, TierSummary, VariantResult,
+};
 
 use crate::fmt;
 
@@ -185,7 +187,27 @@ fn path_rows(s: &Summary) -> Vec<Row> {
             rows.extend(t.replicas.iter().map(crate::replica_rows::replica_row));
         }
     }
+    rows.extend(s.fanout.iter().map(fanout_row));
     rows
+}
+
+/// A tier's fan-out: its calls to the next tier per intent, how it answered, and the calls
+/// still running once it had.
+fn fanout_row(f: &FanoutSummary) -> Row {
+    (
+        format!("fan-out {}", f.tier),
+        format!(
+            "k {}, leaf calls {} per intent ({} leaves), answered ok {}, failed {}, leaves running after the answer {} (cancelled {}, served after {})",
+            fmt::int(f.k),
+            fmt::fixed(f.leaf_calls_per_intent, 2),
+            fmt::fixed(f.leaves_per_intent, 2),
+            fmt::int(f.answered_ok),
+            fmt::int(f.answered_failed),
+            fmt::int(f.leaves_running_after),
+            fmt::int(f.leaves_cancelled),
+            fmt::int(f.leaf_served_after)
+        ),
+    )
 }
 
 /// A layered path's hops, each with its retries, then the amplification at the bottom.
@@ -280,6 +302,7 @@ fn ended(s: &Summary) -> String {
 /// core later) is listed at the end as it appears in the JSON.
 const SHOWN: &[&str] = &[
     "tiers",
+    "fanout",
     "layered",
     "intents",
     "attempts",

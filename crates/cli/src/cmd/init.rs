@@ -121,6 +121,10 @@ pub const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../../../../models/overload-bench.toml"),
     ),
     (
+        "periodic-resync",
+        include_str!("../../../../models/periodic-resync.toml"),
+    ),
+    (
         "proxy-dedupe",
         include_str!("../../../../models/proxy-dedupe.toml"),
     ),
@@ -134,6 +138,7 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ),
     ("shedding", include_str!("../../../../models/shedding.toml")),
     ("stack", include_str!("../../../../models/stack.toml")),
+    ("fanout", include_str!("../../../../models/fanout.toml")),
 ];
 
 pub fn init(a: InitArgs) -> Result<(), CliError> {

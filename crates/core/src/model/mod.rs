@@ -27,6 +27,7 @@ pub mod table;
 mod validate;
 
 mod backoff;
+mod fanout;
 mod idempotency;
 mod layers;
 mod network;
@@ -35,6 +36,7 @@ mod retry;
 mod server;
 mod workload;
 pub use backoff::BackoffSpec;
+pub use fanout::*;
 pub use idempotency::*;
 pub use layers::*;
 pub use limits::{
@@ -50,13 +52,14 @@ pub use workload::*;
 
 /// The key tables of the sections that have one, for the test that checks them against the
 /// loader, the schema and the docs (`tests/cli/model_keys.rs`).
-pub const KEY_TABLES: [KeyTable; 12] = [
+pub const KEY_TABLES: [KeyTable; 13] = [
     WORKLOAD_KEYS,
     RETRY_KEYS,
     NETWORK_KEYS,
     SERVER_KEYS,
     OUTLIER_KEYS,
     AUTOSCALE_KEYS,
+    FANOUT_KEYS,
     IDEMPOTENCY_KEYS,
     TIER_KEYS,
     LAYER_KEYS,

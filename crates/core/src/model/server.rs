@@ -1,6 +1,7 @@
 //! `[server]`: capacity, queue, failures, crashes, outages, capacity drops, slow windows and
 //! the server-side policies it carries.
 
+use super::fanout::Fanout;
 use super::replicas::{BalancerKind, FailureWindow, OutlierDetection, is_one};
 use crate::base::dist::Dist;
 use crate::base::keys::{KeyTable, Needs, key};
@@ -316,6 +317,12 @@ pub const SERVER_KEYS: KeyTable = KeyTable {
             "`[server.autoscale]`: Kubernetes' Horizontal Pod Autoscaler acting on `replicas` \
             (\"Autoscaling\", below; `docs/replicas.md`)",
         ),
+        key(
+            "fanout",
+            "none",
+            "`{ k = 100, wait = \"all\" }`: after its own work the tier calls the next tier `k` \
+            times and answers when `wait` is met (\"Fan-out\", below). Not on the last tier",
+        ),
     ]],
     expanded: &[],
 };
@@ -394,6 +401,10 @@ pub struct Server {
     /// A Horizontal Pod Autoscaler that changes the replicas over the run (`docs/replicas.md`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub autoscale: Option<AutoscaleConfig>,
+    /// Fan-out: after its own work the tier calls the next tier `k` times and answers when its
+    /// `wait` rule is met. Not on the last tier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<Fanout>,
 }
 
 /// A window `[from, to)` in which the server answers no arrival with service: `{ from, to }`
@@ -518,6 +529,7 @@ impl Default for Server {
             outlier_detection: None,
             failure_windows: Vec::new(),
             autoscale: None,
+            fanout: None,
         }
     }
 }

@@ -6,7 +6,8 @@
 
 use crate::base::diagnostics::closest;
 use crate::result::summary::{
-    AttemptPeak, LayerSummary, Layered, MAX_ATTEMPTS, ReplicaSummary, Summary, TierSummary,
+    AttemptPeak, FanoutSummary, LayerSummary, Layered, MAX_ATTEMPTS, ReplicaSummary, Summary,
+    TierSummary,
 };
 use toml::Value;
 
@@ -59,6 +60,7 @@ fn full_summary() -> Summary {
             ..TierSummary::default()
         }],
         attempt_peaks: vec![AttemptPeak::default()],
+        fanout: vec![FanoutSummary::default()],
         ..Summary::default()
     }) {
         Ok(Value::Table(t)) => t,

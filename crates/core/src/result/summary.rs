@@ -150,6 +150,10 @@ pub struct Summary {
     /// Every tier of the request path, top first; the last is `[server]` (`docs/output.md`).
     #[serde(default)]
     pub tiers: Vec<TierSummary>,
+    /// Every tier with `server.fanout`, top first: its calls to the next tier and when it
+    /// answered (absent without fan-out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fanout: Vec<FanoutSummary>,
     /// 429 answers from the server's rate limiter (`docs/policies.md`, as all fields below).
     #[serde(default)]
     pub rate_limited: u64,
@@ -295,6 +299,36 @@ pub struct TierSummary {
     /// Each replica's counts on a tier with `server.replicas > 1` (absent otherwise).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<ReplicaSummary>,
+}
+
+/// What one tier's fan-out did (`summary.fanout[]`): a *leaf* is one of the calls it makes for
+/// a request (a retry loop with the tier's `retry` policy), a *leaf call* one request those
+/// send to the next tier (a first try or a retry).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FanoutSummary {
+    /// The tier that fans out.
+    pub tier: String,
+    /// Its `fanout.k`.
+    pub k: u64,
+    /// Requests it fanned out (each served request that its own work did not fail).
+    pub fans: u64,
+    /// Leaves started, and leaf calls sent to the next tier.
+    pub leaves: u64,
+    pub leaf_calls: u64,
+    /// `leaves` and `leaf_calls` per intent.
+    pub leaves_per_intent: f64,
+    pub leaf_calls_per_intent: f64,
+    /// Fanned-out requests the tier answered with success, and with failure.
+    pub answered_ok: u64,
+    pub answered_failed: u64,
+    /// Leaves not settled when the tier answered their request (still running, or not sent
+    /// yet when a call failed at once).
+    pub leaves_running_after: u64,
+    /// Leaves cancelled once the tier had answered (`fanout.cancel`), the unsent included.
+    pub leaves_cancelled: u64,
+    /// Leaf calls a worker of the next tier started on after the tier had answered their
+    /// request: work nobody waited for (0 with `cancel`).
+    pub leaf_served_after: u64,
 }
 
 /// What one replica of a replicated tier did (`summary.tiers[].replicas[]`).

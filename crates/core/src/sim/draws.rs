@@ -23,7 +23,9 @@
 //! The index of an attempt is its number at the top and, below the top, a hash of the attempt
 //! numbers along its path ([`child_path`]): the same attempt of the same intent draws the same
 //! whatever a policy did elsewhere (common random numbers), and a path of one tier draws as a
-//! plain attempt number.
+//! plain attempt number. The calls of a fan-out (`server.fanout`) are told apart by
+//! [`leaf_path`]: call 0 keys as the one call a tier without fan-out makes, call `i` by a hash of
+//! that key and `i`.
 
 use crate::base::rng::{EntityKey, Purpose, Stream, mix64};
 
@@ -32,6 +34,16 @@ use crate::base::rng::{EntityKey, Purpose, Stream, mix64};
 #[inline]
 pub(crate) fn child_path(path: u64, attempt: u16) -> u64 {
     mix64(path ^ (u64::from(attempt) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// The key of call `leaf` of a fan-out whose one call would be keyed `path` (call 0 is that call
+/// itself, so a fan-out's first call draws as the tier's call without fan-out).
+#[inline]
+pub(crate) fn leaf_path(path: u64, leaf: u32) -> u64 {
+    if leaf == 0 {
+        return path;
+    }
+    mix64(path ^ u64::from(leaf).wrapping_mul(0xd1b5_4a32_d192_ed03))
 }
 
 /// Which attempt a draw is for: its intent and its index.

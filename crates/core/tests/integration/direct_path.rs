@@ -272,6 +272,10 @@ fn the_rule_sends_each_shipped_model_where_expected() {
             "server.slowdown makes service depend on load",
         ),
         ("budgets", capacity),
+        (
+            "fanout",
+            "more than one tier: tiers hold workers between calls",
+        ),
         ("gc-pause", capacity),
         (
             "layered",
@@ -288,6 +292,10 @@ fn the_rule_sends_each_shipped_model_where_expected() {
         ("osdi-retry", capacity),
         ("outage-recovery", capacity),
         ("overload-bench", capacity),
+        (
+            "periodic-resync",
+            "periodic clients are run by the event loop only",
+        ),
         (
             "proxy-dedupe",
             "a closed workload's workers start each intent when the last one ends",

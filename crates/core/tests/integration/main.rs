@@ -9,6 +9,7 @@ mod contention;
 mod direct_path;
 mod drain;
 mod engine;
+mod fanout;
 mod fork;
 mod fuzz_inputs;
 mod herd;

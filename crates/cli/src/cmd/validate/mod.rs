@@ -23,6 +23,7 @@ use retrystorm_core::summary::Summary;
 use serde::Serialize;
 
 mod experiment;
+mod fanout;
 mod queueing;
 mod replicas;
 mod suite;

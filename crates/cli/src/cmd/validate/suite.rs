@@ -1,9 +1,10 @@
 //! The suite of `validate`: every experiment, its cases and the cited references they are
 //! compared with. A data table: one entry per published comparison (docs/validation.md). The
 //! textbook queues live beside it in `queueing`, the replica and balancer experiments in
-//! `replicas`.
+//! `replicas`, the fan-out experiment in `fanout`.
 
 use super::experiment::{Case, Experiment, Reference, Value, case};
+use super::fanout::fanout;
 use super::queueing::{md1, mm1, mm4};
 use super::replicas::{replicas_random, supermarket};
 
@@ -59,6 +60,7 @@ pub(super) fn suite() -> Vec<Experiment> {
         replicas_random(),
         supermarket(),
         layered(),
+        fanout(),
         brooker_retries_02(),
         brooker_retries_05(),
         brooker_collapse(),

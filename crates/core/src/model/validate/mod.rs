@@ -77,6 +77,12 @@ impl Model {
         validate_retry("retry", &self.retry)?;
         validate_network("network", &self.network)?;
         validate_server("server", &self.server)?;
+        if self.server.fanout.is_some() {
+            return Err(invalid(
+                "server.fanout",
+                "[server] is the last tier: it has no tier below to fan out to; set fanout in the server of the [[tier]] that calls the tier to fan out to",
+            ));
+        }
         self.validate_idempotency()?;
         self.budget.validate()?;
         self.breaker.validate()?;

@@ -16,6 +16,9 @@ pub(super) fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
         probability(&at("fail"), q)?;
     }
     probability(&at("crash_probability"), s.crash_probability)?;
+    if let Some(f) = &s.fanout {
+        f.validate(&at("fanout"))?;
+    }
     validate_window_counts(p, s)?;
     validate_outages(p, s)?;
     if s.concurrency_limit.0 == Some(0) {
@@ -180,6 +183,7 @@ fn validate_inert_when_always(p: &str, s: &Server) -> Result<(), Invalid> {
         ("drop_expired", s.drop_expired),
         ("contention", s.contention),
         ("shedding", !s.shedding.is_default()),
+        ("fanout", s.fanout.is_some()),
     ];
     if let Some((field, _)) = inert.iter().find(|(_, set)| *set) {
         return Err(invalid(

@@ -9,8 +9,8 @@ use crate::model::{FailMode, StoreMode};
 use crate::policy::budget::BudgetKind;
 use crate::policy::recovery;
 use crate::result::summary::{
-    AttemptPeak, Ended, LayerSummary, Layered, ReplicaSummary, Series, Summary, TierSeries,
-    TierSummary, VariantResult,
+    AttemptPeak, Ended, FanoutSummary, LayerSummary, Layered, ReplicaSummary, Series, Summary,
+    TierSeries, TierSummary, VariantResult,
 };
 use crate::sim::layered::{expected_bottom_attempts, worst_case_bottom_attempts};
 use crate::sim::metrics::{self, Buckets, Levels, ReplicaEvent};
@@ -240,8 +240,36 @@ impl PathSim<'_> {
             goodput_per_s: per_s(c.succeeded),
             offered_per_s: per_s(b.arrivals),
             tiers,
+            fanout: self.fanout_rows(),
             ..Default::default()
         }
+    }
+
+    /// Each fan-out tier's row (`summary.fanout[]`).
+    fn fanout_rows(&self) -> Vec<FanoutSummary> {
+        let intents = self.c.intents as f64;
+        let spec = &self.cx.spec;
+        (0..spec.tiers.len())
+            .filter_map(|t| {
+                let f = spec.tiers[t].server.fanout?;
+                let n = &self.calls.fans.n[t];
+                let leaf_calls = self.hops[t + 1].n.sent;
+                Some(FanoutSummary {
+                    tier: spec.tiers[t].name.clone(),
+                    k: u64::from(f.k),
+                    fans: n.fans,
+                    leaves: n.leaves,
+                    leaf_calls,
+                    leaves_per_intent: ratio(n.leaves as f64, intents),
+                    leaf_calls_per_intent: ratio(leaf_calls as f64, intents),
+                    answered_ok: n.answered_ok,
+                    answered_failed: n.answered_failed,
+                    leaves_running_after: n.running_after,
+                    leaves_cancelled: n.cancelled,
+                    leaf_served_after: n.served_after,
+                })
+            })
+            .collect()
     }
 
     /// The recovery after the model's trigger, measured on the goodput series.

@@ -96,9 +96,13 @@ pub(super) struct HopState {
     pub(super) timed: bool,
     /// The hop above propagates cancellation (never at the top).
     pub(super) cancel_above: bool,
-    /// Some caller at or above this hop can stop waiting for an attempt (a timeout, hedging),
-    /// so work may be orphaned here or below.
+    /// Some caller at or above this hop can stop waiting for an attempt (a timeout, hedging, a
+    /// fan-out that answers before all its calls have), so work may be orphaned here or below.
     pub(super) can_orphan: bool,
+    /// This hop's calls are a fan-out's (the tier above has `server.fanout`).
+    pub(super) leaves: bool,
+    /// ... and that fan-out cancels its calls once the tier has answered.
+    pub(super) fan_cancel: bool,
     /// The hop sends to a tier with write contention (two round trips per attempt).
     pub(super) contention: bool,
     /// The balancers (and outlier detectors) in front of a replicated tier.
@@ -150,6 +154,7 @@ impl HopState {
         // Below the top, the caller is one process: the tier it runs in.
         let shared = |scope: Scope| scope == Scope::Shared || k > 0;
         let n = |scope: Scope| if shared(scope) { 1 } else { processes };
+        let fanout = k.checked_sub(1).and_then(|t| spec.tiers[t].server.fanout);
         HopState {
             retry: RetryRules::of(h),
             budgets: if h.budget.kind == BudgetKind::None {
@@ -176,7 +181,10 @@ impl HopState {
             cancel_above: k > 0 && spec.hops[k - 1].retry.cancel,
             can_orphan: spec.hops[..=k]
                 .iter()
-                .any(|h| h.retry.timeout.is_some() || h.hedge.enabled()),
+                .any(|h| h.retry.timeout.is_some() || h.hedge.enabled())
+                || spec.tiers[..k].iter().any(|t| t.server.fanout.is_some()),
+            leaves: fanout.is_some(),
+            fan_cancel: fanout.is_some_and(|f| f.cancel),
             contention: k == spec.bottom() && spec.tiers[k].server.contention,
             balancing: Balancing::new(spec, k, processes, draws),
             n: HopCounters::default(),

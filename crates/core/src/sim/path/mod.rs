@@ -24,6 +24,7 @@ mod call;
 mod callref;
 mod direct;
 mod entry;
+mod fanout;
 mod finish;
 mod fork;
 pub mod gauge;
@@ -346,7 +347,7 @@ impl<'m> PathSim<'m> {
             workers: w.kind == WorkloadKind::Closed,
             extra: hops[0].needs_extra(),
         };
-        let mut calls = Calls::new(keep);
+        let mut calls = Calls::new(keep, spec.tiers.len());
         let workload = Workload::new(model, draws, &mut queue, |n| calls.reserve_tops(n));
         PathSim {
             cx: Cx {
@@ -456,7 +457,9 @@ impl<'m> PathSim<'m> {
                 self.workload.follow(model, &mut self.cx.queue, now, ev);
             }
             Event::Send { call, epoch } => {
-                if self.calls.loop_of(call).epoch == epoch {
+                // (A call settles with a send pending only when a fan-out cancels it.)
+                let l = self.calls.loop_of(call);
+                if l.epoch == epoch && l.settled == call::Settled::No {
                     by_kind!(call, C => self.send::<C>(call));
                 }
             }

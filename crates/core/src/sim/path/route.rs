@@ -187,10 +187,11 @@ impl PathSim<'_> {
         let s = &self.cx.spec.tiers[t].server;
         let drop = s.drop_expired || self.hops[t].retry.cancel;
         // (The first is the one-tier form of the second.)
-        if drop
+        if (drop
             && !self
                 .calls
-                .chain_alive::<C>(&self.hops, req.call, req.attempt)
+                .chain_alive::<C>(&self.hops, req.call, req.attempt))
+            || (self.hops[t].leaves && self.leaf_unwanted::<C>(t, req))
         {
             self.tiers[t].n.dropped_expired += 1;
             let (call, attempt) = (req.call, req.attempt);
@@ -235,11 +236,13 @@ impl PathSim<'_> {
                 Outcome::ClientError
             } else if sv.crashed {
                 Outcome::ConnError
+            } else if let Some(f) = self.tiers[t].fanout {
+                return self.fan_out::<C>(t, job, req, f);
             } else {
                 // The worker stays busy while the client inside this tier calls the next one.
-                let c = self
-                    .calls
-                    .start_inner::<C>(&self.cx, &mut self.hops, t + 1, job, req);
+                let c =
+                    self.calls
+                        .start_inner::<C>(&self.cx, &mut self.hops, t + 1, job, req, None);
                 return self.send::<Inner>(c);
             };
             return self.job_answers(t, job, outcome);

@@ -16,15 +16,21 @@ impl PathSim<'_> {
     pub(super) fn settle<C: Call>(&mut self, c: CallRef, how: Settled, class: Class) {
         self.calls
             .settle::<C>(&mut self.cx, &mut self.hops, c, how, class);
+        if self.calls.fans.carrying() {
+            let epoch = self.calls.lp::<C>(c).epoch;
+            self.calls.fans.forget(c, epoch);
+        }
         if C::INNER {
-            let (tier, job) = self.calls.waiting_job(c);
             let outcome = match (how, class) {
                 (Settled::Success, _) => Outcome::Ok,
                 (_, Class::ClientError) => Outcome::ClientError,
                 (_, Class::Overloaded) => Outcome::Overloaded,
                 _ => Outcome::Error,
             };
-            self.job_answers(tier, job, outcome);
+            match self.calls.waiting_job(c) {
+                Ok((tier, job)) => self.job_answers(tier, job, outcome),
+                Err(fan) => self.leaf_settled(fan, outcome),
+            }
             return self.maybe_free::<C>(c);
         }
         let now = self.cx.now;

@@ -136,7 +136,9 @@ impl Judge<'_> {
         }
         if k + 1 < self.path.hops.len() {
             let served = healthy.unwrap_or(capacity.min(1e300)) * (1.0 - loss);
-            self.healthy_calls.push(served);
+            // A tier that fans out makes `k` calls below for each request it serves.
+            let calls = server.fanout.map_or(1.0, |f| f64::from(f.k));
+            self.healthy_calls.push(served * calls);
         }
         let removed = self.work_removed(k, &station, timeout);
         let all_fail = self.all_fail(k);

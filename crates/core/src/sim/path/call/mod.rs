@@ -11,6 +11,7 @@
 //! tier's queue), [`by_kind!`] picks the instance once.
 //!
 //! - `start.rs`: a call begins (an intent at the top, an inner call below a tier).
+//! - `fan.rs`: a fan-out's calls and the rule the tier's answer waits for.
 //! - `attempt.rs`: an attempt goes out: cancellation, local admission, the limiter, the network.
 //! - `answer.rs`: an answer or a timeout reaches the caller: what its policies learn from it.
 //! - `retry.rs`: a retryable failure: backoff, Retry-After, deadline, budget, the next `Send`.
@@ -25,12 +26,14 @@
 
 mod answer;
 mod attempt;
+mod fan;
 mod hedge;
 mod retry;
 mod settle;
 mod slabs;
 mod start;
 
+pub(super) use fan::{Answer, Fans};
 pub(super) use slabs::Calls;
 pub(super) use start::NO_WORKER;
 
@@ -174,7 +177,8 @@ pub(crate) struct Inner {
     path: u64,
     /// The top call's slot.
     top: u32,
-    /// The job serving the parent request at the tier above this call's hop.
+    /// The job serving the parent request at the tier above this call's hop; for a call of a
+    /// fan-out (`leaf`), the fan it is a call of.
     up: u32,
     /// The parent request's call and attempt (what `up` serves), for walking up without
     /// touching the tier's job table.
@@ -186,6 +190,8 @@ pub(crate) struct Inner {
     hop: u8,
     /// Some attempt above this call was a retry.
     retry_path: bool,
+    /// One of the calls of a fan-out (`up` is its fan).
+    leaf: bool,
     pub(super) lp: Loop,
     extra: Extra,
 }

@@ -54,6 +54,11 @@ impl Calls {
         }
     }
 
+    /// The caller stops waiting for the attempt `c` has out: it is cancelled.
+    pub(in crate::sim::path) fn stop_waiting<C: Call>(&mut self, c: CallRef) {
+        self.lp_mut::<C>(c).awaiting = false;
+    }
+
     /// `breaker.placement = "around-retries"`: the breaker that permitted the call's first try
     /// records the call's one outcome, a failure when its last result was (as per attempt:
     /// every class but success, 4xx and 409), timed from the call's start for the slow-call
@@ -74,10 +79,21 @@ impl Calls {
         }
     }
 
-    /// The tier above inner call `c` and the job there that waits for its answer.
-    pub(in crate::sim::path) fn waiting_job(&self, c: CallRef) -> (usize, u32) {
+    /// The tier above inner call `c` and the job there that waits for its answer, or for a call
+    /// of a fan-out its fan (`Err`).
+    pub(in crate::sim::path) fn waiting_job(&self, c: CallRef) -> Result<(usize, u32), u32> {
         let i = &self.inner[c.slot()];
-        (usize::from(i.hop) - 1, i.up)
+        if i.leaf {
+            Err(i.up)
+        } else {
+            Ok((usize::from(i.hop) - 1, i.up))
+        }
+    }
+
+    /// Inner call `c` is one of the calls of fan `fan`, of this epoch, and not settled.
+    pub(in crate::sim::path) fn unsettled_leaf(&self, slot: u32, epoch: u32, fan: u32) -> bool {
+        let i = &self.inner[slot as usize];
+        i.leaf && i.up == fan && i.lp.epoch == epoch && i.lp.settled == Settled::No
     }
 
     /// Frees a settled inner call nothing refers to any more; its intent's slot, which may be
@@ -90,6 +106,9 @@ impl Calls {
         i.lp.settled = Settled::No;
         i.lp.epoch = i.lp.epoch.wrapping_add(1);
         let top = i.top as usize;
+        if i.leaf {
+            self.fans.release(i.up);
+        }
         self.free_inner.push(c.slot() as u32);
         self.tops[top].in_flight -= 1;
         Some(top)

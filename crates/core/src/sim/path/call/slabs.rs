@@ -1,7 +1,7 @@
 //! The calls' slabs: the top calls (with the side state only some models keep), the inner
 //! calls, their free slots and send times, and the walk up the chain of callers.
 
-use super::{Call, Extra, Inner, Keep, Loop, NO_WORKER, Settled, Top};
+use super::{Call, Extra, Fans, Inner, Keep, Loop, NO_WORKER, Settled, Top};
 use crate::base::time::Time;
 use crate::sim::path::call::by_kind;
 use crate::sim::path::callref::CallRef;
@@ -25,6 +25,8 @@ pub(in crate::sim::path) struct Calls {
     pub(super) scratch: Extra,
     pub(super) inner: Vec<Inner>,
     pub(super) free_inner: Vec<u32>,
+    /// The fan-outs in progress (`server.fanout`), whose calls are inner calls.
+    pub(in crate::sim::path) fans: Fans,
     /// When the latest attempt of each top and inner call went out, on hops that are `timed`
     /// (indexed by slot; kept apart from the slabs so that a top call stays small).
     pub(super) sent_top: Vec<Time>,
@@ -34,9 +36,10 @@ pub(in crate::sim::path) struct Calls {
 }
 
 impl Calls {
-    pub(in crate::sim::path) fn new(keep: Keep) -> Self {
+    pub(in crate::sim::path) fn new(keep: Keep, tiers: usize) -> Self {
         Calls {
             keep,
+            fans: Fans::new(tiers),
             ..Calls::default()
         }
     }

@@ -33,7 +33,8 @@ impl Calls {
     }
 
     /// Tier `hop - 1` finished its own work on `parent` (its job `job`): the client inside it
-    /// calls the next tier with its own retry loop, about to send attempt 0.
+    /// calls the next tier with its own retry loop, about to send attempt 0. With a fan-out,
+    /// `leaf` is the call's number in fan `job` (else `None`).
     #[inline(always)]
     pub(in crate::sim::path) fn start_inner<P: Call>(
         &mut self,
@@ -42,6 +43,7 @@ impl Calls {
         hop: usize,
         job: u32,
         parent: Request,
+        leaf: Option<u32>,
     ) -> CallRef {
         let pc = parent.call;
         let p = self.get::<P>(pc);
@@ -51,7 +53,7 @@ impl Calls {
         } else {
             0
         };
-        let path = draws::child_path(above, parent.attempt);
+        let path = draws::leaf_path(draws::child_path(above, parent.attempt), leaf.unwrap_or(0));
         let retry_path = p.retry_path(parent.attempt);
         let wanted = self.chain_alive::<P>(hops, pc, parent.attempt);
         let mut c = Inner {
@@ -66,6 +68,7 @@ impl Calls {
             key: parent.key,
             hop: hop as u8,
             retry_path,
+            leaf: leaf.is_some(),
             lp: Loop::new(0),
             extra: Extra::NONE,
         };

@@ -14,7 +14,7 @@
 
 use super::callref::CallRef;
 use crate::base::time::{Duration, Time};
-use crate::model::{FailMode, Outage, Server, SlowWindow};
+use crate::model::{FailMode, Fanout, Outage, Server, SlowWindow};
 use crate::policy::Class;
 use crate::policy::ratelimit::TokenBucket;
 use crate::policy::shedding::{Codel, SheddingKind};
@@ -156,6 +156,8 @@ pub(crate) struct TierState {
     free_jobs: Vec<u32>,
     limiters: Vec<TokenBucket>,
     limiter_shared: bool,
+    /// `server.fanout`: the tier calls the next tier `k` times per request.
+    pub(super) fanout: Option<Fanout>,
     pub(super) buckets: Buckets,
     pub(super) levels: Levels,
     pub(super) n: TierCounters,
@@ -194,6 +196,7 @@ impl TierState {
             free_jobs: Vec::new(),
             limiters,
             limiter_shared,
+            fanout: s.fanout,
             buckets: Buckets::new(bucket),
             levels: Levels::default(),
             n: TierCounters::default(),

@@ -1,4 +1,4 @@
-"""Brooker's simple_collapse_sim next to models/brooker-collapse.toml (issue 14, docs/validation.md).
+"""Brooker's simple_collapse_sim next to models/brooker-collapse.toml (docs/validation.md).
 
 Imports his model code unchanged (github.com/mbrooker/simulator_example,
 simple_collapse_sim/sim.py, everything above its `run_multiple_n = 10` main block), runs it on

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The thundering herd in SimPy: the peer that retrystorm is timed against (issue 7).
+"""The thundering herd in SimPy: the peer that retrystorm is timed against.
 
 The same scenario as `retrystorm run models/thundering-herd.toml --variant full`:
 N clients fail at the same instant (t = 0) and every attempt fails at once (the server always

@@ -80,3 +80,15 @@ fn bad_events_and_scores_name_what_is_allowed() {
     assert_eq!(code, 2);
     assert!(err.contains("does not go with --until-empty"), "{err}");
 }
+
+#[test]
+fn an_event_every_run_reaches_says_brute_force_is_not_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, err) = rare(dir.path(), &["--event", "queue >= 1", "--seeds", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("probability: 1.000e0"), "{stdout}");
+    assert!(
+        stdout.contains("brute force: not needed: every run reaches the event"),
+        "{stdout}"
+    );
+}

@@ -99,6 +99,24 @@ struct Shown<'a> {
     estimate: RareEstimate,
 }
 
+/// What brute force would spend for the same relative half-width; where no such number exists
+/// (every plain run reaches the event, or the seeds agree exactly), why.
+fn brute_force(e: &RareEstimate, ratio: f64) -> String {
+    if e.probability >= 1.0 {
+        return "not needed: every run reaches the event (probability 1), so one plain run shows it"
+            .into();
+    }
+    if !(e.brute_force_runs.is_finite() && ratio.is_finite()) {
+        return "no width to match: every seed gave the same estimate".into();
+    }
+    format!(
+        "{} plain runs, {} events for the same relative half-width ({} the events spent)",
+        fmt::int(e.brute_force_runs.round() as u64),
+        fmt::int(e.brute_force_events.round() as u64),
+        fmt::times(ratio)
+    )
+}
+
 /// A probability in scientific notation: `6.104e-5`.
 fn sci(p: f64) -> String {
     format!("{p:.3e}")
@@ -133,15 +151,7 @@ impl Shown<'_> {
                     fmt::num(e.events_per_plain_run)
                 ),
             ),
-            (
-                "brute force",
-                format!(
-                    "{} plain runs, {} events for the same relative half-width ({} the events spent)",
-                    fmt::int(e.brute_force_runs.round() as u64),
-                    fmt::int(e.brute_force_events.round() as u64),
-                    fmt::times(ratio)
-                ),
-            ),
+            ("brute force", brute_force(e, ratio)),
         ];
         let lines: String = rows.iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
         format!("{lines}\n{}", self.stages())

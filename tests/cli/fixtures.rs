@@ -11,6 +11,15 @@ pub(crate) const EJECTION_RUN: [&str; 6] = [
     "horizon=20s",
 ];
 
+/// A map of the shipped metastable-spike model's `no-backoff` variant, the one
+/// `docs/verdict.md` documents; a test adds its axes and seeds.
+pub(crate) const SPIKE_MAP: [&str; 4] = [
+    "map",
+    concat!(env!("CARGO_MANIFEST_DIR"), "/models/metastable-spike.toml"),
+    "--variant",
+    "no-backoff",
+];
+
 /// A small herd: 40 clients failing always, 4 attempts from 100 ms, no jitter against full
 /// jitter. A literal (a macro), so that a test module can add its `[[expect]]`s with `concat!`.
 macro_rules! small_herd {

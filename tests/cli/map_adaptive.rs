@@ -1,22 +1,18 @@
 //! `map --adaptive`: on `models/metastable-spike.toml`'s documented map (a 4 x 4 corner of its
 //! grid), each cell stops once its interval is clear, with the full map's verdict and runs.
 
-use crate::util::{out, rs, shipped};
+use super::fixtures::SPIKE_MAP;
+use crate::util::{out, rs};
 use serde_json::Value;
 use std::path::Path;
 
 /// The documented map's `no-backoff` over every third capacity and attempt count, 20 seeds.
 fn map(extra: &[&str]) -> (i32, String, String) {
     let mut c = rs();
-    c.args([
-        "map",
-        &shipped("metastable-spike.toml"),
-        "--variant",
-        "no-backoff",
-    ])
-    .args(["--vary", "server.capacity=5..14:3"])
-    .args(["--vary", "retry.max_attempts=1..10:3", "--seeds", "20"])
-    .args(extra);
+    c.args(SPIKE_MAP)
+        .args(["--vary", "server.capacity=5..14:3"])
+        .args(["--vary", "retry.max_attempts=1..10:3", "--seeds", "20"])
+        .args(extra);
     out(&mut c)
 }
 

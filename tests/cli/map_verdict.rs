@@ -1,25 +1,21 @@
 //! `map --verdict`: each cell's analytic verdict beside the simulated share of runs that stay
 //! down, in the table, the JSON and the chart; refused with a sweep file.
 
-use crate::util::{out, rs, shipped};
+use super::fixtures::SPIKE_MAP;
+use crate::util::{out, rs};
 
 /// `models/metastable-spike.toml`'s `no-backoff`, cut to 40 s, over capacity and attempts.
 fn map(extra: &[&str]) -> (i32, String, String) {
     let mut c = rs();
-    c.args([
-        "map",
-        &shipped("metastable-spike.toml"),
-        "--variant",
-        "no-backoff",
-    ])
-    .args(["--set", "horizon=40s", "--seeds", "2", "--within", "10s"])
-    .args([
-        "--vary",
-        "server.capacity=8,14",
-        "--vary",
-        "retry.max_attempts=1,4",
-    ])
-    .args(extra);
+    c.args(SPIKE_MAP)
+        .args(["--set", "horizon=40s", "--seeds", "2", "--within", "10s"])
+        .args([
+            "--vary",
+            "server.capacity=8,14",
+            "--vary",
+            "retry.max_attempts=1,4",
+        ])
+        .args(extra);
     out(&mut c)
 }
 

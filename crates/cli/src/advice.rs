@@ -446,13 +446,13 @@ const LARGE_RUN: f64 = 5e7;
 /// over the horizon (up to `workload.intents`).
 fn expected_intents(m: &Model) -> f64 {
     let w = &m.workload;
+    if w.kind == WorkloadKind::Periodic {
+        // Each client's first call, then one per mean wait until the horizon.
+        let span = m.horizon.0.saturating_sub(w.start.0) as f64;
+        let mean_wait = w.periodic_wait(0.5).0.max(1) as f64;
+        return w.clients as f64 * (1.0 + (span / mean_wait).floor());
+    }
     match m.planned_intents() {
-        _ if w.kind == WorkloadKind::Periodic => {
-            // Each client's first call, then one per mean wait until the horizon.
-            let span = m.horizon.0.saturating_sub(w.start.0) as f64;
-            let mean_wait = w.periodic_wait(0.5).0.max(1) as f64;
-            w.clients as f64 * (1.0 + (span / mean_wait).floor())
-        }
         Some(n) if m.workload.kind != WorkloadKind::Open => n as f64,
         cap => {
             let n = expected_arrivals(m, Time::ZERO + m.horizon);

@@ -3,7 +3,8 @@
 //! its replicas, then any summary field this view does not name).
 
 use retrystorm_core::summary::{
-    ConnectionSummary, Ended, FanoutSummary, Layered, RunReport, Summary, TierSummary, VariantResult,
+    ConnectionSummary, Ended, FanoutSummary, Layered, RunReport, Summary, TierSummary,
+    VariantResult,
 };
 
 use crate::fmt;

@@ -162,10 +162,7 @@ impl Connections {
             if b.max < b.initial {
                 return Err(invalid(
                     &at("max"),
-                    format!(
-                        "must be at least initial ({}), got {}",
-                        b.initial, b.max
-                    ),
+                    format!("must be at least initial ({}), got {}", b.initial, b.max),
                 ));
             }
         }

@@ -6,8 +6,8 @@
 
 use crate::base::diagnostics::closest;
 use crate::result::summary::{
-    AttemptPeak, ConnectionSummary, FanoutSummary, LayerSummary, Layered, MAX_ATTEMPTS, ReplicaSummary, Summary,
-    TierSummary,
+    AttemptPeak, ConnectionSummary, FanoutSummary, LayerSummary, Layered, MAX_ATTEMPTS,
+    ReplicaSummary, Summary, TierSummary,
 };
 use toml::Value;
 

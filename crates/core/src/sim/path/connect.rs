@@ -89,7 +89,12 @@ impl Conns {
             self.n.deferred += 1;
             return Link::Backoff;
         }
-        if self.config.max_per_replica.0.is_some_and(|m| self.per_replica[r] >= m) {
+        if self
+            .config
+            .max_per_replica
+            .0
+            .is_some_and(|m| self.per_replica[r] >= m)
+        {
             self.n.refused += 1;
             return Link::Refused;
         }
@@ -125,7 +130,9 @@ impl Conns {
             return;
         }
         let still_connecting = self.config.reconnect_backoff.is_some_and(|b| {
-            timeout && !self.clients[c].proven && now.since(self.clients[c].opened) < b.min_connect_timeout
+            timeout
+                && !self.clients[c].proven
+                && now.since(self.clients[c].opened) < b.min_connect_timeout
         });
         if still_connecting {
             // gRPC gives a connect at least `min_connect_timeout` before it gives up on it.
@@ -169,7 +176,13 @@ impl Conns {
 
 /// gRPC's wait after `failures` failed connects in a row: the base spread uniformly by
 /// `jitter` either way.
-fn jittered(b: &ReconnectBackoff, failures: u32, draws: Draws, hop: usize, client: u32) -> Duration {
+fn jittered(
+    b: &ReconnectBackoff,
+    failures: u32,
+    draws: Draws,
+    hop: usize,
+    client: u32,
+) -> Duration {
     let base = b.base(failures).0 as f64;
     let u = draws.reconnect(hop, client, failures).uniform();
     Duration::from_nanos_f64(base * (1.0 + b.jitter * (2.0 * u - 1.0)))

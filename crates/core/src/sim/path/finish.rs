@@ -9,8 +9,8 @@ use crate::model::{FailMode, StoreMode};
 use crate::policy::budget::BudgetKind;
 use crate::policy::recovery;
 use crate::result::summary::{
-    AttemptPeak, ConnectionSummary, Ended, FanoutSummary, LayerSummary, Layered, ReplicaSummary, Series, Summary,
-    TierSeries, TierSummary, VariantResult,
+    AttemptPeak, ConnectionSummary, Ended, FanoutSummary, LayerSummary, Layered, ReplicaSummary,
+    Series, Summary, TierSeries, TierSummary, VariantResult,
 };
 use crate::sim::layered::{expected_bottom_attempts, worst_case_bottom_attempts};
 use crate::sim::metrics::{self, Buckets, Levels, ReplicaEvent};

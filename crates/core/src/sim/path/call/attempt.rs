@@ -225,13 +225,7 @@ impl Calls {
     /// The connection the attempt of `c` finds to `replica`, on a hop to a tier with
     /// `server.connections` (`None` elsewhere).
     #[inline(always)]
-    fn link<C: Call>(
-        &self,
-        cx: &Cx,
-        hs: &mut HopState,
-        c: CallRef,
-        replica: u16,
-    ) -> Option<Link> {
+    fn link<C: Call>(&self, cx: &Cx, hs: &mut HopState, c: CallRef, replica: u16) -> Option<Link> {
         let cn = hs.connections.as_deref_mut()?;
         let client = self.client::<C>(c);
         let link = cn.link(client, usize::from(replica), cx.now);

@@ -288,7 +288,7 @@ impl<'h> Tier<'h> {
                 format!("a broken connection, {}", drops.join(", "))
             },
             if c.reconnect_backoff.is_some() {
-                ", reconnects back off as gRPC's"
+                "; reconnects back off (gRPC's connection backoff)"
             } else {
                 ""
             },

@@ -5,7 +5,6 @@
 //! gRPC's connection backoff (grpc/grpc `doc/connection-backoff.md`) spaces the reconnects of a
 //! client apart, separately from the request retry backoff.
 
-use super::server::Limit;
 use crate::base::dist::Dist;
 use crate::base::invalid::{Invalid, invalid, non_negative, positive};
 use crate::base::keys::{KeyTable, key};
@@ -24,17 +23,13 @@ pub struct Connections {
     #[serde(default)]
     pub drop_on: Vec<DropOn>,
     /// Connections one replica holds at once; a connect beyond it is refused (a connection
-    /// error without server work).
-    #[serde(default = "unlimited")]
-    pub max_per_replica: Limit,
+    /// error without server work). Absent: no cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_per_replica: Option<u64>,
     /// gRPC's connection backoff: after a connect that failed, a client waits before it
     /// connects again; absent, it reconnects with its next attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reconnect_backoff: Option<ReconnectBackoff>,
-}
-
-fn unlimited() -> Limit {
-    Limit(None)
 }
 
 /// What besides a broken connection drops it.
@@ -101,7 +96,7 @@ pub const CONNECTIONS_KEYS: KeyTable = KeyTable {
         ),
         key(
             "max_per_replica",
-            "`\"unlimited\"`",
+            "none",
             "connections one replica holds at once; a connect beyond it is refused at once (a \
             connection error, no server work)",
         ),
@@ -129,10 +124,10 @@ impl Connections {
 
     /// The ranges, under the field path `p` (`server.connections`).
     pub(crate) fn validate(&self, p: &str) -> Result<(), Invalid> {
-        if self.max_per_replica.0 == Some(0) {
+        if self.max_per_replica == Some(0) {
             return Err(invalid(
                 &format!("{p}.max_per_replica"),
-                "must be at least 1 (or \"unlimited\")",
+                "must be at least 1 (leave it out for no cap)",
             ));
         }
         for (i, d) in self.drop_on.iter().enumerate() {
@@ -198,7 +193,7 @@ mod tests {
         let mut c = Connections {
             connect: Dist::default(),
             drop_on: vec![DropOn::Timeout],
-            max_per_replica: Limit(None),
+            max_per_replica: None,
             reconnect_backoff: None,
         };
         assert!(c.drops(true, false));

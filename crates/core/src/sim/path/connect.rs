@@ -92,7 +92,6 @@ impl Conns {
         if self
             .config
             .max_per_replica
-            .0
             .is_some_and(|m| self.per_replica[r] >= m)
         {
             self.n.refused += 1;
@@ -192,13 +191,13 @@ fn jittered(
 mod tests {
     use super::*;
     use crate::base::dist::Dist;
-    use crate::model::{DropOn, Limit};
+    use crate::model::DropOn;
 
     fn conns(drop_on: Vec<DropOn>, max: Option<u64>, backoff: bool) -> Conns {
         let config = Connections {
             connect: Dist::default(),
             drop_on,
-            max_per_replica: Limit(max),
+            max_per_replica: max,
             reconnect_backoff: backoff.then(ReconnectBackoff::default),
         };
         Conns::new(&config, 0, 3, 2)

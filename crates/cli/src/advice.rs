@@ -5,7 +5,9 @@
 //! `compare` and `check` print the same warnings on stderr ([`warn_models`]).
 
 use crate::policy_lines;
-use retrystorm_core::model::{FailMode, Model, PeriodicJitter, Phase, Retry, Server, WorkloadKind};
+use retrystorm_core::model::{
+    DropOn, FailMode, Model, PeriodicJitter, Phase, Retry, Server, WorkloadKind,
+};
 use retrystorm_core::policy::Scope;
 use retrystorm_core::policy::breaker::{BreakerConfig, Placement, WindowType};
 use retrystorm_core::policy::budget::BudgetConfig;
@@ -65,6 +67,7 @@ pub fn explain_model(m: &Model) -> (Vec<String>, Vec<String>) {
         tier.facts(m, &mut out);
         tier.overload(m, &mut out);
         tier.slow_windows(m, &mut out);
+        tier.connections(&mut out);
         tier.failure_windows(&mut out);
         tier.timeout_and_breaker(m, &mut out);
     }
@@ -253,6 +256,44 @@ impl<'h> Tier<'h> {
                 ));
             }
         }
+    }
+
+    /// The connection cost as a fact: what a connect costs, what drops a connection, and the
+    /// capacity left when every attempt reconnects (`capacity / (service + connect)`).
+    fn connections(&self, out: &mut Lines) {
+        let (i, h) = (self.i, self.h);
+        let Some(c) = &h.server.connections else {
+            return;
+        };
+        let connect_ms = c.connect.mean_ns() / 1e6;
+        let drops: Vec<&str> = c
+            .drop_on
+            .iter()
+            .map(|d| match d {
+                DropOn::Timeout => "a timeout",
+                DropOn::ServerError => "a 5xx",
+                DropOn::Answer => "every answer",
+            })
+            .collect();
+        let reconnecting = self
+            .workers
+            .map(|n| n as f64 * 1000.0 / (self.mean_ms + connect_ms));
+        out.facts.push(format!(
+            "tier {i} {}: connections: a connect is {} ms of server work; dropped on {}{}; with every attempt reconnecting, capacity {}",
+            h.name,
+            trim(connect_ms),
+            if drops.is_empty() {
+                "a broken connection only".to_string()
+            } else {
+                format!("a broken connection, {}", drops.join(", "))
+            },
+            if c.reconnect_backoff.is_some() {
+                "; reconnects back off (gRPC's connection backoff)"
+            } else {
+                ""
+            },
+            reconnecting.map_or("unlimited".into(), |c| format!("{} requests/s", trim(c))),
+        ));
     }
 
     /// Each slow window as a fact, and a warning when it overloads the tier or pushes the

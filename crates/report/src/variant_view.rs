@@ -3,7 +3,8 @@
 //! its replicas, then any summary field this view does not name).
 
 use retrystorm_core::summary::{
-    Ended, FanoutSummary, Layered, RunReport, Summary, TierSummary, VariantResult,
+    ConnectionSummary, Ended, FanoutSummary, Layered, RunReport, Summary, TierSummary,
+    VariantResult,
 };
 
 use crate::fmt;
@@ -188,7 +189,28 @@ fn path_rows(s: &Summary) -> Vec<Row> {
         }
     }
     rows.extend(s.fanout.iter().map(fanout_row));
+    rows.extend(s.connections.iter().map(connection_row));
     rows
+}
+
+/// The connections to a tier: the connects per intent and their share of the tier's work, what
+/// refused or deferred them, and how many were open.
+fn connection_row(c: &ConnectionSummary) -> Row {
+    (
+        format!("connections {}", c.tier),
+        format!(
+            "connects {} ({} per intent, {}% of the work, {} ms), drops {}, refused {}, deferred by backoff {}, open at peak {}, at the end {}",
+            fmt::int(c.connects),
+            fmt::fixed(c.connects_per_intent, 2),
+            fmt::fixed(c.connect_work_share * 100.0, 1),
+            fmt::ms(c.connect_work_ms),
+            fmt::int(c.drops),
+            fmt::int(c.connects_refused),
+            fmt::int(c.connects_deferred),
+            fmt::int(c.peak_open),
+            fmt::int(c.open_at_end)
+        ),
+    )
 }
 
 /// A tier's fan-out: its calls to the next tier per intent, how it answered, and the calls
@@ -303,6 +325,7 @@ fn ended(s: &Summary) -> String {
 const SHOWN: &[&str] = &[
     "tiers",
     "fanout",
+    "connections",
     "layered",
     "intents",
     "attempts",

@@ -86,6 +86,10 @@ pub const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../../../../models/autoscale-spike.toml"),
     ),
     (
+        "reconnect-storm",
+        include_str!("../../../../models/reconnect-storm.toml"),
+    ),
+    (
         "retry-after",
         include_str!("../../../../models/retry-after.toml"),
     ),

@@ -42,6 +42,10 @@ pub enum Purpose {
     Outlier = 22,
     /// A periodic client's jittered wait and its phase (`workload.kind = "periodic"`).
     Tick = 23,
+    /// A connect's server work (`server.connections.connect`), per attempt.
+    Connect = 24,
+    /// The jitter of a client's reconnect backoff (`server.connections.reconnect_backoff`).
+    Reconnect = 25,
 }
 
 /// splitmix64's finaliser: a bijective 64-bit mixer.

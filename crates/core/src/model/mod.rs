@@ -27,6 +27,7 @@ pub mod table;
 mod validate;
 
 mod backoff;
+mod connections;
 mod fanout;
 mod idempotency;
 mod layers;
@@ -36,6 +37,7 @@ mod retry;
 mod server;
 mod workload;
 pub use backoff::BackoffSpec;
+pub use connections::*;
 pub use fanout::*;
 pub use idempotency::*;
 pub use layers::*;
@@ -52,7 +54,7 @@ pub use workload::*;
 
 /// The key tables of the sections that have one, for the test that checks them against the
 /// loader, the schema and the docs (`tests/cli/model_keys.rs`).
-pub const KEY_TABLES: [KeyTable; 13] = [
+pub const KEY_TABLES: [KeyTable; 14] = [
     WORKLOAD_KEYS,
     RETRY_KEYS,
     NETWORK_KEYS,
@@ -60,6 +62,7 @@ pub const KEY_TABLES: [KeyTable; 13] = [
     OUTLIER_KEYS,
     AUTOSCALE_KEYS,
     FANOUT_KEYS,
+    CONNECTIONS_KEYS,
     IDEMPOTENCY_KEYS,
     TIER_KEYS,
     LAYER_KEYS,

@@ -1,6 +1,7 @@
 //! `[server]`: capacity, queue, failures, crashes, outages, capacity drops, slow windows and
 //! the server-side policies it carries.
 
+use super::connections::Connections;
 use super::fanout::Fanout;
 use super::replicas::{BalancerKind, FailureWindow, OutlierDetection, is_one};
 use crate::base::dist::Dist;
@@ -323,6 +324,13 @@ pub const SERVER_KEYS: KeyTable = KeyTable {
             "`{ k = 100, wait = \"all\" }`: after its own work the tier calls the next tier `k` \
             times and answers when `wait` is met (\"Fan-out\", below). Not on the last tier",
         ),
+        key(
+            "connections",
+            "off",
+            "`[server.connections]`: what a client's connection to the tier costs: a connect in \
+            server work after a drop, a cap per replica, gRPC's reconnect backoff \
+            (\"Connections\", below)",
+        ),
     ]],
     expanded: &[],
 };
@@ -405,6 +413,10 @@ pub struct Server {
     /// `wait` rule is met. Not on the last tier.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fanout: Option<Fanout>,
+    /// Connection cost: a client's next attempt after a dropped connection pays a connect in
+    /// server work (`server.connections`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections: Option<Connections>,
 }
 
 /// A window `[from, to)` in which the server answers no arrival with service: `{ from, to }`
@@ -530,6 +542,7 @@ impl Default for Server {
             failure_windows: Vec::new(),
             autoscale: None,
             fanout: None,
+            connections: None,
         }
     }
 }

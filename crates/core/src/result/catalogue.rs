@@ -6,8 +6,8 @@
 
 use crate::base::diagnostics::closest;
 use crate::result::summary::{
-    AttemptPeak, FanoutSummary, LayerSummary, Layered, MAX_ATTEMPTS, ReplicaSummary, Summary,
-    TierSummary,
+    AttemptPeak, ConnectionSummary, FanoutSummary, LayerSummary, Layered, MAX_ATTEMPTS,
+    ReplicaSummary, Summary, TierSummary,
 };
 use toml::Value;
 
@@ -64,6 +64,7 @@ fn full_summary() -> Summary {
         }],
         attempt_peaks: vec![AttemptPeak::default()],
         fanout: vec![FanoutSummary::default()],
+        connections: vec![ConnectionSummary::default()],
         ..Summary::default()
     }) {
         Ok(Value::Table(t)) => t,

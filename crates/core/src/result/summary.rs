@@ -154,6 +154,10 @@ pub struct Summary {
     /// answered (absent without fan-out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fanout: Vec<FanoutSummary>,
+    /// Every tier with `server.connections`, top first: its callers' connects and what they
+    /// cost it (absent without connections).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<ConnectionSummary>,
     /// 429 answers from the server's rate limiter (`docs/policies.md`, as all fields below).
     #[serde(default)]
     pub rate_limited: u64,
@@ -341,6 +345,29 @@ pub struct FanoutSummary {
     /// Leaf calls a worker of the next tier started on after the tier had answered their
     /// request: work nobody waited for (0 with `cancel`).
     pub leaf_served_after: u64,
+}
+
+/// What the connections to one tier did (`summary.connections[]`): a *connect* is the server
+/// work an attempt on a closed connection pays before its request.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConnectionSummary {
+    /// The tier connected to.
+    pub tier: String,
+    /// Connections opened (handshakes), and per intent.
+    pub connects: u64,
+    pub connects_per_intent: f64,
+    /// Connects refused at once by `max_per_replica`.
+    pub connects_refused: u64,
+    /// Attempts failed at once, unsent, while their client waited out its reconnect backoff.
+    pub connects_deferred: u64,
+    /// Times a client's connections were closed (a broken connection or `drop_on`).
+    pub drops: u64,
+    /// The tier's work spent on connects, and its share of all the tier's work.
+    pub connect_work_ms: f64,
+    pub connect_work_share: f64,
+    /// The most connections open at once over the tier's replicas, and at the end.
+    pub peak_open: u64,
+    pub open_at_end: u64,
 }
 
 /// What one replica of a replicated tier did (`summary.tiers[].replicas[]`).

@@ -12,7 +12,8 @@
 //! | [`Draws::balancer`], [`Draws::outlier`] | `hop << 32 \| instance` | `Balancer`, `Outlier` | 0 |
 //! | [`Draws::think`] | worker | `Think` | intents started so far |
 //! | [`Draws::tick`] (a periodic client's phase and waits) | client | `Tick` | `start << 32 \| call` |
-//! | per attempt: service, failure, crash, client error, losses, adaptive throttling (`Shed`), backoff, Retry-After, restart | intent id | its purpose | [`AttemptKey::index`] |
+//! | [`Draws::reconnect`] (a reconnect backoff's jitter) | `hop << 32 \| client` | `Reconnect` | the client's failed connects so far |
+//! | per attempt: service, connect, failure, crash, client error, losses, adaptive throttling (`Shed`), backoff, Retry-After, restart | intent id | its purpose | [`AttemptKey::index`] |
 //! | per attempt: request and response latency | intent id | `RequestLatency`, `ResponseLatency` | the index, or with write contention `2 * index` (read) and `2 * index + 1` (write) |
 //! | [`Draws::backoff_of`] (the direct path's backoff, from [`Draws::intent_key`]) | intent id | `Backoff` | the attempt number |
 //!
@@ -170,6 +171,17 @@ impl Draws {
         Stream::new(self.seed, u64::from(client), Purpose::Tick, index)
     }
 
+    /// The jitter of client `client`'s reconnect backoff at hop `hop` after its `failures`-th
+    /// failed connect.
+    pub(crate) fn reconnect(self, hop: usize, client: u32, failures: u32) -> Stream {
+        Stream::new(
+            self.seed,
+            (hop as u64) << 32 | u64::from(client),
+            Purpose::Reconnect,
+            u64::from(failures),
+        )
+    }
+
     #[inline(always)]
     fn attempt(self, k: AttemptKey, purpose: Purpose) -> Stream {
         Stream::new(self.seed, k.intent, purpose, k.index)
@@ -180,6 +192,13 @@ impl Draws {
     pub(crate) fn service(self, k: AttemptKey) -> Stream {
         self.attempt(k, Purpose::Service)
     }
+
+    /// The server work of the connect the attempt opens (`server.connections`).
+    #[inline]
+    pub(crate) fn connect(self, k: AttemptKey) -> Stream {
+        self.attempt(k, Purpose::Connect)
+    }
+
     /// Whether the handler fails (`fail` a probability).
     #[inline]
     pub(crate) fn failure(self, k: AttemptKey) -> Stream {
@@ -267,6 +286,10 @@ mod tests {
         assert_eq!(first(d.arrivals()), s(0, Purpose::Arrivals, 0));
         assert_eq!(first(d.start(7)), s(7, Purpose::Start, 0));
         assert_eq!(
+            first(d.reconnect(1, 9, 4)),
+            s(1 << 32 | 9, Purpose::Reconnect, 4)
+        );
+        assert_eq!(
             first(d.limiter_probe(2, 3)),
             s(2 << 32 | 3, Purpose::LimiterProbe, 0)
         );
@@ -279,6 +302,7 @@ mod tests {
             let i = k.index;
             let per = [
                 (d.service(k), Purpose::Service),
+                (d.connect(k), Purpose::Connect),
                 (d.failure(k), Purpose::Failure),
                 (d.crash(k), Purpose::Crash),
                 (d.client_error(k), Purpose::ClientError),

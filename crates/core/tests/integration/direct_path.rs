@@ -300,6 +300,10 @@ fn the_rule_sends_each_shipped_model_where_expected() {
             "proxy-dedupe",
             "a closed workload's workers start each intent when the last one ends",
         ),
+        (
+            "reconnect-storm",
+            "server.connections: a client's connection is shared by its requests",
+        ),
         ("retry-after", capacity),
         ("sdk-modes", capacity),
         ("sdk-quota-bug", capacity),

@@ -16,7 +16,9 @@ fn summary_json(sim: PathSim) -> String {
 fn cases() -> Vec<(Model, u64)> {
     let stack = shipped("stack.toml", &["horizon=10s"]).remove(0);
     let herd = shipped("thundering-herd.toml", &[]).remove(1);
-    vec![(stack, 20_000), (herd, 1_500)]
+    // Forked inside the storm: the clients' connections and backoffs are copied.
+    let storm = shipped("reconnect-storm.toml", &["horizon=25s"]).remove(3);
+    vec![(stack, 20_000), (herd, 1_500), (storm, 30_000)]
 }
 
 #[test]

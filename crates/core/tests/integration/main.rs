@@ -5,6 +5,7 @@
 mod autoscale;
 mod breaker_placement;
 mod chain;
+mod connections;
 mod contention;
 mod direct_path;
 mod drain;

@@ -19,6 +19,9 @@ pub(super) fn validate_server(p: &str, s: &Server) -> Result<(), Invalid> {
     if let Some(f) = &s.fanout {
         f.validate(&at("fanout"))?;
     }
+    if let Some(c) = &s.connections {
+        c.validate(&at("connections"))?;
+    }
     validate_window_counts(p, s)?;
     validate_outages(p, s)?;
     if s.concurrency_limit.0 == Some(0) {
@@ -184,6 +187,7 @@ fn validate_inert_when_always(p: &str, s: &Server) -> Result<(), Invalid> {
         ("contention", s.contention),
         ("shedding", !s.shedding.is_default()),
         ("fanout", s.fanout.is_some()),
+        ("connections", s.connections.is_some()),
     ];
     if let Some((field, _)) = inert.iter().find(|(_, set)| *set) {
         return Err(invalid(

@@ -9,8 +9,8 @@ use crate::model::{FailMode, StoreMode};
 use crate::policy::budget::BudgetKind;
 use crate::policy::recovery;
 use crate::result::summary::{
-    AttemptPeak, Ended, FanoutSummary, LayerSummary, Layered, ReplicaSummary, Series, Summary,
-    TierSeries, TierSummary, VariantResult,
+    AttemptPeak, ConnectionSummary, Ended, FanoutSummary, LayerSummary, Layered, ReplicaSummary,
+    Series, Summary, TierSeries, TierSummary, VariantResult,
 };
 use crate::sim::layered::{expected_bottom_attempts, worst_case_bottom_attempts};
 use crate::sim::metrics::{self, Buckets, Levels, ReplicaEvent};
@@ -247,6 +247,7 @@ impl PathSim<'_> {
             offered_per_s: per_s(b.arrivals),
             tiers,
             fanout: self.fanout_rows(),
+            connections: self.connection_rows(),
             ..Default::default()
         }
     }
@@ -273,6 +274,29 @@ impl PathSim<'_> {
                     leaves_running_after: n.running_after,
                     leaves_cancelled: n.cancelled,
                     leaf_served_after: n.served_after,
+                })
+            })
+            .collect()
+    }
+
+    /// Each row of `summary.connections[]`: the tiers with `server.connections`.
+    fn connection_rows(&self) -> Vec<ConnectionSummary> {
+        let intents = self.c.intents as f64;
+        (0..self.tiers.len())
+            .filter_map(|t| {
+                let cn = self.hops[t].connections.as_deref()?;
+                let tier = &self.tiers[t].n;
+                Some(ConnectionSummary {
+                    tier: self.cx.spec.tiers[t].name.clone(),
+                    connects: cn.n.connects,
+                    connects_per_intent: ratio(cn.n.connects as f64, intents),
+                    connects_refused: cn.n.refused,
+                    connects_deferred: cn.n.deferred,
+                    drops: cn.n.drops,
+                    connect_work_ms: ms(tier.connect_work),
+                    connect_work_share: ratio(tier.connect_work as f64, tier.work as f64),
+                    peak_open: cn.n.peak_open,
+                    open_at_end: cn.open(),
                 })
             })
             .collect()

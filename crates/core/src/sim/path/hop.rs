@@ -8,6 +8,7 @@
 
 use super::balance::Balancing;
 use super::callref::CallRef;
+use super::connect::Conns;
 use super::retry_after::RetryAfterRules;
 use super::spec::{Hop, PathSpec};
 use crate::base::time::{Duration, Time};
@@ -107,6 +108,8 @@ pub(super) struct HopState {
     pub(super) contention: bool,
     /// The balancers (and outlier detectors) in front of a replicated tier.
     pub(super) balancing: Option<Box<Balancing>>,
+    /// The callers' connections to a tier with `server.connections`.
+    pub(super) connections: Option<Box<Conns>>,
     pub(super) n: HopCounters,
 }
 
@@ -187,6 +190,11 @@ impl HopState {
             fan_cancel: fanout.is_some_and(|f| f.cancel),
             contention: k == spec.bottom() && spec.tiers[k].server.contention,
             balancing: Balancing::new(spec, k, processes, draws),
+            connections: spec.tiers[k].server.connections.as_ref().map(|c| {
+                let clients = if k == 0 { processes } else { 1 };
+                let replicas = spec.tiers[k].server.replica_slots() as usize;
+                Box::new(Conns::new(c, k, clients, replicas))
+            }),
             n: HopCounters::default(),
         }
     }

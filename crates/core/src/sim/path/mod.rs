@@ -22,6 +22,7 @@ pub mod spec;
 mod balance;
 mod call;
 mod callref;
+mod connect;
 mod direct;
 mod entry;
 mod fanout;
@@ -92,6 +93,8 @@ pub(crate) enum Event {
         attempt: u16,
         key: u16,
         replica: u16,
+        /// The attempt opened a connection: its request carries a connect.
+        connect: bool,
     },
     /// Write contention: the write that follows a read reaches the record.
     WriteArrive {
@@ -343,7 +346,7 @@ impl<'m> PathSim<'m> {
             }
         }
         let keep = call::Keep {
-            clients: hops[0].per_client() || tiers[0].per_client(),
+            clients: hops[0].per_client() || tiers[0].per_client() || hops[0].connections.is_some(),
             workers: w.kind == WorkloadKind::Closed,
             extra: hops[0].needs_extra(),
         };
@@ -469,8 +472,10 @@ impl<'m> PathSim<'m> {
                 attempt,
                 key,
                 replica,
+                connect,
             } => {
-                let req = Request::new(call, epoch, attempt, key, now);
+                let mut req = Request::new(call, epoch, attempt, key, now);
+                req.connect = connect;
                 by_kind!(call, C => self.arrive::<C>(req, usize::from(replica)));
             }
             Event::WriteArrive {

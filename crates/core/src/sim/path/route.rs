@@ -71,6 +71,7 @@ impl PathSim<'_> {
         let class = outcome.class();
         let (cx, hops) = (&mut self.cx, &mut self.hops);
         if self.calls.answered::<C>(cx, hops, c, epoch, attempt, class) {
+            self.connection_ended::<C>(c, class);
             self.call_sees::<C>(c, attempt, class, retry_after);
         }
         self.maybe_free::<C>(c);
@@ -79,7 +80,19 @@ impl PathSim<'_> {
     /// The per-attempt timeout of attempt `attempt` fired (its epoch is current).
     pub(super) fn timeout<C: Call>(&mut self, c: CallRef, attempt: u16) {
         if self.calls.timed_out::<C>(&mut self.hops, c, attempt) {
+            self.connection_ended::<C>(c, Class::Timeout);
             self.call_sees::<C>(c, attempt, Class::Timeout, None);
+        }
+    }
+
+    /// An attempt of `c` ended as `class`: on a hop with `server.connections` its client's
+    /// connections prove themselves or are dropped.
+    #[inline(always)]
+    fn connection_ended<C: Call>(&mut self, c: CallRef, class: Class) {
+        let h = self.calls.get::<C>(c).hop();
+        if let Some(cn) = self.hops[h].connections.as_deref_mut() {
+            let client = self.calls.client::<C>(c);
+            cn.ended(client, class, self.cx.now, self.cx.draws);
         }
     }
 

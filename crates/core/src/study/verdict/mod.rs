@@ -153,8 +153,19 @@ fn unjudgeable(m: &Model) -> Option<String> {
         WorkloadKind::Open if w.rate.0 <= 0.0 => Some(
             "the open workload's steady rate (workload.rate) is 0: nothing arrives to judge".into(),
         ),
-        _ => None,
+        _ => connections_unjudgeable(m),
     }
+}
+
+/// A tier with `server.connections` has a capacity that depends on how many attempts reconnect,
+/// which no closed form here follows: the verdict declines rather than judge the wrong capacity.
+fn connections_unjudgeable(m: &Model) -> Option<String> {
+    let path = PathSpec::of(m);
+    let t = path.tiers.iter().find(|t| t.server.connections.is_some())?;
+    Some(format!(
+        "tier {} has server.connections: its capacity falls as attempts reconnect (each connect is server work), which the verdict does not model; run the model to see it",
+        t.name
+    ))
 }
 
 /// The verdict of one resolved model, its tiers, levers and trigger.

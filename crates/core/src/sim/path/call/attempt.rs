@@ -7,6 +7,7 @@ use crate::model::{KeyMode, LossNotice};
 use crate::policy::Class;
 use crate::sim::draws::Round;
 use crate::sim::path::callref::{CallRef, NO_KEY};
+use crate::sim::path::connect::Link;
 use crate::sim::path::hop::HopState;
 use crate::sim::path::limit::Gate;
 use crate::sim::path::tier::Request;
@@ -177,6 +178,12 @@ impl Calls {
             };
             cx.queue.push(now + timeout, ev);
         }
+        let connect = match self.link::<C>(cx, &mut hops[h], c, replica) {
+            Some(Link::Open) | None => false,
+            Some(Link::Connect) => true,
+            // Refused, or waiting out the reconnect backoff: it fails at once, as a connection.
+            Some(Link::Refused | Link::Backoff) => return Next::Sees(attempt, Class::Connection),
+        };
         let net = &cx.spec.hops[h].network;
         let (loss, notice, lat) = (net.request_loss, net.loss_notice, net.request_latency());
         self.note::<C>(cx, c, attempt, Step::Send, None);
@@ -192,7 +199,8 @@ impl Calls {
         if lat.is_zero() {
             // A hop that takes no time is taken now, not through the queue: one event (and one
             // cache miss on the intent) less per attempt. It is the last thing `send` does.
-            let req = Request::new(c, epoch, attempt, key, now);
+            let mut req = Request::new(c, epoch, attempt, key, now);
+            req.connect = connect;
             return Next::Arrive(req, replica);
         }
         // Under write contention the read and the write are two round trips, drawn apart.
@@ -208,8 +216,22 @@ impl Calls {
             attempt,
             key,
             replica,
+            connect,
         };
         cx.queue.push(at, ev);
         Next::Idle
+    }
+
+    /// The connection the attempt of `c` finds to `replica`, on a hop to a tier with
+    /// `server.connections` (`None` elsewhere).
+    #[inline(always)]
+    fn link<C: Call>(&self, cx: &Cx, hs: &mut HopState, c: CallRef, replica: u16) -> Option<Link> {
+        let cn = hs.connections.as_deref_mut()?;
+        let client = self.client::<C>(c);
+        let link = cn.link(client, usize::from(replica), cx.now);
+        if link == Link::Refused {
+            cn.refused(client, cx.now, cx.draws);
+        }
+        Some(link)
     }
 }

@@ -57,6 +57,9 @@ pub fn engine_path(m: &Model) -> EnginePath {
     if !m.layers.is_empty() || !m.tiers.is_empty() {
         return ev("more than one tier: tiers hold workers between calls");
     }
+    if s.connections.is_some() {
+        return ev("server.connections: a client's connection is shared by its requests");
+    }
     if s.autoscale.is_some() {
         return ev("server.autoscale: the autoscaler's syncs are events of the loop");
     }

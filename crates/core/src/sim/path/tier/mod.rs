@@ -77,6 +77,8 @@ pub(crate) struct Request {
     pub(super) version: u32,
     pub(super) arrived: Time,
     pub(super) service: Duration,
+    /// The attempt opened a connection: a worker pays its connect before the request.
+    pub(super) connect: bool,
 }
 
 impl Request {
@@ -89,6 +91,7 @@ impl Request {
             version: u32::MAX,
             arrived: now,
             service: Duration::ZERO,
+            connect: false,
         }
     }
 }
@@ -112,6 +115,8 @@ pub(super) struct TierCounters {
     pub(super) client_errors: u64,
     pub(super) crashes: u64,
     pub(super) work: u128,
+    /// The part of `work` that was connects (`server.connections`).
+    pub(super) connect_work: u128,
     pub(super) wasted: u128,
     pub(super) waits: u128,
     pub(super) last_arrival: Time,

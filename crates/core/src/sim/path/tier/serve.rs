@@ -57,6 +57,14 @@ impl TierState {
             // Latency rising with load: each other request in service adds `slowdown`.
             service = service.saturating_mul_f64(1.0 + s.slowdown * rs.busy as f64);
         }
+        if req.connect
+            && let Some(c) = &s.connections
+        {
+            // The connect comes first, on the same worker.
+            let connect = c.connect.sample(&mut cx.draws.connect(k));
+            self.n.connect_work += u128::from(connect.0);
+            service = service + connect;
+        }
         req.service = service;
         self.work(r, true);
         self.set_levels(now);

@@ -7,6 +7,7 @@
 use crate::policy_lines;
 use retrystorm_core::model::{FailMode, Model, PeriodicJitter, Phase, Retry, Server, WorkloadKind};
 use retrystorm_core::policy::Scope;
+use retrystorm_core::policy::adaptive::Adaptive;
 use retrystorm_core::policy::breaker::{BreakerConfig, Placement, WindowType};
 use retrystorm_core::policy::budget::BudgetConfig;
 use retrystorm_core::time::{Duration, Time};
@@ -289,7 +290,8 @@ impl<'h> Tier<'h> {
                     trim(offered),
                 ));
             }
-            if let Some(t) = h.retry.timeout
+            // A learned timeout follows the slow window; a fixed one does not.
+            if let Some(t) = h.retry.timeout.and_then(Adaptive::fixed)
                 && t.as_millis_f64() >= mean_ms
                 && t.as_millis_f64() < slow_ms
             {
@@ -328,7 +330,7 @@ impl<'h> Tier<'h> {
     /// first tier that one burst client's calls can never open.
     fn timeout_and_breaker(&self, m: &Model, out: &mut Lines) {
         let (i, h, mean_ms) = (self.i, self.h, self.mean_ms);
-        if let Some(t) = h.retry.timeout
+        if let Some(t) = h.retry.timeout.and_then(Adaptive::fixed)
             && mean_ms > 0.0
             && t.as_millis_f64() < mean_ms
         {

@@ -71,6 +71,14 @@ impl Adaptive {
         }
     }
 
+    /// The duration, when it is fixed.
+    pub fn fixed(self) -> Option<Duration> {
+        match self {
+            Adaptive::Fixed(d) => Some(d),
+            Adaptive::Learned(_) => None,
+        }
+    }
+
     /// The estimator's settings, when the duration is learned.
     pub fn learned(self) -> Option<Learned> {
         match self {
@@ -127,6 +135,26 @@ impl Learned {
             ));
         }
         Ok(())
+    }
+}
+
+/// `250ms`, or `learned p99 over 60s x 2 in [10ms, 1s]` (`, doubling per retry`).
+impl fmt::Display for Adaptive {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Adaptive::Fixed(d) => write!(f, "{d}"),
+            Adaptive::Learned(l) => {
+                write!(
+                    f,
+                    "learned p{} over {} x {} in [{}, {}]",
+                    l.percentile, l.window, l.factor, l.min, l.max
+                )?;
+                if l.attempt_doubling {
+                    f.write_str(", doubling per retry")?;
+                }
+                Ok(())
+            }
+        }
     }
 }
 

@@ -177,7 +177,7 @@ impl<'h> Tier<'h> {
             (None, false) => "unlimited".into(),
         };
         out.facts.push(format!(
-            "tier {i} {}: {} workers, mean service {} ms, capacity {}; its callers make up to {} {}{}",
+            "tier {i} {}: {} workers, mean service {} ms, capacity {}; its callers make up to {} {}{}{}",
             h.name,
             self.workers.map_or("unlimited".into(), |n| n.to_string()),
             trim(mean_ms),
@@ -185,6 +185,11 @@ impl<'h> Tier<'h> {
             h.retry.max_attempts,
             if h.retry.max_attempts == 1 { "attempt" } else { "attempts" },
             h.retry.timeout.map_or(String::new(), |t| format!(", timeout {t}")),
+            // A learned hedging delay is said here (a fixed one, as before, is not).
+            h.hedge
+                .delay
+                .filter(|d| d.learned().is_some())
+                .map_or(String::new(), |d| format!(", hedging delay {d}")),
         ));
         if let Some(mode) = &h.retry.mode {
             out.facts

@@ -137,7 +137,10 @@ pub const RETRY_KEYS: KeyTable = KeyTable {
             key(
                 "timeout",
                 "none",
-                "per-attempt timeout; none = wait for the reply however long",
+                "per-attempt timeout; none = wait for the reply however long. A duration, or \
+                learned from recent latencies: `{ percentile = 99, window = \"60s\", factor = 2, \
+                min = \"10ms\", max = \"1s\", attempt_doubling = false }` (`docs/policies.md`, \
+                \"Learned timeouts and hedging delays\")",
             ),
             key(
                 "deadline",

@@ -10,6 +10,7 @@ use retrystorm_core::policy::Scope;
 use retrystorm_core::policy::adaptive::Adaptive;
 use retrystorm_core::policy::breaker::{BreakerConfig, Placement, WindowType};
 use retrystorm_core::policy::budget::BudgetConfig;
+use retrystorm_core::policy::hedge::HedgeConfig;
 use retrystorm_core::time::{Duration, Time};
 
 /// One hop of the path: the retry policy and breaker of a caller, and the server it calls.
@@ -18,12 +19,14 @@ struct Hop<'a> {
     retry: &'a Retry,
     breaker: &'a BreakerConfig,
     budget: &'a BudgetConfig,
+    hedge: &'a HedgeConfig,
     server: &'a Server,
 }
 
 fn hops(m: &Model) -> Vec<Hop<'_>> {
     let mut out = Vec::new();
-    let (mut retry, mut breaker, mut budget) = (&m.retry, &m.breaker, &m.budget);
+    let (mut retry, mut breaker, mut budget, mut hedge) =
+        (&m.retry, &m.breaker, &m.budget, &m.hedge);
     for (i, t) in m.tiers.iter().enumerate() {
         let name = if t.name.is_empty() {
             format!("tier{i}")
@@ -35,15 +38,17 @@ fn hops(m: &Model) -> Vec<Hop<'_>> {
             retry,
             breaker,
             budget,
+            hedge,
             server: &t.server,
         });
-        (retry, breaker, budget) = (&t.retry, &t.breaker, &t.budget);
+        (retry, breaker, budget, hedge) = (&t.retry, &t.breaker, &t.budget, &t.hedge);
     }
     out.push(Hop {
         name: "server".into(),
         retry,
         breaker,
         budget,
+        hedge,
         server: &m.server,
     });
     out

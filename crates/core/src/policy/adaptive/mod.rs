@@ -44,7 +44,9 @@ pub struct Learned {
     /// The shortest value.
     #[serde(default)]
     pub min: Duration,
-    /// The longest value, and the value before any latency is in the window.
+    /// The longest value, and the value before any latency is in the window (required: absent
+    /// reads as zero, which validation refuses with what to write).
+    #[serde(default)]
     pub max: Duration,
     /// Each retry's value doubles the one before (restate's `2^(attempt-1)`), within `max`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -125,7 +127,8 @@ impl Learned {
         if self.max == Duration::ZERO {
             return Err(invalid(
                 &format!("{path}.max"),
-                "must be a positive duration: the longest value, used before any latency is seen",
+                "a learned duration needs a positive max, e.g. max = \"1s\": the longest value, \
+                 used before any latency is seen",
             ));
         }
         if self.min > self.max {

@@ -23,10 +23,13 @@ pub const CSV_HEADER: [&str; 9] = [
 /// autoscaled tier: its time-averaged serving replicas per bucket.
 pub const READY_REPLICAS_COLUMN: &str = "ready_replicas";
 
+/// One tier's series of a level column.
+type Level = fn(&TierSeries) -> &[f32];
+
 /// The columns added after those, in this order, each when some variant has the series: the
 /// autoscaler's ready replicas, the learned timeout and the learned hedging delay (ms) of the
 /// tier's caller. A report without them keeps the columns it always had.
-const LEVEL_COLUMNS: [(&str, fn(&TierSeries) -> &[f32]); 3] = [
+const LEVEL_COLUMNS: [(&str, Level); 3] = [
     (READY_REPLICAS_COLUMN, |t| &t.ready_replicas),
     ("learned_timeout_ms", |t| &t.learned_timeout_ms),
     ("learned_hedge_delay_ms", |t| &t.learned_hedge_delay_ms),

@@ -3,7 +3,7 @@
 //! `GITHUB_STEP_SUMMARY` and `GITHUB_OUTPUT` pointing at temporary files.
 
 use super::fixtures::small_herd;
-use super::util::{baseline, bin, out, rs, write};
+use super::util::{baseline, bin, check_against, out, rs, write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -87,11 +87,7 @@ fn check_baseline_md_junit_and_the_noise_hint() {
 
     // A shorter base delay bunches the retries: peak retries of `full` go up by 43%.
     let (md, junit) = (d.path().join("r.md"), d.path().join("r.xml"));
-    let (code, stdout, stderr) = out(rs()
-        .arg("check")
-        .arg(&m)
-        .arg("--baseline")
-        .arg(&base)
+    let (code, stdout, stderr) = out(check_against(&m, &base)
         .args([
             "--set",
             "retry.base=60ms",
@@ -132,12 +128,12 @@ fn check_baseline_md_junit_and_the_noise_hint() {
     assert!(xml.contains(r#"<testcase name="failed &lt;= 40""#), "{xml}");
 
     // +15% at 5 seeds is inside the interval: it passes, with a hint to add seeds.
-    let (code, stdout, stderr) = out(rs()
-        .arg("check")
-        .arg(&m)
-        .arg("--baseline")
-        .arg(&base)
-        .args(["--set", "retry.base=80ms", "--metric", "peak_retries"]));
+    let (code, stdout, stderr) = out(check_against(&m, &base).args([
+        "--set",
+        "retry.base=80ms",
+        "--metric",
+        "peak_retries",
+    ]));
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("within seed noise"), "{stdout}");
     assert!(
@@ -161,13 +157,7 @@ fn check_baseline_md_junit_and_the_noise_hint() {
         "other.toml",
         &HERD.replace("name = \"full\"", "name = \"jittered\""),
     );
-    let (code, _, stderr) = out(rs()
-        .arg("check")
-        .arg(&other)
-        .arg("--baseline")
-        .arg(&base)
-        .arg("--junit")
-        .arg(&junit));
+    let (code, _, stderr) = out(check_against(&other, &base).arg("--junit").arg(&junit));
     assert_eq!(code, 4, "{stderr}");
     let xml = read(&junit);
     assert!(

@@ -40,3 +40,33 @@ fn explain_states_each_failure_window() {
         "{text}"
     );
 }
+
+#[test]
+fn explain_names_hpas_grouping_of_replicas_only_when_set() {
+    let d = tempfile::tempdir().unwrap();
+    let model = |extra: &str| {
+        let path = d.path().join("m.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "[server]\ncapacity = 2\n[server.autoscale]\ntarget = 0.5\nmax_replicas = 4\n{extra}"
+            ),
+        )
+        .unwrap();
+        let (code, text, err) = out(rs().args(["explain", path.to_str().unwrap()]));
+        assert_eq!(code, 0, "{err}");
+        text.lines()
+            .find(|l| l.contains("autoscale: HPA on utilisation"))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_string()
+    };
+    let plain = model("");
+    assert!(plain.contains("start_time = 0s; up:"), "{plain}");
+    let set = model("missing_metrics = \"dampen\"\ncpu_initialization_period = \"5m\"\n");
+    assert!(
+        set.contains(
+            "start_time = 0s, missing samples dampened, cpu_initialization_period = 5m; up:"
+        ),
+        "{set}"
+    );
+}

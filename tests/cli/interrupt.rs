@@ -1,27 +1,14 @@
 //! Ctrl-C (SIGINT) during a long run: the runs stop, the outputs are written from what was
 //! simulated so far, marked truncated, and the exit code is 130 (`docs/cli.md`, "Ctrl-C").
 
-use super::util::{bin, read_json, write};
+use super::util::{bin, read_json};
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// 100,000 arrivals a second for an hour: about 360 M intents, minutes of work, announced by a
-/// note before it starts. The base takes the direct path (no capacity); `queued` the event loop.
-const LONG: &str = r#"
-name = "long"
-horizon = "1h"
-[workload]
-kind = "open"
-rate = "100000/s"
-[server]
-service = "50us"
-[[variant]]
-name = "base"
-[[variant]]
-name = "queued"
-server.capacity = 8
-"#;
+/// 100,000 arrivals a second for an hour (minutes of work, announced by a note before it
+/// starts), on the direct path and on the event loop.
+const LONG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/long.toml");
 
 /// Runs `retrystorm ARGS`, sends SIGINT once it has announced the run, and returns its exit
 /// code, stdout and stderr (the announcement included).
@@ -72,10 +59,8 @@ fn interrupted(args: &[&str]) -> (i32, String, String) {
 #[test]
 fn ctrl_c_stops_a_run_and_prints_what_was_simulated() {
     let dir = tempfile::tempdir().unwrap();
-    let m = write(dir.path(), "long.toml", LONG);
     let json = dir.path().join("run.json");
-    let (code, stdout, stderr) =
-        interrupted(&["run", m.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+    let (code, stdout, stderr) = interrupted(&["run", LONG, "--json", json.to_str().unwrap()]);
     assert_eq!(code, 130, "{stderr}");
     assert!(
         stderr.contains("warning: long: truncated by Ctrl-C at ")
@@ -104,11 +89,10 @@ fn ctrl_c_stops_a_run_and_prints_what_was_simulated() {
 #[test]
 fn ctrl_c_stops_every_run_of_a_compare() {
     let dir = tempfile::tempdir().unwrap();
-    let m = write(dir.path(), "long.toml", LONG);
     let json = dir.path().join("compare.json");
     let (code, stdout, stderr) = interrupted(&[
         "compare",
-        m.to_str().unwrap(),
+        LONG,
         "--json",
         json.to_str().unwrap(),
         "--jobs",

@@ -5,6 +5,7 @@
 //!
 //! Every file is made in a temporary folder; the real /dev is only read.
 
+use super::fixtures::small_herd;
 use super::util::{bin, out, racing, rs};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -23,32 +24,20 @@ pub(super) const SMALL_HERD_RUN: [&str; 6] = [
 ];
 const OUTAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/outage-recovery.toml");
 
-/// A small herd with three expectations: one per variant and one for both.
-const SMALL: &str = r#"
-name = "small-herd"
-seed = 7
-[workload]
-clients = 20
-[retry]
-max_attempts = 3
-base = "100ms"
-[server]
-fail = "always"
-[[variant]]
-name = "no-jitter"
-retry.jitter = "none"
-[[variant]]
-name = "full"
-retry.jitter = "full"
+/// The small herd with three expectations: one per variant and one for both.
+const SMALL: &str = concat!(
+    small_herd!(),
+    r#"
 [[expect]]
-assert = "peak_retries == 20"
+assert = "peak_retries == 40"
 variant = "no-jitter"
 [[expect]]
-assert = "peak_retries < 20"
+assert = "peak_retries < 40"
 variant = "full"
 [[expect]]
-assert = "failed == 20"
-"#;
+assert = "failed == 40"
+"#
+);
 
 fn small(dir: &Path) -> PathBuf {
     let p = dir.join("small.toml");
@@ -694,7 +683,7 @@ fn check_counts_expectations_not_checks() {
     let (code, _, err) = out(rs()
         .arg("check")
         .arg(&m)
-        .args(["--set", "workload.clients=21"]));
+        .args(["--set", "workload.clients=41"]));
     assert_eq!(code, 1);
     assert!(
         err.contains("2 of 3 expectations failed on at least one variant (3 of 4 checks failed)"),
@@ -704,7 +693,7 @@ fn check_counts_expectations_not_checks() {
         out(rs()
             .arg("check")
             .arg(&m)
-            .args(["--expect", "failed == 20", "--quiet"]));
+            .args(["--expect", "failed == 40", "--quiet"]));
     assert_eq!(code, 0);
     // Under --quiet the verdict names the model file: several files' lines tell apart.
     assert_eq!(
@@ -718,7 +707,7 @@ fn check_counts_expectations_not_checks() {
         out(rs()
             .arg("check")
             .arg(&m)
-            .args(["--set", "workload.clients=21", "-q"]));
+            .args(["--set", "workload.clients=41", "-q"]));
     assert_eq!(code, 1);
     assert!(
         !stdout.contains("PASS") && stdout.contains("FAIL"),

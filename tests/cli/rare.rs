@@ -4,17 +4,8 @@
 
 use super::util::{out, rs, write};
 
-const MM1: &str = r#"name = "mm1"
-horizon = "1s"
-[workload]
-kind = "open"
-rate = "1000/s"
-[retry]
-max_attempts = 1
-[server]
-capacity = 1
-service = "exp(0.5ms)"
-"#;
+/// An M/M/1 queue at load 0.5.
+const MM1: &str = include_str!("../fixtures/mm1.toml");
 
 fn rare(dir: &std::path::Path, flags: &[&str]) -> (i32, String, String) {
     let m = write(dir, "mm1.toml", MM1);

@@ -6,7 +6,7 @@
 //! order, a base left out of the table, help that names every source, quiet checks, and one rule
 //! for numbers and column names.
 
-use super::util::{out, rs, shipped, write};
+use super::util::{check_against, out, rs, shipped, write};
 
 #[test]
 fn compare_bounds_its_grid_before_building_it() {
@@ -200,7 +200,7 @@ fn check_quiet_prints_only_failures_and_the_verdict() {
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
     assert!(!stdout.contains("PASS"), "{stdout}");
     // Without -q the same check lists every comparison.
-    let (_, loud, _) = out(rs().arg("check").arg(&m).arg("--baseline").arg(&base));
+    let (_, loud, _) = out(&mut check_against(&m, &base));
     assert!(loud.matches("PASS").count() > 2, "{loud}");
     // A regression: its FAIL lines and the verdict, no PASS line.
     let (code, stdout, stderr) = out(rs()

@@ -2,7 +2,7 @@
 //! `completions`, and the chart flags.
 
 use super::fixtures::small_herd;
-use super::util::{assert_deterministic, baseline, out, rs};
+use super::util::{assert_deterministic, baseline, check_against, out, rs};
 use std::path::{Path, PathBuf};
 
 const HERD: &str = small_herd!();
@@ -53,24 +53,18 @@ fn baseline_passes_unchanged_and_fails_a_regression() {
     let d = tempfile::tempdir().unwrap();
     let m = model(d.path());
     let base = baseline(&m, "3");
-    let (code, stdout, _) = out(rs().arg("check").arg(&m).arg("--baseline").arg(&base));
+    let (code, stdout, _) = out(&mut check_against(&m, &base));
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.contains("no metric regressed"), "{stdout}");
     // A shorter base delay bunches the retries: peak retries of `full` go up.
-    let (code, stdout, stderr) =
-        out(rs()
-            .arg("check")
-            .arg(&m)
-            .arg("--baseline")
-            .arg(&base)
-            .args([
-                "--set",
-                "retry.base=20ms",
-                "--tolerance",
-                "5%",
-                "--metric",
-                "peak_retries",
-            ]));
+    let (code, stdout, stderr) = out(check_against(&m, &base).args([
+        "--set",
+        "retry.base=20ms",
+        "--tolerance",
+        "5%",
+        "--metric",
+        "peak_retries",
+    ]));
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(
         stdout.contains("FAIL  full       peak_retries:"),
@@ -79,27 +73,13 @@ fn baseline_passes_unchanged_and_fails_a_regression() {
     assert!(stdout.contains("(baseline "), "{stdout}");
     assert!(stderr.contains("regressed"), "{stderr}");
     // Bad flags: exit 2 naming the flag.
-    let (code, _, stderr) = out(rs()
-        .arg("check")
-        .arg(&m)
-        .arg("--baseline")
-        .arg(&base)
-        .args(["--tolerance", "x"]));
+    let (code, _, stderr) = out(check_against(&m, &base).args(["--tolerance", "x"]));
     assert_eq!(code, 2);
     assert!(stderr.contains("--tolerance x"), "{stderr}");
-    let (code, _, stderr) = out(rs()
-        .arg("check")
-        .arg(&m)
-        .arg("--baseline")
-        .arg(&base)
-        .args(["--metric", "peak_retry"]));
+    let (code, _, stderr) = out(check_against(&m, &base).args(["--metric", "peak_retry"]));
     assert_eq!(code, 2);
     assert!(stderr.contains("did you mean `peak_retries`"), "{stderr}");
-    let (code, _, stderr) = out(rs()
-        .arg("check")
-        .arg(&m)
-        .arg("--baseline")
-        .arg(d.path().join("none.json")));
+    let (code, _, stderr) = out(&mut check_against(&m, &d.path().join("none.json")));
     assert_eq!(code, 2);
     assert!(stderr.contains("--baseline"), "{stderr}");
 }
@@ -176,12 +156,7 @@ fn a_baseline_that_compares_less_than_it_holds_fails_with_exit_4() {
     let check = |v: &serde_json::Value, extra: &[&str]| {
         let p = d.path().join("edited.json");
         std::fs::write(&p, serde_json::to_string(v).unwrap()).unwrap();
-        out(rs()
-            .arg("check")
-            .arg(&m)
-            .arg("--baseline")
-            .arg(&p)
-            .args(extra))
+        out(check_against(&m, &p).args(extra))
     };
     // Renamed variants: one of two compared.
     let mut renamed = json.clone();

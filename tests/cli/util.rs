@@ -80,6 +80,14 @@ pub fn baseline(m: &Path, seeds: &str) -> PathBuf {
     base
 }
 
+/// `check M --baseline BASE`: the model `m` checked against the baseline `base`; a test adds
+/// its flags.
+pub fn check_against(m: &Path, base: &Path) -> Command {
+    let mut c = rs();
+    c.arg("check").arg(m).arg("--baseline").arg(base);
+    c
+}
+
 /// Writes `text` to `dir/name` and returns the path.
 pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);

@@ -7,11 +7,12 @@
 
 use retrystorm_core::model::{Discipline, HostPredicate, OutlierKind, Resend, Retry, Server, Wait};
 use retrystorm_core::policy::Scope;
-use retrystorm_core::policy::autoscale::{PolicyKind, Rules, SelectPolicy};
+use retrystorm_core::policy::autoscale::{MissingMetrics, PolicyKind, Rules, SelectPolicy};
 use retrystorm_core::policy::breaker::{BreakerConfig, Placement};
 use retrystorm_core::policy::budget::{BudgetConfig, BudgetKind};
 use retrystorm_core::policy::limiter::{LimiterConfig, LimiterKind};
 use retrystorm_core::policy::ratelimit::RateLimitConfig;
+use retrystorm_core::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -227,9 +228,18 @@ pub fn autoscale(s: &Server) -> Option<String> {
             policies.join(", ")
         )
     };
+    // HPA's grouping of replicas, named only when set (the defaults leave it out).
+    let mut grouping = String::new();
+    if a.missing_metrics == MissingMetrics::Dampen {
+        grouping.push_str(", missing samples dampened");
+    }
+    if a.cpu_initialization_period > Duration::ZERO {
+        let period = a.cpu_initialization_period;
+        grouping.push_str(&format!(", cpu_initialization_period = {period}"));
+    }
     Some(format!(
         "autoscale: HPA on {}, target = {}, replicas {} in {}..={}, tolerance = {}, sync_period = {}, \
-         metric_delay = {}, start_time = {}; up: {}; down: {}; a removed replica drains",
+         metric_delay = {}, start_time = {}{grouping}; up: {}; down: {}; a removed replica drains",
         a.metric.name(),
         a.target.unwrap_or(f64::NAN),
         s.replicas,

@@ -107,7 +107,9 @@ fn compare(
 ) -> PyResult<String> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
-    blocking(py, stop, move || source(&origin, text, &flags)?.compare_json(&flag))
+    blocking(py, stop, move || {
+        source(&origin, text, &flags)?.compare_json(&flag)
+    })
 }
 
 /// The lines of `sweep MODEL FLAGS --vary ... --out FILE` (header first), and whether every run

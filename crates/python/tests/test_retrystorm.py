@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[3]
 BIN = os.environ.get("RETRYSTORM_BIN", str(ROOT / "target" / "debug" / "retrystorm"))
 HERD = str(ROOT / "models" / "thundering-herd.toml")
 THREE = str(ROOT / "models" / "three-clients.toml")
+LONG = str(ROOT / "tests" / "fixtures" / "long.toml")
 
 
 def cli(*args, ok=(0,)):
@@ -134,6 +135,17 @@ def test_bad_set_and_missing_file_and_variant():
         retrystorm.run(retrystorm.load(THREE), variant="nope")
 
 
+def interrupted(code, timeout):
+    """Runs `code` in a child Python that prints `started` before its work, sends it SIGINT a
+    second later, and returns its exit code and what it printed after `started`."""
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "started"
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=timeout)
+    return p.returncode, out
+
+
 def test_ctrl_c_stops_a_sweep():
     code = (
         "import retrystorm, sys\n"
@@ -145,42 +157,20 @@ def test_ctrl_c_stops_a_sweep():
         "    print('interrupted', flush=True)\n"
         "    sys.exit(3)\n"
     )
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "started"
-    time.sleep(1.0)
-    p.send_signal(signal.SIGINT)
     # 80,000 runs would take minutes; the interrupt lands within the 50 ms poll.
-    out, _ = p.communicate(timeout=20)
-    assert p.returncode == 3 and "interrupted" in out
-
-
-LONG = """
-name = "long"
-horizon = "1h"
-[workload]
-kind = "open"
-rate = "100000/s"
-[server]
-service = "50us"
-[[variant]]
-name = "base"
-[[variant]]
-name = "queued"
-server.capacity = 8
-"""
+    rc, out = interrupted(code, timeout=20)
+    assert rc == 3 and "interrupted" in out
 
 
 @pytest.mark.parametrize("call", ["run", "compare"])
-def test_ctrl_c_stops_a_long_run(tmp_path, call):
+def test_ctrl_c_stops_a_long_run(call):
     # 360 M intents: minutes of work. After Ctrl-C the runs stop at their next progress point
     # and summarise what they reached (the direct path sorts its records then: about 1.5 s
     # after a second of running), so the process stops using CPU within a few seconds (before,
     # the run went on in the background for minutes).
-    model = tmp_path / "long.toml"
-    model.write_text(LONG)
     code = (
         "import retrystorm, sys, time\n"
-        f"m = retrystorm.load({str(model)!r})\n"
+        f"m = retrystorm.load({LONG!r})\n"
         "print('started', flush=True)\n"
         "try:\n"
         f"    retrystorm.{call}(m, jobs=1)\n"
@@ -191,12 +181,8 @@ def test_ctrl_c_stops_a_long_run(tmp_path, call):
         "    print('interrupted', time.process_time() - t, flush=True)\n"
         "    sys.exit(3)\n"
     )
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "started"
-    time.sleep(1.0)
-    p.send_signal(signal.SIGINT)
-    out, _ = p.communicate(timeout=30)
-    assert p.returncode == 3, out
+    rc, out = interrupted(code, timeout=30)
+    assert rc == 3, out
     word, cpu = out.split()
     assert word == "interrupted"
     assert float(cpu) < 0.3, f"{call}: {cpu} s of CPU in the second after the interrupt"

@@ -10,6 +10,8 @@
 //! every 4 s. The band shows what the mean hides: after the spike, a run without backoff either
 //! comes back to 40/s or stays at zero.
 
+mod seeded;
+
 use retrystorm_core::load::load;
 use retrystorm_core::stats::replication_seeds;
 use retrystorm_report::{Band, Line, LineChart, LinePanel, line_chart_with_bands};
@@ -21,13 +23,11 @@ fn quantile(xs: &[f64], q: f64) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let mut args = std::env::args().skip(1);
-    let seeds: u32 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(100);
-    let svg_path = args
-        .next()
-        .unwrap_or_else(|| format!("{root}/docs/brooker-collapse-bands.svg"));
-    let text = std::fs::read_to_string(format!("{root}/models/brooker-collapse.toml"))?;
+    let seeded::Run {
+        seeds,
+        svg: svg_path,
+        model: text,
+    } = seeded::from_args("brooker-collapse.toml", "brooker-collapse-bands.svg")?;
     let scenario = load("brooker-collapse.toml", &text, &[])?;
 
     let mut panels = Vec::new();

@@ -13,6 +13,8 @@
 //! the blog's findings that this model reproduces (see `docs/validation.md` for the ones it
 //! does not).
 
+mod seeded;
+
 use retrystorm_core::load::{Override, load};
 use retrystorm_core::stats::{Estimate, replication_seeds};
 use retrystorm_report::{Line, LineChart, LinePanel, line_chart};
@@ -20,13 +22,11 @@ use retrystorm_report::{Line, LineChart, LinePanel, line_chart};
 const CLIENTS: [u64; 9] = [10, 25, 50, 75, 100, 125, 150, 175, 200];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let mut args = std::env::args().skip(1);
-    let seeds: u32 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(100);
-    let svg_path = args
-        .next()
-        .unwrap_or_else(|| format!("{root}/docs/occ-contention.svg"));
-    let text = std::fs::read_to_string(format!("{root}/models/occ-contention.toml"))?;
+    let seeded::Run {
+        seeds,
+        svg: svg_path,
+        model: text,
+    } = seeded::from_args("occ-contention.toml", "occ-contention.svg")?;
     let names: Vec<String> = load("occ-contention.toml", &text, &[])?
         .variants
         .iter()

@@ -52,11 +52,14 @@ fn full_summary() -> Summary {
             expected_amplification: Some(0.0),
             ..Layered::default()
         }),
-        // Counts a tier leaves out when zero (`hung`, `shed`) are metrics too.
+        // Counts a tier leaves out when zero (`hung`, `shed`) or without an autoscaler are
+        // metrics too.
         tiers: vec![TierSummary {
             hung: 1,
             shed: 1,
             replicas: vec![ReplicaSummary::default()],
+            peak_ready_replicas: Some(1),
+            mean_ready_replicas: Some(1.0),
             ..TierSummary::default()
         }],
         attempt_peaks: vec![AttemptPeak::default()],

@@ -220,6 +220,11 @@ pub struct Summary {
     /// Time from the trigger's end until goodput was back for good; absent when it never was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_ms: Option<f64>,
+    /// The last tier's `peak_ready_replicas` and `mean_ready_replicas` (`[server.autoscale]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_ready_replicas: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_ready_replicas: Option<f64>,
 }
 
 /// The server's load from one attempt number.
@@ -299,6 +304,13 @@ pub struct TierSummary {
     /// Each replica's counts on a tier with `server.replicas > 1` (absent otherwise).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<ReplicaSummary>,
+    /// On a tier with an autoscaler (absent otherwise): the most replicas serving at once, and
+    /// the serving replicas averaged over the run (replica-seconds over `end_ms`), the cost of
+    /// what the autoscaler did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_ready_replicas: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_ready_replicas: Option<f64>,
 }
 
 /// What one tier's fan-out did (`summary.fanout[]`): a *leaf* is one of the calls it makes for

@@ -88,12 +88,17 @@ fn the_replica_count_follows_the_hpa_formula_step_by_step() {
     assert_eq!(r.summary.failed, 0);
 }
 
+/// 95 requests/s for 400 s on `base` in 5 s buckets, replicas ready `start` after the sync that
+/// adds them, metrics 5 s late, and the autoscaler's `extra` keys.
+fn late(base: &str, start: &str, extra: &str) -> VariantResult {
+    let base = base.replace("bucket = \"15s\"", "bucket = \"5s\"")
+        + &format!("start_time = \"{start}\"\nmetric_delay = \"5s\"\n{extra}");
+    run_model(&model(&base, ramp(&[(0, 400, 95)])), 1, &mut |_| {})
+}
+
 #[test]
 fn a_metric_delay_and_a_start_time_overshoot_as_the_formula_says() {
-    let base = BASE.replace("bucket = \"15s\"", "bucket = \"5s\"")
-        + "start_time = \"10s\"\nmetric_delay = \"5s\"\n";
-    let trace = ramp(&[(0, 400, 95)]);
-    let r = run_model(&model(&base, trace), 1, &mut |_| {});
+    let r = late(BASE, "10s", "");
     // Windows end 5 s before each sync: [0, 10) for the sync at 15 s, [10, 25) at 30 s, ...
     //  15 s: 9.5 / 2 = 4.75 per replica: 5, three starting, ready at 25 s.
     //  30 s: the window [10, 25) still had 2 ready: ratio 2.375 over the 5 ready now:
@@ -140,4 +145,75 @@ fn a_metric_delay_of_a_whole_period_skips_the_first_sync() {
     let (whole, last) = ready(&r, 15.0);
     assert_eq!(whole, want);
     assert!((last - 5.0).abs() < 1e-4, "{last}");
+}
+
+#[test]
+fn replicas_ready_after_the_window_damp_the_next_scale_up() {
+    // As `a_metric_delay_and_a_start_time_overshoot_as_the_formula_says`, with HPA's rule for
+    // replicas that have no sample.
+    let r = late(BASE, "10s", "missing_metrics = \"dampen\"\n");
+    //  15 s: [0, 10): 4.75 per replica, ratio 2.375: 5, three starting, ready at 25 s.
+    //  30 s: [10, 25) ended as the three became ready: no sample of theirs. The 2 with one
+    //        show ratio 2.375; the three at 0: 9.5 / (2 × 5) = 0.95, inside the band: 5 stay
+    //        (where counting them at the others' average overshot to 10).
+    //  45 s on: [25, 40) had the 5 ready throughout: 1.9, ratio 0.95: 5 stay.
+    two_then_five_from(&r, 25);
+}
+
+/// A `late` run's series: 2 replicas until `ready_at` seconds, then 5 to the end.
+fn two_then_five_from(r: &VariantResult, ready_at: usize) {
+    let mut want = vec![2.0; ready_at / 5];
+    want.extend(vec![5.0; (400 - ready_at) / 5]);
+    let (whole, last) = ready(r, 5.0);
+    assert_eq!(whole, want);
+    assert!((last - 5.0).abs() < 1e-4, "{last}");
+    assert_eq!(r.summary.peak_ready_replicas, Some(5));
+}
+
+/// `BASE` on utilisation: ten workers a replica, nothing queues, so the busy workers are the
+/// requests in flight and a target of 0.2 is 2 in flight a replica.
+fn on_utilisation() -> String {
+    BASE.replace("service = \"100ms\"", "service = \"100ms\"\ncapacity = 10")
+        .replace(
+            "metric = \"in-flight\"\ntarget = 2",
+            "metric = \"utilisation\"\ntarget = 0.2",
+        )
+}
+
+#[test]
+fn within_the_cpu_initialization_period_a_replica_ready_in_the_window_is_not_ready() {
+    // Without it:
+    //  15 s: [0, 10): 4.75 busy of 10 per replica, 0.475, ratio 2.375: 5; ready at 20 s.
+    //  30 s: [10, 25): 142.5 busy-seconds over 2 × 15 + 3 × 5 = 45 replica-seconds, 0.3167,
+    //        ratio 1.583: ceil(7.92) = 8 (the limit is max(5 + 4, 10)); ready at 35 s.
+    //  45 s: [25, 40): 142.5 over 5 × 15 + 3 × 5 = 90, ratio 0.792: 7, held at 8 by the
+    //        scale-down window; 60 s on: 5, held until the 8 of 30 s leaves it at 330 s (7,
+    //        the 45 s one) and then 345 s (5).
+    let r = late(&on_utilisation(), "5s", "");
+    let mut want = vec![2.0; 4];
+    want.extend([5.0; 3]);
+    want.extend([8.0; (330 - 35) / 5]);
+    want.extend([7.0; 3]);
+    want.extend([5.0; (400 - 345) / 5]);
+    let (whole, _) = ready(&r, 5.0);
+    assert_eq!(whole, want);
+    assert_eq!(r.summary.peak_ready_replicas, Some(8));
+    // With a 60 s initialisation period:
+    //  30 s: the three ready at 20 s, added at 15 s, are within it and [10, 25) began before
+    //        they were ready: their samples are dropped. The 2 others show at most 0.475
+    //        (ratio above 1), and with the three at 0 at most 0.95 × 2 / 5 / 0.2 = 0.95: no
+    //        change.
+    //  45 s on: [25, 40) began after they were ready: 5 at 0.19, ratio 0.95: 5 stay.
+    let r = late(
+        &on_utilisation(),
+        "5s",
+        "cpu_initialization_period = \"60s\"\n",
+    );
+    two_then_five_from(&r, 20);
+    let mean = r.summary.mean_ready_replicas.unwrap();
+    let end = r.summary.end_ms / 1e3;
+    assert!(
+        (mean - (2.0 * 20.0 + 5.0 * (end - 20.0)) / end).abs() < 1e-9,
+        "{mean}"
+    );
 }

@@ -11,17 +11,7 @@ use retrystorm_core::rare::{InOrder, RareError, RareSpec, Spread, Target, split}
 use std::sync::atomic::AtomicBool;
 
 /// Poisson arrivals at 1000/s, one worker serving exp(0.5 ms): load 0.5; no retries.
-const MM1: &str = r#"
-horizon = "1s"
-[workload]
-kind = "open"
-rate = "1000/s"
-[retry]
-max_attempts = 1
-[server]
-capacity = 1
-service = "exp(0.5ms)"
-"#;
+const MM1: &str = include_str!("../../../../tests/fixtures/mm1.toml");
 
 fn mm1() -> Model {
     load("mm1.toml", MM1, &[]).unwrap().base

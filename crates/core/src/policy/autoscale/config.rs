@@ -34,6 +34,21 @@ impl Metric {
     }
 }
 
+/// What a sync makes of a ready replica that has no sample in the metric's window (it became
+/// ready when the window had ended).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum MissingMetrics {
+    /// It counts as a ready replica at the others' average.
+    #[default]
+    Average,
+    /// HPA's rule (`missingPods`): at the target (utilisation: at least 100 %) on a scale-down,
+    /// at 0 on a scale-up, which damps both.
+    Dampen,
+}
+
 /// HPA's `HPAScalingPolicyType`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -126,6 +141,20 @@ pub const AUTOSCALE_KEYS: KeyTable = KeyTable {
             scale-up",
         ),
         key(
+            "missing_metrics",
+            "`\"average\"`",
+            "a ready replica without a sample in the window a sync reads (ready after the window \
+            ended): `average` (a ready replica at the others' average) or `dampen` (HPA's rule: at \
+            the target, for utilisation at least 1, on a scale-down; at 0 on a scale-up)",
+        ),
+        key(
+            "cpu_initialization_period",
+            "`\"0s\"`",
+            "kube-controller-manager's horizontal-pod-autoscaler-cpu-initialization-period flag \
+            (Kubernetes' default 5m): for this long after a replica was added, a sync whose window \
+            began before the replica was ready counts it as not ready; `utilisation` only",
+        ),
+        key(
             "scale_up_stabilization",
             "`\"0s\"`",
             "`behavior.scaleUp.stabilizationWindowSeconds`: a scale-up goes no higher than the \
@@ -190,6 +219,10 @@ pub struct AutoscaleConfig {
     pub max_replicas: Option<u32>,
     /// How long a new replica takes to become ready.
     pub start_time: Duration,
+    /// A ready replica without a sample in the window.
+    pub missing_metrics: MissingMetrics,
+    /// How long after it was added a replica ready within a sync's window counts as not ready.
+    pub cpu_initialization_period: Duration,
     pub scale_up_stabilization: Duration,
     pub scale_down_stabilization: Duration,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -211,6 +244,8 @@ impl Default for AutoscaleConfig {
             min_replicas: 1,
             max_replicas: None,
             start_time: Duration::ZERO,
+            missing_metrics: MissingMetrics::Average,
+            cpu_initialization_period: Duration::ZERO,
             scale_up_stabilization: Duration::ZERO,
             scale_down_stabilization: Duration::from_secs(300),
             scale_up_policies: None,
@@ -283,6 +318,15 @@ impl AutoscaleConfig {
         }
         if self.sync_period == Duration::ZERO {
             return Err(invalid(&at("sync_period"), "must be a positive duration"));
+        }
+        if self.cpu_initialization_period > Duration::ZERO && self.metric != Metric::Utilisation {
+            return Err(invalid(
+                &at("cpu_initialization_period"),
+                format!(
+                    "applies to metric = \"utilisation\" only (HPA applies it to CPU), got metric = \"{}\"",
+                    self.metric.name()
+                ),
+            ));
         }
         if self.min_replicas == 0 {
             return Err(invalid(&at("min_replicas"), "must be at least 1, got 0"));

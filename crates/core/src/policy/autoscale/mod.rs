@@ -6,7 +6,10 @@
 //!   the ready replicas; inside the tolerance band (`|1 − ratio| ≤ tolerance`) nothing changes,
 //!   else `ceil(ratio × ready)`; on a scale-up with replicas not yet ready, those count as using
 //!   nothing, and the change is dropped if that brings the ratio into the band or across 1
-//!   ([`recommend`]).
+//!   ([`recommend`]). Ready replicas without a sample (`missingPods`) count as the target (for
+//!   utilisation, at least 100 %) on a scale-down and as nothing on a scale-up, under the same
+//!   guards; `groupPods` decides which replicas are unready or missing (the tier does, in
+//!   `sim/path/tier/scale.rs`).
 //! - `horizontal.go`, `normalizeDesiredReplicasWithBehaviors`: first
 //!   `stabilizeRecommendationWithBehaviors` (the lowest recommendation of the scale-up window and
 //!   the highest of the scale-down window bound the change; every sync's raw recommendation is
@@ -25,7 +28,8 @@ pub mod config;
 
 use crate::base::time::{Duration, Time};
 pub use config::{
-    AUTOSCALE_KEYS, AutoscaleConfig, Metric, PolicyKind, ScalingPolicy, SelectPolicy,
+    AUTOSCALE_KEYS, AutoscaleConfig, Metric, MissingMetrics, PolicyKind, ScalingPolicy,
+    SelectPolicy,
 };
 
 /// One direction's scaling rules (HPA's `HPAScalingRules`).
@@ -36,39 +40,64 @@ pub struct Rules {
     pub select: SelectPolicy,
 }
 
-/// What the metric shows at a sync: its mean per ready replica, over replicas `ready` ready and
-/// `starting` not yet ready.
+/// What the metric shows at a sync, after `groupPods`: the mean per replica over the `ready`
+/// replicas that have a sample, `unready` replicas (not ready yet, or within the CPU
+/// initialisation period; `unreadyPods`) and `missing` ready replicas without a sample
+/// (`missingPods`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Observed {
     pub per_replica: f64,
     pub ready: u32,
-    pub starting: u32,
+    pub unready: u32,
+    pub missing: u32,
 }
 
-/// The replica count `calcPlainMetricReplicas` recommends for `current` replicas (ready and
-/// starting) given what is `observed`, the `target` per replica and the `tolerance`.
-pub fn recommend(observed: Observed, target: f64, tolerance: f64, current: u32) -> u32 {
+/// The replica count `calcPlainMetricReplicas` (and `GetResourceReplicas`) recommends for
+/// `current` replicas given what is `observed`, the `target` per replica and the `tolerance`;
+/// a missing replica counts as `missing_at` on a scale-down and as 0 on a scale-up, an unready
+/// one as 0 on a scale-up.
+pub fn recommend(
+    observed: Observed,
+    target: f64,
+    tolerance: f64,
+    missing_at: f64,
+    current: u32,
+) -> u32 {
     let Observed {
         per_replica,
         ready,
-        starting,
+        unready,
+        missing,
     } = observed;
     let ratio = per_replica / target;
-    let scale_up_with_unready = starting > 0 && ratio > 1.0;
-    if !scale_up_with_unready {
+    let scale_up_with_unready = unready > 0 && ratio > 1.0;
+    if !scale_up_with_unready && missing == 0 {
         if (1.0 - ratio).abs() <= tolerance {
             return current;
         }
         return ceil_count(ratio * f64::from(ready));
     }
-    // On a scale-up, replicas not yet ready count as using nothing.
-    let all = ready + starting;
-    let new_ratio = per_replica * f64::from(ready) / (target * f64::from(all));
-    if (1.0 - new_ratio).abs() <= tolerance || new_ratio < 1.0 {
+    let mut total = per_replica * f64::from(ready);
+    let mut counted = ready;
+    if missing > 0 && ratio < 1.0 {
+        total += missing_at * f64::from(missing);
+        counted += missing;
+    } else if missing > 0 && ratio > 1.0 {
+        counted += missing;
+    }
+    if scale_up_with_unready {
+        counted += unready;
+    }
+    let new_ratio = total / (target * f64::from(counted));
+    let turns = (ratio < 1.0 && new_ratio > 1.0) || (ratio > 1.0 && new_ratio < 1.0);
+    if (1.0 - new_ratio).abs() <= tolerance || turns {
         return current;
     }
-    let new = ceil_count(new_ratio * f64::from(all));
-    if new < current { current } else { new }
+    let new = ceil_count(new_ratio * f64::from(counted));
+    if (new_ratio < 1.0 && new > current) || (new_ratio > 1.0 && new < current) {
+        return current;
+    }
+    new
 }
 
 /// `int32(math.Ceil(x))`, never negative.
@@ -90,6 +119,9 @@ pub struct Hpa {
     pub max: u32,
     pub target: f64,
     pub tolerance: f64,
+    /// What a replica without a sample counts as on a scale-down: the target, or for
+    /// utilisation (a resource metric) at least all of its request (`fallbackUtilization`).
+    pub missing_at: f64,
     pub up: Rules,
     pub down: Rules,
     /// Every sync's raw recommendation (`a.recommendations`), as long as a window needs it.
@@ -100,11 +132,16 @@ pub struct Hpa {
 
 impl Hpa {
     pub fn new(c: &AutoscaleConfig) -> Self {
+        let target = c.target.unwrap_or(f64::NAN);
         Hpa {
             min: c.min_replicas,
             max: c.max_replicas.unwrap_or(c.min_replicas),
-            target: c.target.unwrap_or(f64::NAN),
+            target,
             tolerance: c.tolerance,
+            missing_at: match c.metric {
+                Metric::Utilisation => target.max(1.0),
+                Metric::InFlight | Metric::Queue => target,
+            },
             up: c.scale_up_rules(),
             down: c.scale_down_rules(),
             recommendations: Vec::new(),
@@ -115,7 +152,8 @@ impl Hpa {
 
     /// One sync at `now` with `current` replicas (ready and starting): the replica count to
     /// scale to. `observed` is `None` when there is no metric (no ready replica, no full window
-    /// yet), when HPA's reconcile stops before recommending anything.
+    /// yet), and without a ready replica that has a sample HPA's reconcile stops before
+    /// recommending anything too.
     pub fn sync(&mut self, now: Time, current: u32, observed: Option<Observed>) -> u32 {
         // Out of range, reconcile goes straight to the bound, without the behaviours.
         let desired = if current > self.max {
@@ -124,7 +162,9 @@ impl Hpa {
             self.min
         } else {
             let raw = match observed {
-                Some(o) if o.ready > 0 => recommend(o, self.target, self.tolerance, current),
+                Some(o) if o.ready > 0 => {
+                    recommend(o, self.target, self.tolerance, self.missing_at, current)
+                }
                 _ => return current,
             };
             let stabilized = self.stabilize(now, current, raw);

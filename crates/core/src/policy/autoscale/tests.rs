@@ -19,7 +19,8 @@ fn ready(per_replica: f64, ready: u32) -> Option<Observed> {
     Some(Observed {
         per_replica,
         ready,
-        starting: 0,
+        unready: 0,
+        missing: 0,
     })
 }
 
@@ -28,40 +29,44 @@ fn the_tolerance_band_keeps_the_count_and_outside_it_the_ratio_is_rounded_up() {
     let o = |m| Observed {
         per_replica: m,
         ready: 4,
-        starting: 0,
+        unready: 0,
+        missing: 0,
     };
     // 0.5 target: 0.54 is 8 % over, inside 10 %.
-    assert_eq!(recommend(o(0.54), 0.5, 0.1, 4), 4);
-    assert_eq!(recommend(o(0.46), 0.5, 0.1, 4), 4);
+    assert_eq!(recommend(o(0.54), 0.5, 0.1, 0.5, 4), 4);
+    assert_eq!(recommend(o(0.46), 0.5, 0.1, 0.5, 4), 4);
     // 0.56 is 12 % over: ceil(1.12 × 4) = 5.
-    assert_eq!(recommend(o(0.56), 0.5, 0.1, 4), 5);
+    assert_eq!(recommend(o(0.56), 0.5, 0.1, 0.5, 4), 5);
     // 0.3: ceil(0.6 × 4) = 3.
-    assert_eq!(recommend(o(0.3), 0.5, 0.1, 4), 3);
+    assert_eq!(recommend(o(0.3), 0.5, 0.1, 0.5, 4), 3);
 }
 
 #[test]
-fn replicas_not_yet_ready_count_as_idle_on_a_scale_up() {
+fn replicas_not_ready_count_as_idle_on_a_scale_up() {
     // 2 ready at 1.5 × target, 2 starting: with them at 0 the ratio is 0.75, under 1: no change.
     let o = Observed {
         per_replica: 0.75,
         ready: 2,
-        starting: 2,
+        unready: 2,
+        missing: 0,
     };
-    assert_eq!(recommend(o, 0.5, 0.1, 4), 4);
+    assert_eq!(recommend(o, 0.5, 0.1, 0.5, 4), 4);
     // 2 ready at 3 × target, 1 starting: ratio 2 × 3 / 3 = 2, so ceil(2 × 3) = 6.
     let o = Observed {
         per_replica: 1.5,
         ready: 2,
-        starting: 1,
+        unready: 1,
+        missing: 0,
     };
-    assert_eq!(recommend(o, 0.5, 0.1, 3), 6);
+    assert_eq!(recommend(o, 0.5, 0.1, 0.5, 3), 6);
     // A scale-down ignores the starting replicas: ceil(0.5 × 2) = 1.
     let o = Observed {
         per_replica: 0.25,
         ready: 2,
-        starting: 1,
+        unready: 1,
+        missing: 0,
     };
-    assert_eq!(recommend(o, 0.5, 0.1, 3), 1);
+    assert_eq!(recommend(o, 0.5, 0.1, 0.5, 3), 1);
 }
 
 #[test]
@@ -126,4 +131,46 @@ fn policies_select_and_bounds() {
     assert_eq!(h.sync(at(30), 12, ready(5.0, 12)), 8);
     // No metric: nothing changes and nothing is recorded.
     assert_eq!(h.sync(at(45), 5, None), 5);
+}
+
+#[test]
+fn replicas_without_a_sample_damp_a_scale_down_and_a_scale_up() {
+    let o = |per_replica, ready, missing| Observed {
+        per_replica,
+        ready,
+        unready: 0,
+        missing,
+    };
+    // 4 ready at 0.3 against 0.5 (ratio 0.6) and 1 missing, at the target: (4 × 0.3 + 0.5) /
+    // (5 × 0.5) = 0.68, ceil(0.68 × 5) = 4; counted at the others' 0.3, ceil(0.6 × 5) = 3.
+    assert_eq!(recommend(o(0.3, 4, 1), 0.5, 0.1, 0.5, 5), 4);
+    assert_eq!(recommend(o(0.3, 5, 0), 0.5, 0.1, 0.5, 5), 3);
+    // Utilisation: missing at 100 % of the request, (1.2 + 1) / 2.5 = 0.88, ceil(4.4) = 5.
+    assert_eq!(recommend(o(0.3, 4, 1), 0.5, 0.1, 1.0, 5), 5);
+    // 2 ready at 0.4 (ratio 0.8), 2 missing at 100 %: (0.8 + 2) / 2 = 1.4 turns the
+    // scale-down into a scale-up: no change.
+    assert_eq!(recommend(o(0.4, 2, 2), 0.5, 0.1, 1.0, 4), 4);
+    // 2 ready at 0.6 (ratio 1.2), 2 missing at 0: 1.2 / 2 = 0.6 turns it into a scale-down: no
+    // change, where the others' average over 4 would give ceil(4.8) = 5.
+    assert_eq!(recommend(o(0.6, 2, 2), 0.5, 0.1, 0.5, 4), 4);
+    assert_eq!(recommend(o(0.6, 4, 0), 0.5, 0.1, 0.5, 4), 5);
+    // 2 ready at 1.5 (ratio 3), 1 missing at 0: 3 / 1.5 = 2, ceil(2 × 3) = 6.
+    assert_eq!(recommend(o(1.5, 2, 1), 0.5, 0.1, 0.5, 3), 6);
+}
+
+#[test]
+fn a_missing_sample_on_a_scale_down_is_the_target_or_for_utilisation_at_least_all_of_it() {
+    let with = |metric, target| {
+        Hpa::new(&AutoscaleConfig {
+            metric,
+            target: Some(target),
+            max_replicas: Some(10),
+            ..AutoscaleConfig::default()
+        })
+        .missing_at
+    };
+    assert_eq!(with(Metric::Utilisation, 0.7), 1.0);
+    assert_eq!(with(Metric::Utilisation, 1.5), 1.5);
+    assert_eq!(with(Metric::InFlight, 0.7), 0.7);
+    assert_eq!(with(Metric::Queue, 3.0), 3.0);
 }

@@ -28,11 +28,7 @@ impl Aimd {
     }
     /// `SimpleLimiter.tryAcquire`: refused when `inflight >= limit`.
     pub fn acquire(&mut self) -> Admit {
-        if self.inflight >= self.limit {
-            return Admit::Reject;
-        }
-        self.inflight += 1;
-        Admit::Go
+        try_acquire(&mut self.inflight, self.limit)
     }
     /// `AIMDLimit._update(startTime, rtt, inflight, didDrop)`, then the attempt leaves.
     pub fn sample(&mut self, rtt: Duration, inflight: u32, dropped: bool) {

@@ -84,6 +84,28 @@ struct Peaks {
     most_retries: u64,
 }
 
+impl Peaks {
+    /// `n` arrivals in peak bucket `b` (buckets come in time order: a new one starts from 0).
+    #[inline(always)]
+    fn count(&mut self, b: u64, retry: bool, n: u64) {
+        if b != self.bucket {
+            *self = Peaks {
+                bucket: b,
+                first: 0,
+                retries: 0,
+                ..*self
+            };
+        }
+        if retry {
+            self.retries += n;
+        } else {
+            self.first += n;
+        }
+        self.arrivals = self.arrivals.max(self.first + self.retries);
+        self.most_retries = self.most_retries.max(self.retries);
+    }
+}
+
 impl Buckets {
     pub fn new(width: Duration) -> Self {
         Buckets {
@@ -154,22 +176,7 @@ impl Buckets {
     #[inline]
     pub fn arrival(&mut self, t: Time, retry: bool, attempt: u16) {
         let b = self.peak_at.of(t.0, self.base);
-        let p = &mut self.peaks;
-        if b != p.bucket {
-            *p = Peaks {
-                bucket: b,
-                first: 0,
-                retries: 0,
-                ..*p
-            };
-        }
-        if retry {
-            p.retries += 1;
-        } else {
-            p.first += 1;
-        }
-        p.arrivals = p.arrivals.max(p.first + p.retries);
-        p.most_retries = p.most_retries.max(p.retries);
+        self.peaks.count(b, retry, 1);
         let i = self.index(t);
         bump(
             if retry {
@@ -191,22 +198,7 @@ impl Buckets {
             return;
         }
         let b = self.peak_at.of(t.0, self.base);
-        let p = &mut self.peaks;
-        if b != p.bucket {
-            *p = Peaks {
-                bucket: b,
-                first: 0,
-                retries: 0,
-                ..*p
-            };
-        }
-        if retry {
-            p.retries += n;
-        } else {
-            p.first += n;
-        }
-        p.arrivals = p.arrivals.max(p.first + p.retries);
-        p.most_retries = p.most_retries.max(p.retries);
+        self.peaks.count(b, retry, n);
         let i = self.index(t);
         let v = if retry {
             &mut self.retries

@@ -112,8 +112,10 @@ impl PathSim<'_> {
         let n_tiers = self.tiers.len();
         for (t, ts) in self.tiers.iter_mut().enumerate() {
             let (mean_queue_len, mean_busy) = ts.levels.means(&mut ts.buckets, end);
+            let mut ready_replicas = None;
             if let Some(sc) = &mut ts.scaler {
                 sc.set_series(end, &mut ts.buckets);
+                ready_replicas = Some(sc.ready_replicas(end));
             }
             let (peak_arrivals, peak_retries) = ts.buckets.peaks();
             let n = &ts.n;
@@ -136,6 +138,8 @@ impl PathSim<'_> {
                 peak_arrivals,
                 peak_retries,
                 replicas: replica_rows(ts, self.hops[t].balancing.as_deref()),
+                peak_ready_replicas: ready_replicas.map(|r| r.0),
+                mean_ready_replicas: ready_replicas.map(|r| r.1),
             });
             if full && n_tiers > 1 {
                 let s = metrics::series(ts.buckets.clone(), end);
@@ -228,6 +232,8 @@ impl PathSim<'_> {
             mean_wait_ms: bt.mean_wait_ms,
             mean_queue_len: bt.mean_queue_len,
             mean_busy: bt.mean_busy,
+            peak_ready_replicas: bt.peak_ready_replicas,
+            mean_ready_replicas: bt.mean_ready_replicas,
             end_ms: end.as_millis_f64(),
             ended,
             events: self.events,

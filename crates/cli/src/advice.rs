@@ -9,8 +9,10 @@ use retrystorm_core::model::{
     DropOn, FailMode, Model, PeriodicJitter, Phase, Retry, Server, WorkloadKind,
 };
 use retrystorm_core::policy::Scope;
+use retrystorm_core::policy::adaptive::Adaptive;
 use retrystorm_core::policy::breaker::{BreakerConfig, Placement, WindowType};
 use retrystorm_core::policy::budget::BudgetConfig;
+use retrystorm_core::policy::hedge::HedgeConfig;
 use retrystorm_core::time::{Duration, Time};
 
 /// One hop of the path: the retry policy and breaker of a caller, and the server it calls.
@@ -19,12 +21,14 @@ struct Hop<'a> {
     retry: &'a Retry,
     breaker: &'a BreakerConfig,
     budget: &'a BudgetConfig,
+    hedge: &'a HedgeConfig,
     server: &'a Server,
 }
 
 fn hops(m: &Model) -> Vec<Hop<'_>> {
     let mut out = Vec::new();
-    let (mut retry, mut breaker, mut budget) = (&m.retry, &m.breaker, &m.budget);
+    let (mut retry, mut breaker, mut budget, mut hedge) =
+        (&m.retry, &m.breaker, &m.budget, &m.hedge);
     for (i, t) in m.tiers.iter().enumerate() {
         let name = if t.name.is_empty() {
             format!("tier{i}")
@@ -36,15 +40,17 @@ fn hops(m: &Model) -> Vec<Hop<'_>> {
             retry,
             breaker,
             budget,
+            hedge,
             server: &t.server,
         });
-        (retry, breaker, budget) = (&t.retry, &t.breaker, &t.budget);
+        (retry, breaker, budget, hedge) = (&t.retry, &t.breaker, &t.budget, &t.hedge);
     }
     out.push(Hop {
         name: "server".into(),
         retry,
         breaker,
         budget,
+        hedge,
         server: &m.server,
     });
     out
@@ -179,7 +185,7 @@ impl<'h> Tier<'h> {
             (None, false) => "unlimited".into(),
         };
         out.facts.push(format!(
-            "tier {i} {}: {} workers, mean service {} ms, capacity {}; its callers make up to {} {}{}",
+            "tier {i} {}: {} workers, mean service {} ms, capacity {}; its callers make up to {} {}{}{}",
             h.name,
             self.workers.map_or("unlimited".into(), |n| n.to_string()),
             trim(mean_ms),
@@ -187,6 +193,11 @@ impl<'h> Tier<'h> {
             h.retry.max_attempts,
             if h.retry.max_attempts == 1 { "attempt" } else { "attempts" },
             h.retry.timeout.map_or(String::new(), |t| format!(", timeout {t}")),
+            // A learned hedging delay is said here (a fixed one, as before, is not).
+            h.hedge
+                .delay
+                .filter(|d| d.learned().is_some())
+                .map_or(String::new(), |d| format!(", hedging delay {d}")),
         ));
         if let Some(mode) = &h.retry.mode {
             out.facts
@@ -330,7 +341,8 @@ impl<'h> Tier<'h> {
                     trim(offered),
                 ));
             }
-            if let Some(t) = h.retry.timeout
+            // A learned timeout follows the slow window; a fixed one does not.
+            if let Some(t) = h.retry.timeout.and_then(Adaptive::fixed)
                 && t.as_millis_f64() >= mean_ms
                 && t.as_millis_f64() < slow_ms
             {
@@ -369,7 +381,7 @@ impl<'h> Tier<'h> {
     /// first tier that one burst client's calls can never open.
     fn timeout_and_breaker(&self, m: &Model, out: &mut Lines) {
         let (i, h, mean_ms) = (self.i, self.h, self.mean_ms);
-        if let Some(t) = h.retry.timeout
+        if let Some(t) = h.retry.timeout.and_then(Adaptive::fixed)
             && mean_ms > 0.0
             && t.as_millis_f64() < mean_ms
         {

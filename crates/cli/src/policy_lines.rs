@@ -44,6 +44,13 @@ pub fn retry(r: &Retry) -> String {
     let f = fields(r);
     let mut parts = vec![format!("max_attempts = {}", r.max_attempts)];
     for (k, v) in &f {
+        if k == "timeout"
+            && let Some(t) = r.timeout
+        {
+            // A learned timeout as `explain` words it, not as a JSON table.
+            parts.push(format!("timeout = {t}"));
+            continue;
+        }
         let skip = match k.as_str() {
             // Printed on its own line with what it filled in.
             "mode" | "max_attempts" => true,

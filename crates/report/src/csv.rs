@@ -2,7 +2,7 @@
 
 use std::io;
 
-use retrystorm_core::summary::{ReplicaSeries, RunReport, VariantResult};
+use retrystorm_core::summary::{ReplicaSeries, RunReport, TierSeries, VariantResult};
 
 use crate::{error::ReportError, fmt};
 
@@ -23,34 +23,74 @@ pub const CSV_HEADER: [&str; 9] = [
 /// autoscaled tier: its time-averaged serving replicas per bucket.
 pub const READY_REPLICAS_COLUMN: &str = "ready_replicas";
 
-/// The header, with [`READY_REPLICAS_COLUMN`] when `ready` (a report without an autoscaler
-/// keeps the columns it always had).
-fn header(columns: &[&'static str], ready: bool) -> Vec<&'static str> {
+/// One tier's series of a level column.
+type Level = fn(&TierSeries) -> &[f32];
+
+/// The columns added after those, in this order, each when some variant has the series: the
+/// autoscaler's ready replicas, the learned timeout and the learned hedging delay (ms) of the
+/// tier's caller. A report without them keeps the columns it always had.
+const LEVEL_COLUMNS: [(&str, Level); 3] = [
+    (READY_REPLICAS_COLUMN, |t| &t.ready_replicas),
+    ("learned_timeout_ms", |t| &t.learned_timeout_ms),
+    ("learned_hedge_delay_ms", |t| &t.learned_hedge_delay_ms),
+];
+
+/// Which of [`LEVEL_COLUMNS`] some of `tiers` has.
+fn levels_kept<'a>(tiers: impl Iterator<Item = &'a TierSeries> + Clone) -> Vec<bool> {
+    LEVEL_COLUMNS
+        .iter()
+        .map(|(_, pick)| tiers.clone().any(|t| !pick(t).is_empty()))
+        .collect()
+}
+
+/// The header, with the kept [`LEVEL_COLUMNS`].
+fn header(columns: &[&'static str], kept: &[bool]) -> Vec<&'static str> {
     let mut h = columns.to_vec();
-    if ready {
-        h.push(READY_REPLICAS_COLUMN);
+    for ((name, _), &k) in LEVEL_COLUMNS.iter().zip(kept) {
+        if k {
+            h.push(name);
+        }
     }
     h
 }
 
-/// One bucket's ready replicas as a cell.
-fn ready_cell(ready: &[f32], i: usize) -> String {
-    ready.get(i).copied().unwrap_or(0.0).to_string()
+/// Bucket `i`'s cells of the kept [`LEVEL_COLUMNS`] (0 where a series is absent).
+fn level_cells(row: &mut Vec<String>, t: &TierSeries, kept: &[bool], i: usize) {
+    for ((_, pick), &k) in LEVEL_COLUMNS.iter().zip(kept) {
+        if k {
+            row.push(pick(t).get(i).copied().unwrap_or(0.0).to_string());
+        }
+    }
+}
+
+/// The last tier's series of a variant as a [`TierSeries`] named `server`.
+fn last_tier(v: &VariantResult) -> TierSeries {
+    let s = &v.series;
+    TierSeries {
+        name: "server".into(),
+        first: s.first.clone(),
+        retries: s.retries.clone(),
+        queue_len: s.queue_len.clone(),
+        busy: s.busy.clone(),
+        ready_replicas: s.ready_replicas.clone(),
+        replicas: Vec::new(),
+        learned_timeout_ms: s.learned_timeout_ms.clone(),
+        learned_hedge_delay_ms: s.learned_hedge_delay_ms.clone(),
+    }
 }
 
 /// Writes one row per (variant, bucket), variants in report order. `arrivals` is
 /// `first + retries`; `start_ms` is `bucket * bucket_ms`. A series shorter than the longest of
 /// its variant (which the core should not produce) is padded with zeros. When a variant has an
-/// autoscaled last tier, a last column holds its ready replicas.
+/// autoscaled last tier, a last column holds its ready replicas; when its caller learns its
+/// timeout or hedging delay, a column holds each.
 pub fn write_series_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), ReportError> {
     let mut w = ::csv::Writer::from_writer(out);
-    let ready = report
-        .variants
-        .iter()
-        .any(|v| !v.series.ready_replicas.is_empty());
-    w.write_record(header(&CSV_HEADER, ready))
+    let lasts: Vec<TierSeries> = report.variants.iter().map(last_tier).collect();
+    let kept = levels_kept(lasts.iter());
+    w.write_record(header(&CSV_HEADER, &kept))
         .map_err(ReportError::Csv)?;
-    for v in &report.variants {
+    for (v, last) in report.variants.iter().zip(&lasts) {
         let s = &v.series;
         let len = [
             s.first.len(),
@@ -77,9 +117,7 @@ pub fn write_series_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), 
                 s.queue_len.get(i).copied().unwrap_or(0.0).to_string(),
                 s.busy.get(i).copied().unwrap_or(0.0).to_string(),
             ];
-            if ready {
-                row.push(ready_cell(&s.ready_replicas, i));
-            }
+            level_cells(&mut row, last, &kept, i);
             w.write_record(row).map_err(ReportError::Csv)?;
         }
     }
@@ -108,27 +146,21 @@ pub const TIERS_CSV_HEADER: [&str; 9] = [
 /// One row per (variant, tier, bucket): the arrivals and levels at every tier of the request
 /// path, top first. A path of one tier gives its server's series under the tier name `server`.
 /// When some tier is autoscaled, a last column holds each tier's ready replicas (0 for a tier
-/// without an autoscaler).
+/// without an autoscaler); so do the learned timeout and hedging delay of each tier's caller.
 pub fn write_tiers_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), ReportError> {
     let mut w = ::csv::Writer::from_writer(out);
-    let ready = report.variants.iter().any(|v| {
-        !v.series.ready_replicas.is_empty()
-            || v.series.tiers.iter().any(|t| !t.ready_replicas.is_empty())
-    });
-    w.write_record(header(&TIERS_CSV_HEADER, ready))
+    let lasts: Vec<TierSeries> = report.variants.iter().map(last_tier).collect();
+    let kept = levels_kept(
+        lasts
+            .iter()
+            .chain(report.variants.iter().flat_map(|v| &v.series.tiers)),
+    );
+    w.write_record(header(&TIERS_CSV_HEADER, &kept))
         .map_err(ReportError::Csv)?;
-    for v in &report.variants {
+    for (v, last) in report.variants.iter().zip(&lasts) {
         let s = &v.series;
         let bucket_ms = bucket_ms(v);
-        let one = [retrystorm_core::summary::TierSeries {
-            name: "server".into(),
-            first: s.first.clone(),
-            retries: s.retries.clone(),
-            queue_len: s.queue_len.clone(),
-            busy: s.busy.clone(),
-            ready_replicas: s.ready_replicas.clone(),
-            replicas: Vec::new(),
-        }];
+        let one = [last.clone()];
         let tiers = if s.tiers.is_empty() {
             &one[..]
         } else {
@@ -149,9 +181,7 @@ pub fn write_tiers_csv<W: io::Write>(report: &RunReport, out: W) -> Result<(), R
                     t.queue_len.get(i).copied().unwrap_or(0.0).to_string(),
                     t.busy.get(i).copied().unwrap_or(0.0).to_string(),
                 ];
-                if ready {
-                    row.push(ready_cell(&t.ready_replicas, i));
-                }
+                level_cells(&mut row, t, &kept, i);
                 w.write_record(row).map_err(ReportError::Csv)?;
             }
         }

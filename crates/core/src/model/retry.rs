@@ -5,6 +5,7 @@ use super::replicas::HostPredicate;
 use crate::base::keys::{KeyTable, key};
 use crate::base::time::Duration;
 use crate::policy::Class;
+use crate::policy::adaptive::Adaptive;
 use crate::policy::backoff::Backoff;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::ops::{Deref, DerefMut};
@@ -16,8 +17,9 @@ use std::ops::{Deref, DerefMut};
 pub struct Retry {
     /// Attempts per intent, the first try included (1 = never retry).
     pub max_attempts: u32,
-    /// Per-attempt timeout; none = wait for the reply however long it takes.
-    pub timeout: Option<Duration>,
+    /// Per-attempt timeout, fixed or learned from recent latencies ([`Adaptive`]); none = wait
+    /// for the reply however long it takes.
+    pub timeout: Option<Adaptive>,
     /// Total time an intent may take across attempts; no retry starts after it.
     pub deadline: Option<Duration>,
     /// `backoff`, `jitter`, `base`, `cap`, `multiplier`, `first_exponent` and the jitter sizes,
@@ -135,7 +137,10 @@ pub const RETRY_KEYS: KeyTable = KeyTable {
             key(
                 "timeout",
                 "none",
-                "per-attempt timeout; none = wait for the reply however long",
+                "per-attempt timeout; none = wait for the reply however long. A duration, or \
+                learned from recent latencies: `{ percentile = 99, window = \"60s\", factor = 2, \
+                min = \"10ms\", max = \"1s\", attempt_doubling = false }` (`docs/policies.md`, \
+                \"Learned timeouts and hedging delays\")",
             ),
             key(
                 "deadline",

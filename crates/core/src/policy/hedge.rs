@@ -16,7 +16,7 @@
 //! answer. The hold lives in the call's loop state (`path::call`).
 
 use crate::base::invalid::Invalid;
-use crate::base::time::Duration;
+use crate::policy::adaptive::Adaptive;
 use serde::{Deserialize, Serialize};
 
 /// The most copies a hedged call may send (the width of [`Pending`]).
@@ -26,8 +26,9 @@ pub const MAX_HEDGED_ATTEMPTS: u32 = 64;
 #[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct HedgeConfig {
-    /// gRPC's `hedgingDelay`: time between copies. Absent = no hedging.
-    pub delay: Option<Duration>,
+    /// gRPC's `hedgingDelay`: time between copies, fixed or learned from recent latencies
+    /// ([`Adaptive`]). Absent = no hedging.
+    pub delay: Option<Adaptive>,
 }
 
 impl HedgeConfig {
@@ -35,11 +36,11 @@ impl HedgeConfig {
         self.delay.is_some()
     }
     pub fn validate(&self, max_attempts: u32) -> Result<(), Invalid> {
-        if self.delay == Some(Duration::ZERO) {
-            return Err(Invalid {
-                path: "hedge.delay".into(),
-                message: "must be a positive duration, e.g. \"50ms\" (omit [hedge] to retry instead of hedging)".into(),
-            });
+        if let Some(d) = self.delay {
+            d.validate(
+                "hedge.delay",
+                "must be a positive duration, e.g. \"50ms\" (omit [hedge] to retry instead of hedging)",
+            )?;
         }
         if self.enabled() && max_attempts > MAX_HEDGED_ATTEMPTS {
             return Err(Invalid {
@@ -89,6 +90,7 @@ impl Pending {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::time::Duration;
 
     #[test]
     fn pending_mask() {
@@ -108,7 +110,7 @@ mod tests {
     #[test]
     fn too_many_copies_refused() {
         let h = HedgeConfig {
-            delay: Some(Duration::from_millis(10)),
+            delay: Some(Adaptive::Fixed(Duration::from_millis(10))),
         };
         assert!(h.validate(5).is_ok());
         assert_eq!(h.validate(65).unwrap_err().path, "retry.max_attempts");

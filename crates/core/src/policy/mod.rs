@@ -12,6 +12,8 @@
 //! - [`breaker`]: a circuit breaker with resilience4j's semantics.
 //! - [`ratelimit`]: a token bucket, for a server answering 429 with `Retry-After`.
 //! - [`hedge`]: gRPC's hedging policy (extra copies after a delay, first success wins).
+//! - [`adaptive`]: a timeout or hedging delay learned from a percentile of recent latencies
+//!   (restate's adaptive timeout).
 //! - [`limiter`]: client-side limits on a client's own sends (the AWS SDKs' adaptive mode).
 //! - [`recovery`]: did goodput return to its pre-trigger level, and how long did it take.
 //! - [`balancer`]: choosing a replica (Envoy's round robin, random and least request, Finagle's
@@ -23,6 +25,7 @@
 //! themselves (a caller passes a uniform draw from a keyed stream where one is needed), never read
 //! a clock (the caller passes `now`), and allocate only when built.
 
+pub mod adaptive;
 pub mod autoscale;
 pub mod backoff;
 pub mod balancer;

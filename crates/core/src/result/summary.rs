@@ -428,6 +428,14 @@ pub struct Series {
     /// Time-averaged serving (ready) replicas, when the tier has `[server.autoscale]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ready_replicas: Vec<f32>,
+    /// Time-averaged learned per-attempt timeout of a first try, ms, when the caller of the tier
+    /// has a learned `retry.timeout`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub learned_timeout_ms: Vec<f32>,
+    /// Time-averaged learned hedging delay after a first copy, ms, when the caller of the tier
+    /// has a learned `hedge.delay`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub learned_hedge_delay_ms: Vec<f32>,
     /// The same per tier, top first, when the path has more than one tier (the last is the
     /// series above).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -454,6 +462,12 @@ pub struct TierSeries {
     /// Time-averaged serving (ready) replicas, on a tier with `[server.autoscale]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ready_replicas: Vec<f32>,
+    /// Time-averaged learned timeout of the tier's caller, ms (as in [`Series`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub learned_timeout_ms: Vec<f32>,
+    /// Time-averaged learned hedging delay of the tier's caller, ms (as in [`Series`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub learned_hedge_delay_ms: Vec<f32>,
     /// Per replica, on a tier with `server.replicas` (2 to 64).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<ReplicaSeries>,

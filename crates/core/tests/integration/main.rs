@@ -16,6 +16,7 @@ mod fuzz_inputs;
 mod herd;
 mod invariants;
 mod layered;
+mod learned_timeout;
 mod limits;
 mod netflix_limiters;
 mod overload;

@@ -119,6 +119,8 @@ pub fn variant(name: &str, buckets: usize, storm: u32) -> VariantResult {
             retries,
             succeeded,
             ready_replicas: Vec::new(),
+            learned_timeout_ms: Vec::new(),
+            learned_hedge_delay_ms: Vec::new(),
             tiers: Vec::new(),
             replicas: Vec::new(),
             attempts: Vec::new(),

@@ -1,4 +1,5 @@
 use super::*;
+use crate::policy::adaptive::Adaptive;
 
 const HERD: &str = r#"
 name = "herd"
@@ -203,7 +204,7 @@ fn the_libraries_defaults() {
     assert_eq!((g.base, g.multiplier, g.cap), (ms(1000), 1.6, ms(120_000)));
     assert_eq!(
         (g.randomization_factor, g.timeout),
-        (Some(0.2), Some(ms(20_000)))
+        (Some(0.2), Some(Adaptive::Fixed(ms(20_000))))
     );
     let k = resolved("client-go", "");
     assert_eq!((k.max_attempts, k.base, k.multiplier), (4, ms(10), 5.0));

@@ -104,11 +104,11 @@ fn sized_jitters() -> String {
 /// `[retry]` or a tier's `retry`, under `p`.
 pub(super) fn validate_retry(p: &str, r: &Retry) -> Result<(), Invalid> {
     validate_attempts(&format!("{p}.max_attempts"), r.max_attempts)?;
-    if r.timeout == Some(Duration::ZERO) {
-        return Err(invalid(
+    if let Some(t) = r.timeout {
+        t.validate(
             &format!("{p}.timeout"),
             "must be a positive duration (omit it to wait forever)",
-        ));
+        )?;
     }
     if r.deadline == Some(Duration::ZERO) {
         return Err(invalid(

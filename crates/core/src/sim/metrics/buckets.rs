@@ -13,7 +13,7 @@ pub const MAX_STORED_BUCKETS: usize = 16_384;
 pub(super) enum Area {
     Queue,
     Busy,
-    Ready,
+    Level,
 }
 
 /// Counts per time bucket, grown on demand and bounded: a run ten times longer keeps the same
@@ -30,8 +30,9 @@ pub struct Buckets {
     pub succeeded: Vec<u32>,
     queue_area: Vec<f64>,
     busy_area: Vec<f64>,
-    /// The serving replicas over time, on an autoscaled tier (see [`Buckets::keep_ready`]).
-    ready_area: Option<Vec<f64>>,
+    /// A level over time (see [`Buckets::keep_level`]): the serving replicas of an autoscaled
+    /// tier, or a learned duration in ms on buckets of its own.
+    level_area: Option<Vec<f64>>,
     peaks: Peaks,
     /// Sliding-window and per-attempt peaks, and arrivals per bucket by attempt: kept for the
     /// tier whose load the summary reports (the bottom), off elsewhere.
@@ -155,7 +156,7 @@ impl Buckets {
         halve(&mut self.succeeded);
         halve(&mut self.queue_area);
         halve(&mut self.busy_area);
-        if let Some(a) = &mut self.ready_area {
+        if let Some(a) = &mut self.level_area {
             halve(a);
         }
         if let Some(w) = &mut self.windows {
@@ -304,7 +305,7 @@ impl Buckets {
             let area = match which {
                 Area::Queue => &mut self.queue_area,
                 Area::Busy => &mut self.busy_area,
-                Area::Ready => self.ready_area.get_or_insert_with(Vec::new),
+                Area::Level => self.level_area.get_or_insert_with(Vec::new),
             };
             if area.len() <= i {
                 area.resize(i + 1, 0.0);
@@ -321,15 +322,16 @@ impl Buckets {
         }
     }
 
-    /// Keeps the series of serving replicas (an autoscaled tier's).
-    pub fn keep_ready(&mut self) {
-        self.ready_area = Some(Vec::new());
+    /// Keeps the series of a level: an autoscaled tier's serving replicas, or a learned
+    /// duration's value ([`level_series`]).
+    pub fn keep_level(&mut self) {
+        self.level_area = Some(Vec::new());
     }
 
-    /// `serving` replicas served over `[from, to)` (nothing when the series is not kept).
-    pub fn ready_replicas(&mut self, from: Time, to: Time, serving: f64) {
-        if self.ready_area.is_some() {
-            self.integrate(Area::Ready, from, to, serving);
+    /// The level was `x` over `[from, to)` (nothing when the series is not kept).
+    pub fn level(&mut self, from: Time, to: Time, x: f64) {
+        if self.level_area.is_some() {
+            self.integrate(Area::Level, from, to, x);
         }
     }
 
@@ -370,7 +372,7 @@ pub fn series(mut b: Buckets, end: Time) -> Series {
     }
     b.queue_area.resize(n, 0.0);
     b.busy_area.resize(n, 0.0);
-    let mut ready = b.ready_area.take();
+    let mut ready = b.level_area.take();
     if let Some(a) = &mut ready {
         a.resize(n, 0.0);
     }
@@ -385,6 +387,8 @@ pub fn series(mut b: Buckets, end: Time) -> Series {
         queue_len: avg(&b.queue_area),
         busy: avg(&b.busy_area),
         ready_replicas: ready.as_deref().map(avg).unwrap_or_default(),
+        learned_timeout_ms: Vec::new(),
+        learned_hedge_delay_ms: Vec::new(),
         first: b.first,
         retries: b.retries,
         succeeded: b.succeeded,
@@ -392,6 +396,12 @@ pub fn series(mut b: Buckets, end: Time) -> Series {
         replicas,
         attempts,
     }
+}
+
+/// The level kept with [`Buckets::keep_level`], time-averaged per bucket up to `end`, on buckets
+/// that keep nothing else (a learned duration's).
+pub fn level_series(b: Buckets, end: Time) -> Vec<f32> {
+    series(b, end).ready_replicas
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ mod levels;
 mod replicas;
 mod windows;
 
-pub use buckets::{Buckets, MAX_STORED_BUCKETS, series};
+pub use buckets::{Buckets, MAX_STORED_BUCKETS, level_series, series};
 pub use completions::Completions;
 pub use levels::Levels;
 pub use replicas::{MAX_REPLICA_SERIES, ReplicaEvent};

@@ -3,6 +3,7 @@
 
 use super::PathSim;
 use super::balance::Balancing;
+use super::learn::Learner;
 use super::tier::TierState;
 use crate::base::time::{Duration, Time};
 use crate::model::{FailMode, StoreMode};
@@ -76,6 +77,12 @@ impl PathSim<'_> {
             Default::default()
         };
         series.tiers = tier_series;
+        if full {
+            let n = series.first.len();
+            let hop = &self.hops[self.cx.bottom];
+            series.learned_timeout_ms = learned_series(hop.learned_timeout.as_deref(), end, n);
+            series.learned_hedge_delay_ms = learned_series(hop.learned_hedge.as_deref(), end, n);
+        }
         let mut summary = self.summary(tiers, peaks, end, ended);
         self.recovery(&mut summary, &series, end);
         if !full {
@@ -136,6 +143,7 @@ impl PathSim<'_> {
             });
             if full && n_tiers > 1 {
                 let s = metrics::series(ts.buckets.clone(), end);
+                let n = s.first.len();
                 tier_series.push(TierSeries {
                     name: self.cx.spec.tiers[t].name.clone(),
                     first: s.first,
@@ -144,6 +152,16 @@ impl PathSim<'_> {
                     busy: s.busy,
                     ready_replicas: s.ready_replicas,
                     replicas: s.replicas,
+                    learned_timeout_ms: learned_series(
+                        self.hops[t].learned_timeout.as_deref(),
+                        end,
+                        n,
+                    ),
+                    learned_hedge_delay_ms: learned_series(
+                        self.hops[t].learned_hedge.as_deref(),
+                        end,
+                        n,
+                    ),
                 });
             }
             ts.levels = Levels::default();
@@ -419,4 +437,14 @@ fn replica_rows(ts: &TierState, balancing: Option<&Balancing>) -> Vec<ReplicaSum
             ejections: balancing.map_or(0, |b| b.ejections[r]),
         })
         .collect()
+}
+
+/// A learned duration's value per bucket in ms, `n` buckets long; empty for none.
+fn learned_series(l: Option<&Learner>, end: Time, n: usize) -> Vec<f32> {
+    let Some(l) = l else {
+        return Vec::new();
+    };
+    let mut v = l.series(end);
+    v.resize(n, 0.0);
+    v
 }

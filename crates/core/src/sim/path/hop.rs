@@ -9,9 +9,11 @@
 use super::balance::Balancing;
 use super::callref::CallRef;
 use super::connect::Conns;
+use super::learn::Learner;
 use super::retry_after::RetryAfterRules;
 use super::spec::{Hop, PathSpec};
 use crate::base::time::{Duration, Time};
+use crate::policy::adaptive::Adaptive;
 use crate::policy::backoff::Backoff;
 use crate::policy::breaker::{Breaker, Placement};
 use crate::policy::budget::{BudgetKind, BudgetState};
@@ -25,6 +27,7 @@ use std::collections::VecDeque;
 pub(super) struct RetryRules {
     /// Attempts per call, the first try included.
     pub(super) max_attempts: u32,
+    /// The per-attempt timeout; a learned one's `max` (the hop's [`Learner`] has its value).
     pub(super) timeout: Option<Duration>,
     /// No retry starts after this long from the call's start.
     pub(super) deadline: Option<Duration>,
@@ -34,7 +37,8 @@ pub(super) struct RetryRules {
     pub(super) throttled: Backoff,
     pub(super) restart_probability: f64,
     pub(super) retry_after: RetryAfterRules,
-    /// Hedging: the delay before the next copy goes out; `None` without hedging.
+    /// Hedging: the delay before the next copy goes out (a learned one's `max`); `None` without
+    /// hedging.
     pub(super) hedge_delay: Option<Duration>,
     /// The breaker lets first tries through (it counts retries only).
     pub(super) breaker_retries_only: bool,
@@ -59,14 +63,14 @@ impl RetryRules {
         }
         RetryRules {
             max_attempts: r.max_attempts,
-            timeout: r.timeout,
+            timeout: r.timeout.map(Adaptive::ceiling),
             deadline: r.deadline,
             retry_on: ClassSet::of(&r.retry_on),
             backoff,
             throttled,
             restart_probability: r.restart_probability,
             retry_after: RetryAfterRules::of(r),
-            hedge_delay: h.hedge.delay,
+            hedge_delay: h.hedge.delay.map(Adaptive::ceiling),
             breaker_retries_only: h.breaker.retries_only,
             breaker_around: h.breaker.placement == Placement::AroundRetries,
             cancel: r.cancel,
@@ -93,8 +97,13 @@ pub(super) struct HopState {
     /// The `[limiter]` instances and the sends waiting for them (hop 0 only).
     pub(super) limiters: Vec<LimiterSlot>,
     limiter_shared: bool,
-    /// The breaker or the limiter needs each attempt's duration: send times are kept.
+    /// The breaker, the limiter or a learned duration needs each attempt's duration: send
+    /// times are kept.
     pub(super) timed: bool,
+    /// A learned `retry.timeout` ([`Learner`]); none for a fixed one or none.
+    pub(super) learned_timeout: Option<Box<Learner>>,
+    /// A learned `hedge.delay`.
+    pub(super) learned_hedge: Option<Box<Learner>>,
     /// The hop above propagates cancellation (never at the top).
     pub(super) cancel_above: bool,
     /// Some caller at or above this hop can stop waiting for an attempt (a timeout, hedging, a
@@ -152,8 +161,19 @@ fn pidx(shared: bool, client: u32) -> usize {
 
 impl HopState {
     /// The state of hop `k` of `spec`, for `processes` client processes at the top.
-    pub(super) fn new(spec: &PathSpec, k: usize, processes: usize, draws: Draws) -> Self {
+    pub(super) fn new(
+        spec: &PathSpec,
+        k: usize,
+        processes: usize,
+        draws: Draws,
+        bucket: Duration,
+    ) -> Self {
         let h = &spec.hops[k];
+        let learner = |d: Option<Adaptive>| {
+            let spec = d.and_then(Adaptive::learned)?;
+            Some(Box::new(Learner::new(spec, bucket)))
+        };
+        let (learned_timeout, learned_hedge) = (learner(h.retry.timeout), learner(h.hedge.delay));
         // Below the top, the caller is one process: the tier it runs in.
         let shared = |scope: Scope| scope == Scope::Shared || k > 0;
         let n = |scope: Scope| if shared(scope) { 1 } else { processes };
@@ -180,7 +200,12 @@ impl HopState {
                 .map(LimiterSlot::new)
                 .collect(),
             limiter_shared: shared(h.limiter.scope),
-            timed: h.breaker.enabled || h.limiter.kind.is_concurrency(),
+            timed: h.breaker.enabled
+                || h.limiter.kind.is_concurrency()
+                || learned_timeout.is_some()
+                || learned_hedge.is_some(),
+            learned_timeout,
+            learned_hedge,
             cancel_above: k > 0 && spec.hops[k - 1].retry.cancel,
             can_orphan: spec.hops[..=k]
                 .iter()

@@ -31,6 +31,7 @@ mod fork;
 pub mod gauge;
 mod hop;
 mod keyed;
+mod learn;
 mod limit;
 mod retry_after;
 mod route;
@@ -286,7 +287,7 @@ impl<'m> PathSim<'m> {
         }
         .max(1) as usize;
         let hops: Vec<HopState> = (0..spec.hops.len())
-            .map(|k| HopState::new(&spec, k, processes, draws))
+            .map(|k| HopState::new(&spec, k, processes, draws, model.bucket))
             .collect();
         let mut tiers = spec
             .tiers
@@ -309,7 +310,7 @@ impl<'m> PathSim<'m> {
         for (ts, s) in tiers.iter_mut().zip(&spec.tiers) {
             ts.buckets.keep_replicas(s.server.replica_slots());
             if ts.scaler.is_some() {
-                ts.buckets.keep_ready();
+                ts.buckets.keep_level();
             }
         }
         // The calendar queue for dense, near events; the radix heap for bursts and closed

@@ -15,6 +15,7 @@
 
 use crate::model::{Layer, LayerBudget, Model, Network, Retry, Server, WorkloadKind};
 use crate::policy::Scope;
+use crate::policy::adaptive::Adaptive;
 use crate::policy::breaker::BreakerConfig;
 use crate::policy::budget::{BudgetConfig, BudgetKind};
 use crate::policy::hedge::HedgeConfig;
@@ -138,7 +139,7 @@ impl PathSpec {
 fn layer_policy(l: &Layer) -> (Retry, Network) {
     let retry = Retry {
         max_attempts: l.max_attempts,
-        timeout: l.timeout,
+        timeout: l.timeout.map(Adaptive::Fixed),
         backoff_spec: l.backoff_spec.clone(),
         ..Retry::default()
     };

@@ -58,7 +58,7 @@ pub(super) fn orbit(hop: &Hop, class: Class, fail_s: f64, limit: Option<f64>) ->
     let r = &hop.retry;
     if hop.hedge.enabled() {
         // Hedged copies go out every `delay` while none has answered: all of them.
-        let delay = hop.hedge.delay.map_or(0.0, |d| d.0 as f64 / 1e9);
+        let delay = hop.hedge.delay.map_or(0.0, |d| d.ceiling().0 as f64 / 1e9);
         return Orbit {
             attempts: f64::from(r.max_attempts),
             span: delay * f64::from(r.max_attempts - 1) + fail_s,

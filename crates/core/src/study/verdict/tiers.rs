@@ -114,7 +114,7 @@ impl Judge<'_> {
     pub fn tier(&mut self, k: usize) -> TierVerdict {
         let (hop, server) = (&self.path.hops[k], &self.path.tiers[k].server);
         let station = Station::of(server, &hop.network);
-        let timeout = hop.retry.timeout.map(secs);
+        let timeout = hop.retry.timeout.map(|t| secs(t.ceiling()));
         let loss = hop.network.request_loss;
         let mut terms = Vec::new();
         let capacity = match timeout {
@@ -242,7 +242,7 @@ impl Judge<'_> {
                 return None;
             }
             let late = hop.retry.timeout.map_or(0.0, |t| {
-                s.late_share(a * (1.0 - hop.network.request_loss), secs(t))
+                s.late_share(a * (1.0 - hop.network.request_loss), secs(t.ceiling()))
             });
             let q = 1.0 - (1.0 - late) * (1.0 - fail_p) * (1.0 - loss.min(1.0));
             let per_call = healthy_per_call(q, f64::from(hop.retry.max_attempts));
@@ -251,7 +251,7 @@ impl Judge<'_> {
             let flow = Flow {
                 calls: x,
                 successes,
-                attempt_s: hop.retry.timeout.map_or(0.0, secs),
+                attempt_s: hop.retry.timeout.map_or(0.0, |t| secs(t.ceiling())),
                 processes: self.processes(k),
             };
             let capped = hop
@@ -278,7 +278,7 @@ impl Judge<'_> {
         let late = hop
             .retry
             .timeout
-            .map_or(0.0, |t| s.late_share(capacity * 0.999, secs(t)));
+            .map_or(0.0, |t| s.late_share(capacity * 0.999, secs(t.ceiling())));
         (x * healthy_per_call(late, f64::from(hop.retry.max_attempts)) / capacity).max(x / capacity)
     }
 
@@ -386,7 +386,7 @@ impl Judge<'_> {
         let span_below = self.spans(k);
         for j in 0..=k {
             let hop = &self.path.hops[j];
-            let own = hop.retry.timeout.map(secs);
+            let own = hop.retry.timeout.map(|t| secs(t.ceiling()));
             let (class, fail_s) = failure(hop, j == k, span_below[j + 1]);
             let deadline = hop.retry.deadline.map(secs);
             let limit = match (deadline, cancel_limit) {
@@ -491,7 +491,7 @@ impl Judge<'_> {
 /// (`at_tier`) its own timeout; above it, its timeout when that comes before the calls below
 /// (`below` seconds) give up, else the 500 the tier answers then.
 fn failure(hop: &Hop, at_tier: bool, below: f64) -> (Class, f64) {
-    let own = hop.retry.timeout.map(secs);
+    let own = hop.retry.timeout.map(|t| secs(t.ceiling()));
     if at_tier {
         return (Class::Timeout, own.unwrap_or(0.0));
     }

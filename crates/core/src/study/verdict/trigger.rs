@@ -112,7 +112,10 @@ struct Fluid<'a> {
 impl<'a> Fluid<'a> {
     fn new(m: &'a Model, path: &PathSpec) -> Fluid<'a> {
         let (hop, server) = (&path.hops[0], &path.tiers[0].server);
-        let timeout = hop.retry.timeout.map_or(0.0, |t| t.0 as f64 / 1e9);
+        let timeout = hop
+            .retry
+            .timeout
+            .map_or(0.0, |t| t.ceiling().0 as f64 / 1e9);
         let horizon = m.horizon.0 as f64 / 1e9;
         let dt = (timeout / 200.0).max(1e-3).max(horizon / MAX_STEPS);
         let steps = (horizon / dt).ceil() as usize;

@@ -3,6 +3,7 @@
 //! ([`Calls::decide`]).
 
 use super::{Call, Calls, Next, Seen, Settled};
+use crate::base::time::Time;
 use crate::policy::Class;
 use crate::sim::path::Cx;
 use crate::sim::path::callref::CallRef;
@@ -36,6 +37,9 @@ impl Calls {
             "a slot was reused while in flight"
         );
         self.get_mut::<C>(c).unhold();
+        if hops[self.get::<C>(c).hop()].timed {
+            self.learn_latency::<C>(cx.now, hops, c, attempt);
+        }
         if self.outstanding::<C>(hops, c, attempt) {
             return true;
         }
@@ -43,6 +47,33 @@ impl Calls {
         hops[h].n.late_responses += 1;
         self.note::<C>(cx, c, attempt, Step::LateReply, Some(class));
         false
+    }
+
+    /// The hop's learned timeout and hedging delay count the latency of the answer to attempt
+    /// `attempt`, when its send time is known (`sim::path::learn`).
+    fn learn_latency<C: Call>(
+        &mut self,
+        now: Time,
+        hops: &mut [HopState],
+        c: CallRef,
+        attempt: u16,
+    ) {
+        let call = self.get::<C>(c);
+        let (h, start, hedging) = (call.hop(), call.start(), hops[call.hop()].retry.hedging());
+        let sent = if call.lp().attempts == attempt + 1 {
+            self.sent_at::<C>(c)
+        } else if hedging && attempt == 0 {
+            start
+        } else {
+            return;
+        };
+        let hs = &mut hops[h];
+        for l in [&mut hs.learned_timeout, &mut hs.learned_hedge]
+            .into_iter()
+            .flatten()
+        {
+            l.record(now, now.since(sent));
+        }
     }
 
     /// The per-attempt timeout of attempt `attempt` fired (its epoch is current): does the

@@ -142,6 +142,10 @@ impl Calls {
         if let Some(delay) = hedge_delay {
             self.extra_mut::<C>(c).pending.insert(attempt);
             if u32::from(attempt) + 1 < max_attempts {
+                let delay = match &mut hops[h].learned_hedge {
+                    Some(l) => l.value(now, attempt),
+                    None => delay,
+                };
                 let next = attempt + 1;
                 let ev = Event::Hedge {
                     call: c,
@@ -171,6 +175,10 @@ impl Calls {
             None => 0,
         };
         if let Some(timeout) = hs.retry.timeout {
+            let timeout = match &mut hs.learned_timeout {
+                Some(l) => l.value(now, attempt),
+                None => timeout,
+            };
             let ev = Event::Timeout {
                 call: c,
                 epoch,

@@ -253,7 +253,7 @@ impl Direct<'_> {
         self.n.sent += 1;
         self.n.retries += u64::from(attempt > 0);
         if let Some(timeout) = self.m.retry.timeout {
-            self.push(now + timeout, Ev::Timeout { attempt });
+            self.push(now + timeout.ceiling(), Ev::Timeout { attempt });
         }
         let net = &self.m.network;
         let k = AttemptKey::top(it.id, attempt);

@@ -101,6 +101,12 @@ pub fn engine_path(m: &Model) -> EnginePath {
     if m.limiter.kind != LimiterKind::None {
         return ev("a client-side limiter is shared state");
     }
+    if [m.retry.timeout, m.hedge.delay]
+        .iter()
+        .any(|d| d.is_some_and(|d| d.learned().is_some()))
+    {
+        return ev("a learned timeout or hedging delay is learned from every client's latencies");
+    }
     if m.hedge.enabled() {
         return ev("hedging is run by the event loop only");
     }

@@ -411,7 +411,7 @@ impl Scaler {
 
     /// The serving replicas' count up to `now` goes into the tier's series.
     pub(in crate::sim::path) fn set_series(&mut self, now: Time, series: &mut Buckets) {
-        series.ready_replicas(self.series_from, now, f64::from(self.serving));
+        series.level(self.series_from, now, f64::from(self.serving));
         self.series_from = now;
     }
 

@@ -250,7 +250,10 @@ fn rates_of(m: &Model) -> Result<Rates, &'static str> {
     if let Some(why) = why {
         return Err(why);
     }
-    let timeout = hop.retry.timeout.map_or(0.0, |t| t.0 as f64 / 1e9);
+    let timeout = hop
+        .retry
+        .timeout
+        .map_or(0.0, |t| t.ceiling().0 as f64 / 1e9);
     let retries = if hop.retry.retry_on.contains(&Class::Timeout) {
         f64::from(hop.retry.max_attempts - 1)
     } else {

@@ -556,6 +556,14 @@ pub struct RareArgs {
     /// (default: the event's score, else `queue`); a wrong name lists the scores.
     #[arg(long, value_name = "NAME")]
     pub score: Option<String>,
+    /// The score reads 0 before this time of the run (a duration: `26s`): levels are placed on
+    /// what a run does from then on, not on a peak every run passes through before.
+    #[arg(long, value_name = "TIME")]
+    pub score_from: Option<String>,
+    /// Place the levels on the score's excess over its typical value at that time of the run
+    /// (the mean of the first stage's plain runs), not on the score itself.
+    #[arg(long)]
+    pub excess: bool,
     /// A run ends the first time its score, having risen above 0, is back at 0: the event is
     /// then "within one busy period of the score".
     #[arg(long)]

@@ -45,8 +45,8 @@ fn watch(service: &str, seed: u64) -> Seen {
 
 #[test]
 fn the_orbit_fills_after_the_spike_and_empties_when_the_run_recovers() {
-    // At 900 ms a run recovers (about 1 in 10^4 does not).
-    let calm = watch("900ms", 1);
+    // At 940 ms seed 1 recovers (about 1 run in 75 does not), a few of its intents retried.
+    let calm = watch("940ms", 1);
     assert_eq!(calm.recovered, Some(true));
     assert!(calm.orbit_max > 0, "no intent retried");
     assert_eq!(calm.orbit_last, 0);

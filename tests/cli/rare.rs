@@ -52,17 +52,17 @@ fn a_stage_below_the_floor_is_refused_with_exit_1() {
 #[test]
 fn bad_events_and_scores_name_what_is_allowed() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, _, err) = rare(dir.path(), &["--event", "orbit >= 3"]);
+    let (code, _, err) = rare(dir.path(), &["--event", "depth >= 3"]);
     assert_eq!(code, 2);
     assert_eq!(
         err.trim_end(),
-        "error: --event orbit >= 3: no score `orbit`: expected `SCORE >= N` with SCORE one of queue, in_flight and N a whole number of at least 1, or `recovered == false`"
+        "error: --event depth >= 3: no score `depth`: expected `SCORE >= N` with SCORE one of queue, in_flight, orbit, attempts and N a whole number of at least 1, or `recovered == false`"
     );
     let (code, _, err) = rare(dir.path(), &["--event", "queue >= 3", "--score", "depth"]);
     assert_eq!(code, 2);
     assert_eq!(
         err.trim_end(),
-        "error: --score depth: no score `depth`; one of queue, in_flight"
+        "error: --score depth: no score `depth`; one of queue, in_flight, orbit, attempts"
     );
     let (code, _, err) = rare(
         dir.path(),
@@ -82,4 +82,85 @@ fn an_event_every_run_reaches_says_brute_force_is_not_needed() {
         stdout.contains("brute force: not needed: every run reaches the event"),
         "{stdout}"
     );
+}
+
+/// Open arrivals at 400/s on one worker (exp 1 ms), 8 ms timeouts and up to three attempts
+/// sent at once: a queue that now and then grows long enough for its callers to retry.
+const RETRYING: &str = r#"name = "retrying"
+horizon = "500ms"
+[workload]
+kind = "open"
+rate = "400/s"
+[retry]
+max_attempts = 3
+timeout = "8ms"
+backoff = "immediate"
+jitter = "none"
+[server]
+capacity = 1
+service = "exp(1ms)"
+"#;
+
+fn rare_retrying(dir: &std::path::Path, flags: &[&str]) -> (i32, String, String) {
+    let m = write(dir, "retrying.toml", RETRYING);
+    out(rs().arg("rare").arg(&m).args(flags))
+}
+
+#[test]
+fn the_orbit_as_event_and_score_gives_the_same_bytes_on_one_job_and_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["--event", "orbit >= 6", "--seeds", "3"];
+    let (code, one, err) = rare_retrying(dir.path(), &[&flags[..], &["--jobs", "1"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let (_, two, _) = rare_retrying(dir.path(), &[&flags[..], &["--jobs", "2"]].concat());
+    assert_eq!(one, two);
+    assert!(one.contains("score: orbit\n"), "{one}");
+    assert!(one.contains("orbit >= "), "{one}");
+    let (_, again, _) = rare_retrying(dir.path(), &[&flags[..], &["--jobs", "2"]].concat());
+    assert_eq!(again, one, "the same seed twice");
+}
+
+#[test]
+fn excess_and_score_from_are_shown_and_deterministic() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = [
+        "--event",
+        "orbit >= 6",
+        "--score",
+        "queue",
+        "--excess",
+        "--score-from",
+        "100ms",
+        "--seeds",
+        "3",
+    ];
+    let (code, one, err) = rare_retrying(dir.path(), &[&flags[..], &["--jobs", "1"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let (_, two, _) = rare_retrying(dir.path(), &[&flags[..], &["--jobs", "2"]].concat());
+    assert_eq!(one, two);
+    assert!(
+        one.contains("score: queue, its excess over the typical value at each time, from 100 ms"),
+        "{one}"
+    );
+    assert!(one.contains("queue excess >= "), "{one}");
+    let (_, json, _) = rare_retrying(dir.path(), &[&flags[..], &["--json", "-"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["excess"], true);
+    assert_eq!(v["score_from_ms"], 100.0);
+    let (code, _, err) = rare_retrying(
+        dir.path(),
+        &["--event", "orbit >= 6", "--score-from", "soon"],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("--score-from soon: "), "{err}");
+}
+
+#[test]
+fn attempts_per_second_is_a_score() {
+    let dir = tempfile::tempdir().unwrap();
+    // 400 intents a second: every run sends 50 attempts within a second.
+    let (code, stdout, err) =
+        rare_retrying(dir.path(), &["--event", "attempts >= 50", "--seeds", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("probability: 1.000e0"), "{stdout}");
 }

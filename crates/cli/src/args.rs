@@ -5,6 +5,9 @@ use clap::{Args, Parser, Subcommand};
 use retrystorm_core::trace::OutcomeFilter;
 use std::path::PathBuf;
 
+mod rare;
+pub use rare::RareArgs;
+
 /// The names `--trace-outcome` takes.
 pub const OUTCOMES: [&str; 7] = {
     let mut names = [""; 7];
@@ -539,33 +542,6 @@ pub struct MapArgs {
     /// verdicts differ, adding cells between them (0: none) [default: 1].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=8))]
     pub refine: Option<u32>,
-}
-
-#[derive(Args, Debug)]
-pub struct RareArgs {
-    #[command(flatten)]
-    pub model: ModelArgs,
-    /// Estimate for this variant of the file (default: the base model).
-    #[arg(long)]
-    pub variant: Option<String>,
-    /// The event: `SCORE >= N` (the score reaches N before the run ends) or `recovered == false`
-    /// (goodput not back by the horizon after the trigger).
-    #[arg(long, value_name = "EXPR")]
-    pub event: String,
-    /// The score the levels are placed on, read off the engine's state after every event
-    /// (default: the event's score, else `queue`); a wrong name lists the scores.
-    #[arg(long, value_name = "NAME")]
-    pub score: Option<String>,
-    /// A run ends the first time its score, having risen above 0, is back at 0: the event is
-    /// then "within one busy period of the score".
-    #[arg(long)]
-    pub until_empty: bool,
-    /// Runs (particles) per stage.
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(20..=100_000))]
-    pub particles: u32,
-    /// Write the estimate as JSON here ("-" for stdout, which replaces the table).
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

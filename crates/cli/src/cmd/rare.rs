@@ -10,6 +10,7 @@ use crate::prepare::study_outputs;
 use crate::run::Runner;
 use crate::{error::CliError, output, progress};
 use indicatif::ProgressBar;
+use retrystorm_core::base::time::{Duration, Time};
 use retrystorm_core::model::Model;
 use retrystorm_core::rare::interval::{IntervalKind, RareEstimate, combine};
 use retrystorm_core::rare::target::{parse_score, parse_target};
@@ -67,8 +68,19 @@ fn spec(a: &RareArgs) -> Result<RareSpec, CliError> {
         (None, Target::NotRecovered) => retrystorm_core::path::gauge::Gauge::Queue,
     };
     let spec = RareSpec::new(target, score, a.until_empty).map_err(CliError::Input)?;
+    let score_from = match &a.score_from {
+        None => Time::ZERO,
+        Some(t) => {
+            let d = Duration::parse(t).map_err(|e| {
+                CliError::Input(format!("--score-from {t}: {e} (a duration such as 26s)"))
+            })?;
+            Time::ZERO + d
+        }
+    };
     Ok(RareSpec {
         particles: a.particles,
+        score_from,
+        excess: a.excess,
         ..spec
     })
 }
@@ -136,7 +148,7 @@ impl Shown<'_> {
         let rows = [
             ("model", self.model.name.clone()),
             ("event", self.event.to_string()),
-            ("score", self.spec.score.name().to_string()),
+            ("score", self.score_label()),
             ("probability", sci(e.probability)),
             (
                 "95% interval",
@@ -157,9 +169,26 @@ impl Shown<'_> {
         format!("{lines}\n{}", self.stages())
     }
 
+    /// The score, what it is measured against and from when.
+    fn score_label(&self) -> String {
+        let mut label = self.spec.score.name().to_string();
+        if self.spec.excess {
+            label.push_str(", its excess over the typical value at each time");
+        }
+        if self.spec.score_from > Time::ZERO {
+            let from = self.spec.score_from.since(Time::ZERO);
+            label.push_str(&format!(", from {}", fmt::duration(from.as_millis_f64())));
+        }
+        label
+    }
+
     /// Each seed's stages, one a row: the level (the event itself last) and its pass rate.
     fn stages(&self) -> String {
-        let score = self.spec.score.name();
+        let score = if self.spec.excess {
+            format!("{} excess", self.spec.score.name())
+        } else {
+            self.spec.score.name().to_string()
+        };
         let headers = ["seed", "stage", "level", "passed", "pass rate"].map(String::from);
         let mut rows = Vec::new();
         for r in &self.estimate.runs {
@@ -189,6 +218,8 @@ impl Shown<'_> {
             "model": self.model.name,
             "event": self.event,
             "score": self.spec.score.name(),
+            "score_from_ms": self.spec.score_from.since(Time::ZERO).as_millis_f64(),
+            "excess": self.spec.excess,
             "until_empty": self.spec.until_empty,
             "particles": self.spec.particles,
             "keep": self.spec.keep,

@@ -13,6 +13,7 @@ mod engine;
 mod fanout;
 mod fork;
 mod fuzz_inputs;
+mod gauge;
 mod herd;
 mod invariants;
 mod layered;

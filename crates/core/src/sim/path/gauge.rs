@@ -1,18 +1,21 @@
 //! What a run's state reads between two events, for a study that scores a run as it goes (rare
-//! event splitting, `study/rare`). Each gauge is a counter the engine keeps anyway: reading one
-//! costs a few additions, so it can be read after every event.
+//! event splitting, `study/rare`). Each gauge is a counter the engine keeps as it goes: reading
+//! one costs a few additions, so it can be read after every event.
 
 use super::PathSim;
+use crate::base::time::Time;
 
 /// A number read off a run's state at an event boundary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Gauge {
     Queue,
     InFlight,
+    Orbit,
+    Attempts,
 }
 
 /// Every gauge, once: its name on the command line and in JSON, and what it counts.
-pub const GAUGES: [(Gauge, &str, &str); 2] = [
+pub const GAUGES: [(Gauge, &str, &str); 4] = [
     (
         Gauge::Queue,
         "queue",
@@ -22,6 +25,16 @@ pub const GAUGES: [(Gauge, &str, &str); 2] = [
         Gauge::InFlight,
         "in_flight",
         "intents started and not yet final (waiting, in service, on the network or in backoff)",
+    ),
+    (
+        Gauge::Orbit,
+        "orbit",
+        "intents whose client is past its first attempt (backing off, or waiting on a retry or a hedged copy) and has not settled",
+    ),
+    (
+        Gauge::Attempts,
+        "attempts",
+        "attempts the clients sent in the last second (first tries, retries and hedged copies, counted in tenths of a second)",
     ),
 ];
 
@@ -42,11 +55,18 @@ impl Gauge {
 }
 
 impl PathSim<'_> {
+    /// The time of the last event handled: where the run stands.
+    pub fn now(&self) -> Time {
+        self.cx.now
+    }
+
     /// The gauge's value where the run stands.
     pub fn gauge(&self, g: Gauge) -> u64 {
         match g {
             Gauge::Queue => self.tiers.iter().map(|t| t.load()).sum(),
             Gauge::InFlight => self.calls.live,
+            Gauge::Orbit => self.calls.orbit.count,
+            Gauge::Attempts => self.calls.pace.per_second(self.cx.now),
         }
     }
 }
@@ -61,7 +81,7 @@ mod tests {
             assert_eq!(Gauge::parse(name), Some(g));
             assert_eq!(g.name(), name);
         }
-        assert_eq!(Gauge::parse("orbit"), None);
-        assert_eq!(Gauge::names(), "queue, in_flight");
+        assert_eq!(Gauge::parse("retries"), None);
+        assert_eq!(Gauge::names(), "queue, in_flight, orbit, attempts");
     }
 }

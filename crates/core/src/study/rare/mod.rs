@@ -22,6 +22,7 @@
 pub mod interval;
 mod particle;
 pub mod target;
+mod typical;
 
 use crate::model::Model;
 use particle::Particles;
@@ -138,6 +139,17 @@ fn floored(seed: u64, stage: Stage, what: impl FnOnce() -> String) -> Result<Sta
     Ok(stage)
 }
 
+/// `--excess`: the typical score from the first stage's runs, and each of them scored by its
+/// highest excess over it.
+fn measure_from_typical(ps: &mut Particles, ends: &mut [particle::Ended]) {
+    let traces: Vec<typical::Trace> = ends.iter_mut().filter_map(|e| e.trace.take()).collect();
+    let typical = typical::Typical::of(ps.horizon(), &traces);
+    for (e, t) in ends.iter_mut().zip(&traces) {
+        e.max = typical.highest_excess(t);
+    }
+    ps.typical = Some(typical);
+}
+
 /// The probability of `spec`'s event in `model` with `seed`, by splitting. Stops with
 /// [`RareError::Interrupted`] once `stop` is set.
 pub fn split<S: Spread>(
@@ -154,7 +166,10 @@ pub fn split<S: Spread>(
     let (mut events, mut plain) = (0, 0.0);
     for k in 0..MAX_STAGES {
         let ends = spread.spread(n, &|i| ps.run(k, i));
-        let ends = ends.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let mut ends = ends.into_iter().collect::<Result<Vec<_>, _>>()?;
+        if k == 0 && spec.excess {
+            measure_from_typical(&mut ps, &mut ends);
+        }
         if stop.load(Ordering::Relaxed) {
             return Err(RareError::Interrupted);
         }

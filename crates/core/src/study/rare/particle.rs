@@ -5,6 +5,7 @@
 
 use super::RareError;
 use super::target::{RareSpec, Target};
+use super::typical::{Trace, Typical};
 use crate::model::Model;
 use crate::sim::path::PathSim;
 use std::sync::atomic::AtomicBool;
@@ -16,12 +17,13 @@ pub(super) fn branch(stage: usize, index: usize) -> u64 {
 }
 
 /// How a particle's run went: the highest score it reached, whether the event happened, and
-/// the events it took.
-#[derive(Clone, Copy, Debug)]
+/// the events it took; with `--excess`, a first-stage run's score per bin of time.
+#[derive(Clone, Debug)]
 pub(super) struct Ended {
     pub(super) max: u64,
     pub(super) hit: bool,
     pub(super) events: u64,
+    pub(super) trace: Option<Trace>,
 }
 
 /// The particles of one seed: the model, the study, and the runs that crossed the last level
@@ -32,6 +34,8 @@ pub(super) struct Particles<'m> {
     spec: RareSpec,
     stop: &'m AtomicBool,
     pub(super) parents: Vec<PathSim<'m>>,
+    /// With `--excess`, the typical score per time, from the first stage.
+    pub(super) typical: Option<Typical>,
 }
 
 impl<'m> Particles<'m> {
@@ -42,6 +46,7 @@ impl<'m> Particles<'m> {
             spec,
             stop,
             parents: Vec::new(),
+            typical: None,
         }
     }
 
@@ -58,6 +63,29 @@ impl<'m> Particles<'m> {
         sim.with_stop(self.stop)
     }
 
+    /// The score where `sim` stands: its gauge (0 before the spec's `score_from`), or once the
+    /// typical score is known, the gauge's excess over it.
+    fn score(&self, sim: &PathSim) -> u64 {
+        let raw = self.raw(sim);
+        self.typical
+            .as_ref()
+            .map_or(raw, |t| t.excess(sim.now(), raw))
+    }
+
+    /// The gauge where `sim` stands, 0 before the spec's `score_from`.
+    fn raw(&self, sim: &PathSim) -> u64 {
+        if sim.now() < self.spec.score_from {
+            0
+        } else {
+            sim.gauge(self.spec.score)
+        }
+    }
+
+    /// The model's horizon, ns.
+    pub(super) fn horizon(&self) -> u64 {
+        self.model.horizon.0
+    }
+
     /// Whether the event has happened where `sim` stands (`recovered == false` is known only
     /// at the end).
     fn reached(&self, sim: &PathSim) -> bool {
@@ -71,14 +99,23 @@ impl<'m> Particles<'m> {
     /// `until_empty` its score is back at 0 after rising above it.
     pub(super) fn run(&self, stage: usize, index: usize) -> Result<Ended, RareError> {
         let mut sim = self.start(stage, index);
-        let (first, score) = (sim.events_handled(), self.spec.score);
-        let mut max = sim.gauge(score);
+        let first = sim.events_handled();
+        let mut max = self.score(&sim);
         let mut busy = max > 0;
         let mut hit = self.reached(&sim);
+        // The first stage of an `--excess` study records what the typical score is made of.
+        let mut trace = (self.spec.excess && self.typical.is_none()).then(Trace::default);
+        let horizon = self.horizon();
+        if let Some(t) = &mut trace {
+            t.record(horizon, sim.now(), max);
+        }
         if !hit {
             sim.advance_until(|sim| {
-                let v = sim.gauge(score);
+                let v = self.score(sim);
                 max = max.max(v);
+                if let Some(t) = &mut trace {
+                    t.record(horizon, sim.now(), v);
+                }
                 if self.reached(sim) {
                     hit = true;
                     return true;
@@ -98,7 +135,12 @@ impl<'m> Particles<'m> {
             let recovered = sim.run_summary("rare").summary.recovered;
             hit = !recovered.ok_or(RareError::NoTrigger { seed: self.seed })?;
         }
-        Ok(Ended { max, hit, events })
+        Ok(Ended {
+            max,
+            hit,
+            events,
+            trace,
+        })
     }
 
     /// Particle `index` of `stage` run again up to the first event boundary where its score
@@ -106,9 +148,9 @@ impl<'m> Particles<'m> {
     /// events that took.
     pub(super) fn replay_to(&self, stage: usize, index: usize, level: u64) -> (PathSim<'m>, u64) {
         let mut sim = self.start(stage, index);
-        let (first, score) = (sim.events_handled(), self.spec.score);
-        if sim.gauge(score) < level {
-            sim.advance_until(|sim| sim.gauge(score) >= level);
+        let first = sim.events_handled();
+        if self.score(&sim) < level {
+            sim.advance_until(|sim| self.score(sim) >= level);
         }
         let events = sim.events_handled() - first;
         (sim, events)

@@ -1,6 +1,7 @@
 //! What a rare-event study estimates the probability of (`--event`), what it scores a run by
 //! (`--score`), and when a run ends (`--until-empty`): the contract, parsed once.
 
+use crate::base::time::Time;
 use crate::sim::path::gauge::Gauge;
 
 /// The event whose probability is estimated, for one run.
@@ -46,6 +47,13 @@ pub fn parse_score(name: &str) -> Result<Gauge, String> {
 pub struct RareSpec {
     pub target: Target,
     pub score: Gauge,
+    /// The score reads 0 before this time (`--score-from`): levels are placed on what a run
+    /// does from then on, after a trigger every run passes through, say.
+    pub score_from: Time,
+    /// Levels on the score's excess over its typical value at that time of the run (the mean of
+    /// the first stage's plain runs, per thousandth of the horizon), not on the score itself
+    /// (`--excess`).
+    pub excess: bool,
     /// A run ends the first time its score, having risen above 0, is back at 0 (a busy period
     /// of the score), if it has not ended before.
     pub until_empty: bool,
@@ -67,6 +75,8 @@ impl RareSpec {
         Ok(RareSpec {
             target,
             score,
+            score_from: Time::ZERO,
+            excess: false,
             until_empty,
             particles: 100,
             keep: 0.25,
@@ -91,9 +101,9 @@ mod tests {
             parse_target(" recovered  ==  false"),
             Ok(Target::NotRecovered)
         );
-        let e = parse_target("orbit >= 3").unwrap_err();
+        let e = parse_target("depth >= 3").unwrap_err();
         assert!(
-            e.starts_with("no score `orbit`") && e.contains("queue, in_flight"),
+            e.starts_with("no score `depth`") && e.contains("queue, in_flight, orbit, attempts"),
             "{e}"
         );
         assert!(

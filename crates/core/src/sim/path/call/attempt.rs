@@ -133,12 +133,19 @@ impl Calls {
         if hs.timed {
             self.mark_sent::<C>(c, now);
         }
+        if !C::INNER {
+            self.pace.count(now);
+        }
         let (hedge_delay, max_attempts) = (hs.retry.hedge_delay, hs.retry.max_attempts);
         let l = self.lp_mut::<C>(c);
         let attempt = l.attempts;
         l.attempts += 1;
         l.awaiting = true;
         let epoch = l.epoch;
+        if !C::INNER && attempt > 0 {
+            // A retry after no backoff, or a hedged copy.
+            self.orbit.enter(c.slot());
+        }
         if let Some(delay) = hedge_delay {
             self.extra_mut::<C>(c).pending.insert(attempt);
             if u32::from(attempt) + 1 < max_attempts {

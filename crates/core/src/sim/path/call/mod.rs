@@ -16,6 +16,8 @@
 //! - `answer.rs`: an answer or a timeout reaches the caller: what its policies learn from it.
 //! - `retry.rs`: a retryable failure: backoff, Retry-After, deadline, budget, the next `Send`.
 //! - `hedge.rs`: hedging's copies and pushback.
+//! - `orbit.rs`, `pace.rs`: the retry orbit and the attempts of the last second, for studies
+//!   that score a run by them.
 //! - `settle.rs`: the call is over; freeing calls and what an intent's outcome needs.
 //! - `slabs.rs`: [`Calls`], the slabs of both kinds and the side state only some models keep.
 //!
@@ -28,6 +30,8 @@ mod answer;
 mod attempt;
 mod fan;
 mod hedge;
+mod orbit;
+mod pace;
 mod retry;
 mod settle;
 mod slabs;

@@ -86,6 +86,9 @@ impl Calls {
         if cx.trace.is_some() {
             self.note_slow::<C>(cx, c, attempts, Step::Backoff, None, Some(delay));
         }
+        if !C::INNER {
+            self.orbit.enter(c.slot());
+        }
         cx.queue.push(now + delay, Event::Send { call: c, epoch });
         Next::Idle
     }

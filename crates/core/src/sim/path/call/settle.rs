@@ -39,6 +39,9 @@ impl Calls {
         let last = attempts.saturating_sub(1);
         self.note::<C>(cx, c, last, Step::Settled, Some(class));
         self.lp_mut::<C>(c).settled = how;
+        if !C::INNER {
+            self.orbit.leave(c.slot());
+        }
         let hs = &mut hops[h];
         if let Some(b) = &mut hs.balancing {
             b.settled(self.client::<C>(c), c.slot(), now);

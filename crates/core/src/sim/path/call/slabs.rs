@@ -1,6 +1,8 @@
 //! The calls' slabs: the top calls (with the side state only some models keep), the inner
 //! calls, their free slots and send times, and the walk up the chain of callers.
 
+use super::orbit::Orbit;
+use super::pace::Pace;
 use super::{Call, Extra, Fans, Inner, Keep, Loop, NO_WORKER, Settled, Top};
 use crate::base::time::Time;
 use crate::sim::path::call::by_kind;
@@ -33,6 +35,10 @@ pub(in crate::sim::path) struct Calls {
     pub(super) sent_inner: Vec<Time>,
     /// Intents started and not yet finalised.
     pub(in crate::sim::path) live: u64,
+    /// Intents past their first attempt and not settled.
+    pub(in crate::sim::path) orbit: Orbit,
+    /// The top's attempts over the last second.
+    pub(in crate::sim::path) pace: Pace,
 }
 
 impl Calls {

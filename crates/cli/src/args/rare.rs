@@ -1,0 +1,41 @@
+//! The flags of `retrystorm rare`: the event, the score its levels are placed on, and the
+//! splitting's effort.
+
+use super::ModelArgs;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct RareArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Estimate for this variant of the file (default: the base model).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// The event: `SCORE >= N` (the score reaches N before the run ends) or `recovered == false`
+    /// (goodput not back by the horizon after the trigger).
+    #[arg(long, value_name = "EXPR")]
+    pub event: String,
+    /// The score the levels are placed on, read off the engine's state after every event
+    /// (default: the event's score, else `queue`); a wrong name lists the scores.
+    #[arg(long, value_name = "NAME")]
+    pub score: Option<String>,
+    /// The score reads 0 before this time of the run (a duration: `26s`): levels are placed on
+    /// what a run does from then on, not on a peak every run passes through before.
+    #[arg(long, value_name = "TIME")]
+    pub score_from: Option<String>,
+    /// Place the levels on the score's excess over its typical value at that time of the run
+    /// (the mean of the first stage's plain runs), not on the score itself.
+    #[arg(long)]
+    pub excess: bool,
+    /// A run ends the first time its score, having risen above 0, is back at 0: the event is
+    /// then "within one busy period of the score".
+    #[arg(long)]
+    pub until_empty: bool,
+    /// Runs (particles) per stage.
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(20..=100_000))]
+    pub particles: u32,
+    /// Write the estimate as JSON here ("-" for stdout, which replaces the table).
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+}

@@ -22,7 +22,7 @@ fn watch(service: &str, seed: u64) -> Seen {
     let set = format!("server.service={service}");
     let m = &shipped("brooker-collapse.toml", &[&set])[0];
     assert_eq!(m.name, "spike-no-backoff");
-    let mut sim = PathSim::new(m, seed);
+    let mut sim = PathSim::new(m, seed).gauged();
     let (mut orbit_max, mut attempts_before) = (0, 0);
     sim.advance_until(|s| {
         let orbit = s.gauge(Gauge::Orbit);

@@ -55,12 +55,20 @@ impl Gauge {
 }
 
 impl PathSim<'_> {
+    /// This run, keeping the counters that only studies read (the orbit and the attempts of
+    /// the last second); set before the first event, as a fork keeps it.
+    pub fn gauged(mut self) -> Self {
+        self.calls.gauged = true;
+        self
+    }
+
     /// The time of the last event handled: where the run stands.
     pub fn now(&self) -> Time {
         self.cx.now
     }
 
-    /// The gauge's value where the run stands.
+    /// The gauge's value where the run stands (the orbit and attempts read 0 unless the run
+    /// is [`gauged`](Self::gauged)).
     pub fn gauge(&self, g: Gauge) -> u64 {
         match g {
             Gauge::Queue => self.tiers.iter().map(|t| t.load()).sum(),

@@ -56,7 +56,7 @@ impl<'m> Particles<'m> {
     fn start(&self, stage: usize, index: usize) -> PathSim<'m> {
         let b = branch(stage, index);
         let sim = if stage == 0 {
-            PathSim::new_branch(self.model, self.seed, b)
+            PathSim::new_branch(self.model, self.seed, b).gauged()
         } else {
             self.parents[index % self.parents.len()].fork(b)
         };

@@ -133,7 +133,7 @@ impl Calls {
         if hs.timed {
             self.mark_sent::<C>(c, now);
         }
-        if !C::INNER {
+        if !C::INNER && self.gauged {
             self.pace.count(now);
         }
         let (hedge_delay, max_attempts) = (hs.retry.hedge_delay, hs.retry.max_attempts);
@@ -142,7 +142,7 @@ impl Calls {
         l.attempts += 1;
         l.awaiting = true;
         let epoch = l.epoch;
-        if !C::INNER && attempt > 0 {
+        if !C::INNER && attempt > 0 && self.gauged {
             // A retry after no backoff, or a hedged copy.
             self.orbit.enter(c.slot());
         }

@@ -86,7 +86,7 @@ impl Calls {
         if cx.trace.is_some() {
             self.note_slow::<C>(cx, c, attempts, Step::Backoff, None, Some(delay));
         }
-        if !C::INNER {
+        if !C::INNER && self.gauged {
             self.orbit.enter(c.slot());
         }
         cx.queue.push(now + delay, Event::Send { call: c, epoch });

@@ -39,7 +39,7 @@ impl Calls {
         let last = attempts.saturating_sub(1);
         self.note::<C>(cx, c, last, Step::Settled, Some(class));
         self.lp_mut::<C>(c).settled = how;
-        if !C::INNER {
+        if !C::INNER && self.gauged {
             self.orbit.leave(c.slot());
         }
         let hs = &mut hops[h];

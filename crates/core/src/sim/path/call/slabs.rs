@@ -35,6 +35,9 @@ pub(in crate::sim::path) struct Calls {
     pub(super) sent_inner: Vec<Time>,
     /// Intents started and not yet finalised.
     pub(in crate::sim::path) live: u64,
+    /// Whether a study reads the orbit and the pace (`PathSim::gauged`): off, a run keeps
+    /// neither, so the counters cost a plain run one branch per attempt.
+    pub(in crate::sim::path) gauged: bool,
     /// Intents past their first attempt and not settled.
     pub(in crate::sim::path) orbit: Orbit,
     /// The top's attempts over the last second.

@@ -2,11 +2,9 @@
 //! `tenacity/wait.py` line 295: `min(multiplier * exp_base ** n + uniform(0, jitter), max)`, the
 //! cap after the jitter).
 
-use super::{Amount, JitterRule, Retry};
-use crate::base::rng::Stream;
+use super::{Amount, Draw, JitterRule, Retry};
 use crate::base::time::Duration;
 use crate::policy::backoff::Backoff;
-use std::borrow::BorrowMut;
 
 /// `jitter = "absolute"`.
 pub struct Absolute;
@@ -18,15 +16,11 @@ impl JitterRule for Absolute {
     });
 
     #[inline]
-    fn delay<S: BorrowMut<Stream>>(
-        r: &Retry,
-        _state: u64,
-        draw: impl FnOnce() -> S,
-    ) -> (Duration, Option<u64>) {
+    fn delay(r: &Retry, _state: u64, draw: impl Draw) -> (Duration, Option<u64>) {
         let j = r.backoff.spread.jitter_max.0;
         let d = r.capped(|d| match j {
             0 => d,
-            j => d.saturating_add(draw().borrow_mut().range_u64(0, j)),
+            j => d.saturating_add(draw.range_u64(0, j)),
         });
         (d, None)
     }

@@ -5,11 +5,9 @@
 //! capped: `f = multiplier − 1`, after the jitter). With `f = 1` it is equal jitter with twice
 //! the base and cap, draw for draw.
 
-use super::{Amount, JitterRule, Retry};
-use crate::base::rng::Stream;
+use super::{Amount, Draw, JitterRule, Retry};
 use crate::base::time::Duration;
 use crate::policy::backoff::Backoff;
-use std::borrow::BorrowMut;
 
 /// `jitter = "additive"`.
 pub struct Additive;
@@ -22,15 +20,11 @@ impl JitterRule for Additive {
 
     /// Drawn as equal jitter draws its half (`range_u64(0, w)`).
     #[inline]
-    fn delay<S: BorrowMut<Stream>>(
-        r: &Retry,
-        _state: u64,
-        draw: impl FnOnce() -> S,
-    ) -> (Duration, Option<u64>) {
+    fn delay(r: &Retry, _state: u64, draw: impl Draw) -> (Duration, Option<u64>) {
         let f = r.backoff.spread.jitter_factor;
         let d = r.capped(|d| match Duration::from_nanos_f64(f * d as f64).0 {
             0 => d,
-            w => d.saturating_add(draw().borrow_mut().range_u64(0, w)),
+            w => d.saturating_add(draw.range_u64(0, w)),
         });
         (d, None)
     }

@@ -2,11 +2,9 @@
 //! 2015): `min(cap, U(base, 3 * previous))`, `previous` starting at `base` and then the last
 //! delay drawn (its own sequence, independent of `n` and `multiplier`).
 
-use super::{JitterRule, Retry};
-use crate::base::rng::Stream;
+use super::{Draw, JitterRule, Retry};
 use crate::base::time::Duration;
 use crate::policy::backoff::{Backoff, NO_STATE};
-use std::borrow::BorrowMut;
 
 /// `jitter = "decorrelated"`.
 pub struct Decorrelated;
@@ -16,15 +14,11 @@ impl JitterRule for Decorrelated {
 
     /// `state` is the previous delay in ns (the caller carries it).
     #[inline]
-    fn delay<S: BorrowMut<Stream>>(
-        r: &Retry,
-        state: u64,
-        draw: impl FnOnce() -> S,
-    ) -> (Duration, Option<u64>) {
+    fn delay(r: &Retry, state: u64, draw: impl Draw) -> (Duration, Option<u64>) {
         let b = r.backoff;
         let prev = if state == NO_STATE { b.base.0 } else { state };
         let hi = prev.saturating_mul(3).max(b.base.0);
-        let d = draw().borrow_mut().range_u64(b.base.0, hi).min(b.cap.0);
+        let d = draw.range_u64(b.base.0, hi).min(b.cap.0);
         (Duration(d), None)
     }
 

@@ -1,24 +1,18 @@
 //! Full jitter (AWS Architecture Blog, "Exponential Backoff And Jitter", Marc Brooker, 2015):
 //! `U(0, d)`.
 
-use super::{JitterRule, Retry};
-use crate::base::rng::Stream;
+use super::{Draw, JitterRule, Retry};
 use crate::base::time::Duration;
 use crate::policy::backoff::Backoff;
-use std::borrow::BorrowMut;
 
 /// `jitter = "full"`.
 pub struct Full;
 
 impl JitterRule for Full {
     #[inline(always)]
-    fn delay<S: BorrowMut<Stream>>(
-        r: &Retry,
-        _state: u64,
-        draw: impl FnOnce() -> S,
-    ) -> (Duration, Option<u64>) {
+    fn delay(r: &Retry, _state: u64, draw: impl Draw) -> (Duration, Option<u64>) {
         let w = r.window();
-        (Duration(draw().borrow_mut().range_u64(0, w)), None)
+        (Duration(draw.range_u64(0, w)), None)
     }
 
     fn mean(_b: &Backoff, _n: u32, w: f64) -> f64 {

@@ -51,6 +51,27 @@ impl Retry<'_> {
     }
 }
 
+/// A retry's one draw, from a stream made when first needed (`|| stream`), so that a jitter that
+/// draws nothing costs no stream.
+pub trait Draw {
+    /// `U[lo, hi)` in whole numbers.
+    fn range_u64(self, lo: u64, hi: u64) -> u64;
+    /// `U[0, 1)`.
+    fn uniform(self) -> f64;
+}
+
+impl<S: BorrowMut<Stream>, F: FnOnce() -> S> Draw for F {
+    #[inline(always)]
+    fn range_u64(self, lo: u64, hi: u64) -> u64 {
+        self().borrow_mut().range_u64(lo, hi)
+    }
+
+    #[inline(always)]
+    fn uniform(self) -> f64 {
+        self().borrow_mut().uniform()
+    }
+}
+
 /// The model key that sizes a jitter, and what it takes (the message when it is missing).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Amount {
@@ -68,13 +89,8 @@ pub trait JitterRule {
 
     /// The delay before retry `r.n` and the state to carry to the next retry (`None`: the caller
     /// carries the delay itself). `state` is [`super::NO_STATE`] before the first retry, else
-    /// what the previous retry carried. Draws only from `draw()`, made when first needed, so
-    /// that a jitter that draws nothing costs no stream.
-    fn delay<S: BorrowMut<Stream>>(
-        r: &Retry,
-        state: u64,
-        draw: impl FnOnce() -> S,
-    ) -> (Duration, Option<u64>);
+    /// what the previous retry carried. Draws at most once, from `draw`.
+    fn delay(r: &Retry, state: u64, draw: impl Draw) -> (Duration, Option<u64>);
 
     /// The mean delay in seconds before retry `n` of `b`, whose window is `w` seconds: what the
     /// verdict's arithmetic takes the delay to be.
@@ -116,12 +132,7 @@ macro_rules! jitters {
             /// See [`JitterRule::delay`]. Always inlined: the engine draws a delay per retry, and
             /// the formula must cost what it did when it was written in place.
             #[inline(always)]
-            pub fn delay<S: BorrowMut<Stream>>(
-                self,
-                r: &Retry,
-                state: u64,
-                draw: impl FnOnce() -> S,
-            ) -> (Duration, Option<u64>) {
+            pub fn delay(self, r: &Retry, state: u64, draw: impl Draw) -> (Duration, Option<u64>) {
                 match self { $(Jitter::$kind => <$ty as JitterRule>::delay(r, state, draw),)* }
             }
 

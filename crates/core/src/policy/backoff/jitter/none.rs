@@ -1,21 +1,15 @@
 //! No jitter: the delay is the window `d`.
 
-use super::{JitterRule, Retry};
-use crate::base::rng::Stream;
+use super::{Draw, JitterRule, Retry};
 use crate::base::time::Duration;
 use crate::policy::backoff::Backoff;
-use std::borrow::BorrowMut;
 
 /// `jitter = "none"`.
 pub struct NoJitter;
 
 impl JitterRule for NoJitter {
     #[inline(always)]
-    fn delay<S: BorrowMut<Stream>>(
-        r: &Retry,
-        _state: u64,
-        _draw: impl FnOnce() -> S,
-    ) -> (Duration, Option<u64>) {
+    fn delay(r: &Retry, _state: u64, _draw: impl Draw) -> (Duration, Option<u64>) {
         (Duration(r.window()), None)
     }
 

@@ -4,11 +4,9 @@
 //! `(next - prev) / 1.4 * base` in 100 ns ticks, `prev` carried from the previous retry (0 before
 //! the first); every result capped at `cap` (`MaxDelay`).
 
-use super::{JitterRule, Retry};
-use crate::base::rng::Stream;
+use super::{Draw, JitterRule, Retry};
 use crate::base::time::Duration;
 use crate::policy::backoff::{Backoff, BackoffKind, NO_STATE};
-use std::borrow::BorrowMut;
 
 /// `jitter = "polly"`.
 pub struct Polly;
@@ -18,13 +16,9 @@ impl JitterRule for Polly {
 
     /// Exponential carries V2's `prev` (as `f64` bits); the others carry nothing.
     #[inline]
-    fn delay<S: BorrowMut<Stream>>(
-        r: &Retry,
-        state: u64,
-        draw: impl FnOnce() -> S,
-    ) -> (Duration, Option<u64>) {
+    fn delay(r: &Retry, state: u64, draw: impl Draw) -> (Duration, Option<u64>) {
         let b = r.backoff;
-        let u = draw().borrow_mut().uniform();
+        let u = draw.uniform();
         if b.kind == BackoffKind::Exponential {
             let prev = if state == NO_STATE {
                 0.0

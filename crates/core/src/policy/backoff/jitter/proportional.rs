@@ -8,11 +8,9 @@
 //! value: `cap_applies = "after-jitter"`), google-http-java-client `ExponentialBackOff` (cf8ec81,
 //! cenkalti's formula in whole milliseconds).
 
-use super::{Amount, JitterRule, Retry};
-use crate::base::rng::Stream;
+use super::{Amount, Draw, JitterRule, Retry};
 use crate::base::time::Duration;
 use crate::policy::backoff::Backoff;
-use std::borrow::BorrowMut;
 
 /// `jitter = "proportional"`.
 pub struct Proportional;
@@ -25,11 +23,7 @@ impl JitterRule for Proportional {
 
     /// In whole nanoseconds, as cenkalti draws it (`r = 0` draws nothing).
     #[inline]
-    fn delay<S: BorrowMut<Stream>>(
-        r: &Retry,
-        _state: u64,
-        draw: impl FnOnce() -> S,
-    ) -> (Duration, Option<u64>) {
+    fn delay(r: &Retry, _state: u64, draw: impl Draw) -> (Duration, Option<u64>) {
         let f = r.backoff.spread.randomization_factor;
         let d = r.capped(|d| {
             if f == 0.0 {
@@ -38,7 +32,7 @@ impl JitterRule for Proportional {
             let delta = f * d as f64;
             let lo = Duration::from_nanos_f64(d as f64 - delta).0;
             let hi = Duration::from_nanos_f64(d as f64 + delta).0;
-            draw().borrow_mut().range_u64(lo, hi)
+            draw.range_u64(lo, hi)
         });
         (d, None)
     }

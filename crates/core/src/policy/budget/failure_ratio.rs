@@ -23,10 +23,6 @@ impl FailureRatio {
             max_rate,
         }
     }
-    /// A first try was made.
-    pub fn on_call(&mut self) {
-        self.calls += 1.0;
-    }
     /// An attempt failed.
     pub fn on_failure(&mut self) {
         self.failures += 1.0;
@@ -62,11 +58,8 @@ impl Budget for FailureRatio {
 
     /// A call (its first try) counts.
     #[inline]
-    fn on_send(&mut self, _now: Time, first: bool, _u: f64) -> bool {
-        if first {
-            self.on_call();
-        }
-        true
+    fn on_call(&mut self, _now: Time) {
+        self.calls += 1.0;
     }
 
     /// Every attempt that did not succeed counts as a failure.

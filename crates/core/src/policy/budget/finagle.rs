@@ -115,11 +115,8 @@ impl Budget for FinagleBudget {
 
     /// A first try deposits.
     #[inline]
-    fn on_send(&mut self, now: Time, first: bool, _u: f64) -> bool {
-        if first {
-            self.deposit(now);
-        }
-        true
+    fn on_call(&mut self, now: Time) {
+        self.deposit(now);
     }
 
     #[inline]

@@ -85,10 +85,18 @@ pub trait Budget: Clone + std::fmt::Debug {
 
     /// Before any attempt goes out (`first`: a first try, else a retry or hedge): `false` rejects
     /// it locally, never sent. `u` is a uniform draw in [0, 1) when [`Budget::DRAWS_ON_SEND`].
+    /// Admits every attempt, and counts a call's first try with [`Budget::on_call`].
     #[inline]
-    fn on_send(&mut self, _now: Time, _first: bool, _u: f64) -> bool {
+    fn on_send(&mut self, now: Time, first: bool, _u: f64) -> bool {
+        if first {
+            self.on_call(now);
+        }
         true
     }
+
+    /// A call's first try goes out (what the default [`Budget::on_send`] hears of a call).
+    #[inline]
+    fn on_call(&mut self, _now: Time) {}
 
     /// An attempt `on_send` admitted was not sent after all (a breaker rejected it, or the call
     /// above was cancelled before a retry went out). `counted`: `on_send` saw it; `retry`: it

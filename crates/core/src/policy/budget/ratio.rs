@@ -54,11 +54,8 @@ impl Budget for RatioBudget {
 
     /// A call (its first try) deposits.
     #[inline]
-    fn on_send(&mut self, _now: Time, first: bool, _u: f64) -> bool {
-        if first {
-            self.deposit();
-        }
-        true
+    fn on_call(&mut self, _now: Time) {
+        self.deposit();
     }
 
     #[inline]

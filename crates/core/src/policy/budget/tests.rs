@@ -8,21 +8,21 @@ use crate::policy::Class;
 fn brookers_bucket_and_breaker_follow_retry_sim() {
     // AdaptiveRetryStrategy(0.1, 5): starts full; a retry needs more than one token.
     let mut b = BrookerBucket::new(5.0, 0.1);
-    b.on_call();
+    b.on_call(Time::ZERO);
     assert!(b.try_withdraw() && b.try_withdraw() && b.try_withdraw() && b.try_withdraw());
     assert!(
         !b.try_withdraw(),
         "exactly 1.0 left: `bucket > 1.0` is false"
     );
     for _ in 0..10 {
-        b.on_call();
+        b.on_call(Time::ZERO);
     }
     assert!(b.try_withdraw());
     // Under 100% failure a call earns 0.1 retries: the load tends to 1.1 attempts per call.
     let mut b = BrookerBucket::new(5.0, 0.1);
     let (mut attempts, calls) = (0u64, 100_000u64);
     for _ in 0..calls {
-        b.on_call();
+        b.on_call(Time::ZERO);
         attempts += 1;
         while b.try_withdraw() {
             attempts += 1;

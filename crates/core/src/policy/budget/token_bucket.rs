@@ -23,9 +23,6 @@ impl BrookerBucket {
             fill,
         }
     }
-    pub fn on_call(&mut self) {
-        self.tokens = (self.tokens + self.fill).min(self.size);
-    }
     pub fn try_withdraw(&mut self) -> bool {
         let ok = self.tokens > 1.0;
         if ok {
@@ -61,11 +58,8 @@ impl Budget for BrookerBucket {
 
     /// A call (its first try) fills the bucket.
     #[inline]
-    fn on_send(&mut self, _now: Time, first: bool, _u: f64) -> bool {
-        if first {
-            self.on_call();
-        }
-        true
+    fn on_call(&mut self, _now: Time) {
+        self.tokens = (self.tokens + self.fill).min(self.size);
     }
 
     #[inline]

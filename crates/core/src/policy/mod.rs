@@ -100,15 +100,13 @@ impl Class {
     ];
 
     /// The classes retried by default: every failure that the engine retried before retry classes
-    /// existed, plus 429 (RFC 6585 says a client may retry after `Retry-After`).
-    pub const DEFAULT_RETRYABLE: [Class; 6] = [
-        Class::Timeout,
-        Class::Connection,
-        Class::Unavailable,
-        Class::Throttled,
-        Class::ServerError,
-        Class::Conflict,
-    ];
+    /// existed, plus 429 (RFC 6585 says a client may retry after `Retry-After`): [`Class::ALL`]
+    /// from `Timeout` to `Conflict`.
+    pub const DEFAULT_RETRYABLE: &[Class] = Self::ALL
+        .split_at(Class::Conflict as usize + 1)
+        .0
+        .split_at(Class::Timeout as usize)
+        .1;
 
     #[inline]
     const fn bit(self) -> u16 {
@@ -168,8 +166,9 @@ mod tests {
 
     #[test]
     fn class_sets_and_names() {
-        let s = ClassSet::of(&Class::DEFAULT_RETRYABLE);
+        let s = ClassSet::of(Class::DEFAULT_RETRYABLE);
         assert!(s.contains(Class::Timeout) && s.contains(Class::Throttled));
+        assert!(s.contains(Class::Conflict) && Class::DEFAULT_RETRYABLE.len() == 6);
         assert!(!s.contains(Class::ClientError) && !s.contains(Class::Overloaded));
         assert!(!s.contains(Class::Success));
         for (i, c) in Class::ALL.iter().enumerate() {

@@ -233,9 +233,30 @@ pub(super) trait Call: Sized + 'static {
     fn unhold(&mut self);
 }
 
-/// The accessors of the fields [`Top`] and [`Inner`] share.
+/// The accessors of the fields [`Top`] and [`Inner`] share, and of the kind's slab and send
+/// times in [`Calls`] (`slab`, `sent`: their fields there); `held` counts what is in flight.
 macro_rules! common_fields {
-    () => {
+    ($slab:ident, $sent:ident, $held:ident) => {
+        #[inline(always)]
+        fn hold(&mut self) {
+            self.$held += 1;
+        }
+        #[inline(always)]
+        fn unhold(&mut self) {
+            self.$held -= 1;
+        }
+        #[inline(always)]
+        fn slab(calls: &Calls) -> &[Self] {
+            &calls.$slab
+        }
+        #[inline(always)]
+        fn slab_mut(calls: &mut Calls) -> &mut [Self] {
+            &mut calls.$slab
+        }
+        #[inline(always)]
+        fn sent(calls: &mut Calls) -> &mut Vec<Time> {
+            &mut calls.$sent
+        }
         #[inline(always)]
         fn lp(&self) -> &Loop {
             &self.lp
@@ -257,19 +278,7 @@ macro_rules! common_fields {
 
 impl Call for Top {
     const INNER: bool = false;
-    #[inline(always)]
-    fn slab(calls: &Calls) -> &[Self] {
-        &calls.tops
-    }
-    #[inline(always)]
-    fn slab_mut(calls: &mut Calls) -> &mut [Self] {
-        &mut calls.tops
-    }
-    #[inline(always)]
-    fn sent(calls: &mut Calls) -> &mut Vec<Time> {
-        &mut calls.sent_top
-    }
-    common_fields!();
+    common_fields!(tops, sent_top, in_flight);
     #[inline(always)]
     fn extra(calls: &Calls, slot: usize) -> Extra {
         if calls.keep.extra {
@@ -303,31 +312,11 @@ impl Call for Top {
     fn retry_path(&self, attempt: u16) -> bool {
         attempt > 0
     }
-    #[inline(always)]
-    fn hold(&mut self) {
-        self.in_flight += 1;
-    }
-    #[inline(always)]
-    fn unhold(&mut self) {
-        self.in_flight -= 1;
-    }
 }
 
 impl Call for Inner {
     const INNER: bool = true;
-    #[inline(always)]
-    fn slab(calls: &Calls) -> &[Self] {
-        &calls.inner
-    }
-    #[inline(always)]
-    fn slab_mut(calls: &mut Calls) -> &mut [Self] {
-        &mut calls.inner
-    }
-    #[inline(always)]
-    fn sent(calls: &mut Calls) -> &mut Vec<Time> {
-        &mut calls.sent_inner
-    }
-    common_fields!();
+    common_fields!(inner, sent_inner, refs);
     #[inline(always)]
     fn extra(calls: &Calls, slot: usize) -> Extra {
         calls.inner[slot].extra
@@ -351,14 +340,6 @@ impl Call for Inner {
     #[inline(always)]
     fn retry_path(&self, attempt: u16) -> bool {
         attempt > 0 || self.retry_path
-    }
-    #[inline(always)]
-    fn hold(&mut self) {
-        self.refs += 1;
-    }
-    #[inline(always)]
-    fn unhold(&mut self) {
-        self.refs -= 1;
     }
 }
 

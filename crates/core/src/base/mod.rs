@@ -15,6 +15,46 @@
 //!   the "did you mean" of an unknown word.
 //! - [`prose`]: numbers as the sentences that explain a result write them.
 
+/// What every future event list keeps of itself in its fields `now`, `len` and `pushed`, and
+/// tells: written once for the calendar queue and the radix heap, inside their `impl`s.
+macro_rules! pending_set_counts {
+    () => {
+        /// Counts a push at `at` and returns its time in ns. Scheduling in the past is an engine
+        /// bug: debug builds (and the tests) stop on it; release builds clamp to now, so the
+        /// clock still never goes back.
+        #[inline(always)]
+        fn count_push(&mut self, at: Time) -> u64 {
+            debug_assert!(
+                at >= self.now,
+                "event scheduled in the past: {at} < {}",
+                self.now
+            );
+            self.pushed += 1;
+            self.len += 1;
+            at.0.max(self.now.0)
+        }
+
+        /// The time of the last popped event.
+        #[inline]
+        pub fn now(&self) -> Time {
+            self.now
+        }
+
+        pub fn len(&self) -> usize {
+            self.len
+        }
+
+        pub fn is_empty(&self) -> bool {
+            self.len == 0
+        }
+
+        /// Events pushed so far.
+        pub fn pushed(&self) -> u64 {
+            self.pushed
+        }
+    };
+}
+
 /// The tests every future event list must pass, written once for the calendar queue and the
 /// radix heap: ties pop first in, first out; the same pops as a reference binary heap
 /// (`against_reference`, which a queue's own tests may drive further); a push into the past is

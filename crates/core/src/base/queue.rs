@@ -174,18 +174,10 @@ impl<E: Copy> RadixHeap<E> {
         }
     }
 
-    /// Schedules `event` at `at`. Scheduling in the past is an engine bug: debug builds (and the
-    /// tests) stop on it; release builds clamp to now, so the clock still never goes back.
+    /// Schedules `event` at `at` (a time in the past: see `count_push`).
     #[inline]
     pub fn push(&mut self, at: Time, event: E) {
-        debug_assert!(
-            at >= self.now,
-            "event scheduled in the past: {at} < {}",
-            self.now
-        );
-        let t = at.0.max(self.now.0);
-        self.pushed += 1;
-        self.len += 1;
+        let t = self.count_push(at);
         match bucket(t, self.now.0) {
             None => self.current.push((t, event), &mut self.pool),
             Some(b) => {
@@ -254,24 +246,7 @@ impl<E: Copy> RadixHeap<E> {
         Some(())
     }
 
-    /// The time of the last popped event.
-    #[inline]
-    pub fn now(&self) -> Time {
-        self.now
-    }
-
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Events pushed so far.
-    pub fn pushed(&self) -> u64 {
-        self.pushed
-    }
+    pending_set_counts!();
 }
 
 #[cfg(test)]

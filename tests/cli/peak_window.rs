@@ -4,26 +4,12 @@
 
 use assert_cmd::Command;
 
-const HERD: &str = r#"
-name = "herd-500"
-seed = 7
-bucket = "100ms"
-peak_window = "100ms"
-[workload]
-clients = 500
-[retry]
-max_attempts = 4
-backoff = "exponential"
-base = "1s"
-cap = "60s"
-jitter = "equal"
-[server]
-fail = "always"
-[[variant]]
-name = "equal"
-[[variant]]
-name = "full"
-retry.jitter = "full"
+/// The shared herd (`tests/fixtures/herd-500.toml`) with a seed, a 100 ms window and its
+/// expectations.
+const HERD: &str = concat!(
+    "seed = 7\npeak_window = \"100ms\"\n",
+    include_str!("../fixtures/herd-500.toml"),
+    r#"
 [[expect]]
 assert = "attempt_peaks.2.peak_window >= 90"
 variant = "equal"
@@ -32,7 +18,8 @@ assert = "attempt_peaks.9.peak_window == 0"
 [[expect]]
 assert = "peak_retries_window >= 100"
 variant = "equal"
-"#;
+"#
+);
 
 fn herd() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();

@@ -13,32 +13,8 @@ fn models(text: &str, sets: &[&str]) -> Vec<Model> {
     load("m.toml", text, &sets).unwrap().variants
 }
 
-const HERD: &str = r#"
-name = "herd"
-bucket = "100ms"
-[workload]
-kind = "burst"
-clients = 500
-[retry]
-max_attempts = 6
-backoff = "exponential"
-base = "1s"
-cap = "60s"
-jitter = "equal"
-[server]
-fail = "always"
-[[variant]]
-name = "equal"
-[[variant]]
-name = "full"
-retry.jitter = "full"
-[[variant]]
-name = "decorrelated"
-retry.jitter = "decorrelated"
-[[variant]]
-name = "none"
-retry.jitter = "none"
-"#;
+/// 500 clients at once, 6 attempts from 1 s, a variant per jitter.
+const HERD: &str = include_str!("../../../../tests/fixtures/herd-500.toml");
 
 /// Served, with timeouts and a queue: arrivals spread by service and by retries of timeouts.
 const OPEN: &str = r#"

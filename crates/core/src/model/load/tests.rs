@@ -1,42 +1,27 @@
 use super::*;
 use crate::policy::adaptive::Adaptive;
 
-const HERD: &str = r#"
-name = "herd"
-bucket = "10ms"
-
-[workload]
-clients = 100
-
-[retry]
-max_attempts = 6
-jitter = "none"
-
-[[variant]]
-name = "full"
-retry.jitter = "full"
-
-[[variant]]
-name = "equal"
-[variant.retry]
-jitter = "equal"
-"#;
+/// A variant per jitter over a base with equal jitter, one written as a `[variant.retry]` table.
+const HERD: &str = include_str!("../../../../../tests/fixtures/herd-500.toml");
 
 #[test]
 fn variants_merge_over_the_base() {
+    use crate::policy::backoff::Jitter;
     let s = load("herd.toml", HERD, &[]).unwrap();
-    assert_eq!(s.variants.len(), 2);
-    assert_eq!(s.variants[0].name, "full");
+    let names: Vec<_> = s.variants.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["equal", "full", "decorrelated", "none"]);
+    let jitters: Vec<_> = s.variants.iter().map(|m| m.retry.jitter).collect();
     assert_eq!(
-        s.variants[0].retry.jitter,
-        crate::policy::backoff::Jitter::Full
+        jitters,
+        [
+            Jitter::Equal,
+            Jitter::Full,
+            Jitter::Decorrelated,
+            Jitter::None
+        ]
     );
-    assert_eq!(
-        s.variants[1].retry.jitter,
-        crate::policy::backoff::Jitter::Equal
-    );
-    assert_eq!(s.variants[1].retry.max_attempts, 6);
-    assert_eq!(s.variants[1].workload.clients, 100);
+    assert_eq!(s.variants[2].retry.max_attempts, 6);
+    assert_eq!(s.variants[2].workload.clients, 500);
 }
 
 #[test]

@@ -20,34 +20,12 @@ pub(crate) const SPIKE_MAP: [&str; 4] = [
     "no-backoff",
 ];
 
-/// A small herd: 40 clients failing always, 4 attempts from 100 ms, no jitter against full
-/// jitter. A literal (a macro), so that a test module can add its `[[expect]]`s with `concat!`.
+/// A small herd (`tests/fixtures/small-herd.toml`): 40 clients failing always, 4 attempts from
+/// 100 ms, no jitter against full jitter. A literal (a macro), so that a test module can add its
+/// `[[expect]]`s with `concat!`.
 macro_rules! small_herd {
     () => {
-        r#"
-name = "small-herd"
-seed = 7
-bucket = "10ms"
-
-[workload]
-clients = 40
-
-[retry]
-max_attempts = 4
-base = "100ms"
-cap = "10s"
-
-[server]
-fail = "always"
-
-[[variant]]
-name = "no-jitter"
-retry.jitter = "none"
-
-[[variant]]
-name = "full"
-retry.jitter = "full"
-"#
+        include_str!("../fixtures/small-herd.toml")
     };
 }
 pub(crate) use small_herd;

@@ -43,30 +43,18 @@ fn the_tolerance_band_keeps_the_count_and_outside_it_the_ratio_is_rounded_up() {
 
 #[test]
 fn replicas_not_ready_count_as_idle_on_a_scale_up() {
+    let o = |per_replica, unready| Observed {
+        per_replica,
+        ready: 2,
+        unready,
+        missing: 0,
+    };
     // 2 ready at 1.5 × target, 2 starting: with them at 0 the ratio is 0.75, under 1: no change.
-    let o = Observed {
-        per_replica: 0.75,
-        ready: 2,
-        unready: 2,
-        missing: 0,
-    };
-    assert_eq!(recommend(o, 0.5, 0.1, 0.5, 4), 4);
+    assert_eq!(recommend(o(0.75, 2), 0.5, 0.1, 0.5, 4), 4);
     // 2 ready at 3 × target, 1 starting: ratio 2 × 3 / 3 = 2, so ceil(2 × 3) = 6.
-    let o = Observed {
-        per_replica: 1.5,
-        ready: 2,
-        unready: 1,
-        missing: 0,
-    };
-    assert_eq!(recommend(o, 0.5, 0.1, 0.5, 3), 6);
+    assert_eq!(recommend(o(1.5, 1), 0.5, 0.1, 0.5, 3), 6);
     // A scale-down ignores the starting replicas: ceil(0.5 × 2) = 1.
-    let o = Observed {
-        per_replica: 0.25,
-        ready: 2,
-        unready: 1,
-        missing: 0,
-    };
-    assert_eq!(recommend(o, 0.5, 0.1, 0.5, 3), 1);
+    assert_eq!(recommend(o(0.25, 1), 0.5, 0.1, 0.5, 3), 1);
 }
 
 #[test]

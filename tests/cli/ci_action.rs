@@ -2,8 +2,8 @@
 //! too-few-seeds hint, and the GitHub Action's and pre-commit hook's steps run as scripts with
 //! `GITHUB_STEP_SUMMARY` and `GITHUB_OUTPUT` pointing at temporary files.
 
-use super::fixtures::small_herd;
-use super::util::{baseline, bin, check_against, out, rs, write};
+use super::fixtures::{always_failing, small_herd};
+use super::util::{baseline, bin, check_against, in_temp, out, rs, write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -20,19 +20,15 @@ value = 40
 );
 
 /// A model whose one expectation fails on every seed.
-const FAILING: &str = r#"
-name = "always-down"
-[workload]
-clients = 10
-[retry]
-max_attempts = 3
-[server]
-fail = "always"
-[[expect]]
+const FAILING: &str = concat!(
+    "\nname = \"always-down\"\n",
+    always_failing!(),
+    r#"[[expect]]
 metric = "succeeded"
 op = ">"
 value = 5
-"#;
+"#
+);
 
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
@@ -40,8 +36,7 @@ fn read(p: &Path) -> String {
 
 #[test]
 fn check_md_writes_the_expectations_as_a_table() {
-    let d = tempfile::tempdir().unwrap();
-    let ok = write(d.path(), "herd.toml", HERD);
+    let (d, ok) = in_temp("herd.toml", HERD);
     let (code, md, _) = out(rs()
         .arg("check")
         .arg(&ok)
@@ -81,8 +76,7 @@ fn check_md_writes_the_expectations_as_a_table() {
 
 #[test]
 fn check_baseline_md_junit_and_the_noise_hint() {
-    let d = tempfile::tempdir().unwrap();
-    let m = write(d.path(), "herd.toml", HERD);
+    let (d, m) = in_temp("herd.toml", HERD);
     let base = baseline(&m, "5");
 
     // A shorter base delay bunches the retries: peak retries of `full` go up by 43%.
@@ -320,8 +314,7 @@ fn action_yml_and_the_pre_commit_hook_call_what_is_tested() {
         .and_then(|l| l.strip_suffix("' --"))
         .expect("the hook's entry is `bash -c '...' --`");
     assert!(entry.contains("check --seeds 3"), "{entry}");
-    let d = tempfile::tempdir().unwrap();
-    let ok = write(d.path(), "herd.toml", HERD);
+    let (d, ok) = in_temp("herd.toml", HERD);
     let bad = write(d.path(), "down.toml", FAILING);
     let path = format!(
         "{}:{}",

@@ -29,3 +29,13 @@ macro_rules! small_herd {
     };
 }
 pub(crate) use small_herd;
+
+/// 10 clients, 3 attempts each, against a server that always fails: the `[workload]`, `[retry]`
+/// and `[server]` tables, six lines a test puts its top-level keys before and its variants and
+/// `[[expect]]`s after, with `concat!`.
+macro_rules! always_failing {
+    () => {
+        "[workload]\nclients = 10\n[retry]\nmax_attempts = 3\n[server]\nfail = \"always\"\n"
+    };
+}
+pub(crate) use always_failing;

@@ -2,16 +2,13 @@
 //! the verdict line that names the model under `--quiet` and says what failing means over
 //! several variants; `--junit-time` durations.
 
-use super::util::{out, rs, write};
+use super::fixtures::always_failing;
+use super::util::{in_temp, out, rs};
 
-const TWO_VARIANTS: &str = r#"horizon = "5s"
-[workload]
-clients = 10
-[retry]
-max_attempts = 3
-[server]
-fail = "always"
-[[variant]]
+const TWO_VARIANTS: &str = concat!(
+    "horizon = \"5s\"\n",
+    always_failing!(),
+    r#"[[variant]]
 name = "a"
 [[variant]]
 name = "b"
@@ -21,12 +18,12 @@ retry.max_attempts = 1
 metric = "retries"
 op = "<"
 value = 1
-"#;
+"#
+);
 
 #[test]
 fn a_model_that_does_not_load_gets_a_junit_file_saying_why() {
-    let d = tempfile::tempdir().unwrap();
-    let m = write(d.path(), "m.toml", "[retry\n");
+    let (d, m) = in_temp("m.toml", "[retry\n");
     let junit = d.path().join("j.xml");
     let (code, _, err) = out(rs().arg("check").arg(&m).arg("--junit").arg(&junit));
     assert_eq!(code, 2, "{err}");
@@ -38,8 +35,7 @@ fn a_model_that_does_not_load_gets_a_junit_file_saying_why() {
 
 #[test]
 fn test_cases_carry_the_expect_line_and_the_quiet_verdict_names_the_model() {
-    let d = tempfile::tempdir().unwrap();
-    let m = write(d.path(), "m.toml", TWO_VARIANTS);
+    let (d, m) = in_temp("m.toml", TWO_VARIANTS);
     let junit = d.path().join("j.xml");
     let (code, stdout, err) = out(rs()
         .arg("--quiet")
@@ -75,8 +71,7 @@ fn attribute_values(xml: &str, name: &str) -> Vec<f64> {
 
 #[test]
 fn junit_time_gives_each_case_its_share_of_its_variants_wall_time() {
-    let d = tempfile::tempdir().unwrap();
-    let m = write(d.path(), "m.toml", TWO_VARIANTS);
+    let (d, m) = in_temp("m.toml", TWO_VARIANTS);
     let junit = d.path().join("j.xml");
     let (code, stdout, err) = out(rs()
         .arg("check")

@@ -2,7 +2,7 @@
 //! whose lock died with it: the rerun takes the claim over and writes what an uninterrupted run
 //! writes.
 
-use super::util::{bin, write};
+use super::util::{bin, in_temp};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -93,8 +93,7 @@ fn rerun_after_kill_is_the_uninterrupted_run(dir: &Path, args: &[&str]) {
 
 #[test]
 fn a_tune_shard_killed_with_9_reruns_to_the_uninterrupted_bytes() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = write(dir.path(), "m.toml", MODEL);
+    let (dir, m) = in_temp("m.toml", MODEL);
     let m = m.to_str().unwrap();
     let args = [
         "tune",
@@ -117,8 +116,7 @@ fn a_tune_shard_killed_with_9_reruns_to_the_uninterrupted_bytes() {
 
 #[test]
 fn a_map_shard_killed_with_9_reruns_to_the_uninterrupted_bytes() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = write(dir.path(), "m.toml", MODEL);
+    let (dir, m) = in_temp("m.toml", MODEL);
     let m = m.to_str().unwrap();
     let args = [
         "map",

@@ -3,7 +3,7 @@
 //! A 0.1 s spike is harmless whatever the clients do; after a 2 s spike clients without
 //! retries recover and clients with three immediate retries keep the server down.
 
-use super::util::{bin, out, racing, rs};
+use super::util::{bin, in_temp, out, racing, rs};
 use std::path::{Path, PathBuf};
 
 const MODEL: &str = r#"name = "spike"
@@ -27,10 +27,9 @@ slowdown = 0.01
 latency = "1ms"
 "#;
 
-fn model(dir: &Path) -> PathBuf {
-    let p = dir.join("spike.toml");
-    std::fs::write(&p, MODEL).unwrap();
-    p
+/// [`MODEL`] in a temporary folder: the folder and the model's path.
+fn model() -> (tempfile::TempDir, PathBuf) {
+    in_temp("spike.toml", MODEL)
 }
 
 fn retrystorm(args: &[&str]) -> (i32, String, String) {
@@ -54,8 +53,7 @@ fn map(m: &Path, extra: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn only_the_long_spike_with_immediate_retries_stays_down() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = model(dir.path());
+    let (_dir, m) = model();
     let (code, out, err) = map(&m, &["--json", "-"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -97,8 +95,7 @@ fn only_the_long_spike_with_immediate_retries_stays_down() {
 
 #[test]
 fn the_map_is_the_same_for_any_thread_count_and_from_merged_shards() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = model(dir.path());
+    let (dir, m) = model();
     let svg = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
     let (a, b) = (svg("a.svg"), svg("b.svg"));
     let (code, one, err) = map(&m, &["--jobs", "1", "--json", "-", "--svg", &a]);
@@ -148,8 +145,7 @@ fn the_map_is_the_same_for_any_thread_count_and_from_merged_shards() {
 
 #[test]
 fn another_metric_is_mapped_by_its_mean() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = model(dir.path());
+    let (_dir, m) = model();
     let mut args = vec!["map", m.to_str().unwrap()];
     args.extend(AXES);
     args.extend(["--metric", "amplification", "--json", "-"]);
@@ -164,8 +160,7 @@ fn another_metric_is_mapped_by_its_mean() {
 
 #[test]
 fn bad_axes_and_models_without_a_trigger_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = model(dir.path());
+    let (dir, m) = model();
     let ms = m.to_str().unwrap();
     for (args, says) in [
         (vec!["--vary", "retry.max_attempts=1,4"], "two --vary axes"),
@@ -274,8 +269,7 @@ fn two_shards_given_one_out_write_it_once() {
     // Claimed before the runs (created exclusively and locked), as `tune --shard --out`: of two
     // shards started at once with one --out, one writes and the other exits 2, so no shard is
     // silently lost.
-    let dir = tempfile::tempdir().unwrap();
-    let m = model(dir.path());
+    let (dir, m) = model();
     let o = dir.path().join("o.jsonl");
     let shards = ["1/2", "2/2"].map(|i| {
         let mut c = std::process::Command::new(bin());

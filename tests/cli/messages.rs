@@ -1,13 +1,12 @@
 //! Messages that named the wrong cause, each now the real one (`docs/errors.md`).
 
-use super::util::{out, rs, write};
+use super::util::{in_temp, out, rs, write};
 
 const SMALL: &str = "horizon = \"2s\"\n[workload]\nclients = 5\n[server]\nservice = \"1ms\"\n";
 
 #[test]
 fn a_sweep_out_through_a_dangling_link_writes_the_links_target() {
-    let d = tempfile::tempdir().unwrap();
-    let m = write(d.path(), "m.toml", SMALL);
+    let (d, m) = in_temp("m.toml", SMALL);
     let link = d.path().join("runs.jsonl");
     let target = d.path().join("real.jsonl");
     std::os::unix::fs::symlink(&target, &link).unwrap();

@@ -1,7 +1,7 @@
 //! `map --variant` and `tune --variant` resolve that variant alone: an override only it can
 //! take fails on no other variant and warns of none.
 
-use super::util::{out, rs, write};
+use super::util::{in_temp, out, rs};
 
 /// The base has no slow window; only the variant `slow` has one.
 const MODEL: &str = r#"horizon = "4s"
@@ -24,8 +24,7 @@ server.slow_windows = [{ from = "1s", to = "2s", factor = 4.0 }]
 
 #[test]
 fn map_and_tune_with_a_variant_resolve_that_variant_alone() {
-    let d = tempfile::tempdir().unwrap();
-    let m = write(d.path(), "m.toml", MODEL);
+    let (_d, m) = in_temp("m.toml", MODEL);
     let m = m.to_str().unwrap();
     let vary = "server.slow_windows[0].factor=2,8";
     // `retry.max_attempts` is set by `fast`, which is not run: no warning names it.

@@ -22,10 +22,7 @@ variant = "equal"
 );
 
 fn herd() -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("herd.toml");
-    std::fs::write(&p, HERD).unwrap();
-    (dir, p)
+    super::util::in_temp("herd.toml", HERD)
 }
 
 fn cli(args: &[&str]) -> std::process::Output {

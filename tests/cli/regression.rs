@@ -6,7 +6,7 @@
 //! order, a base left out of the table, help that names every source, quiet checks, and one rule
 //! for numbers and column names.
 
-use super::util::{check_against, out, rs, shipped, write};
+use super::util::{check_against, in_temp, out, rs, shipped, write};
 
 #[test]
 fn compare_bounds_its_grid_before_building_it() {
@@ -48,8 +48,7 @@ const TRACE_MODEL: &str = "seed = 1\nhorizon = \"10s\"\n[workload]\nkind = \"tra
 
 #[test]
 fn a_trace_out_of_order_is_replayed_in_order_with_a_note() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = write(dir.path(), "m.toml", TRACE_MODEL);
+    let (dir, m) = in_temp("m.toml", TRACE_MODEL);
     write(
         dir.path(),
         "t.csv",
@@ -82,8 +81,7 @@ fn a_trace_out_of_order_is_replayed_in_order_with_a_note() {
 
 #[test]
 fn a_negative_trace_timestamp_is_refused_naming_its_row() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = write(dir.path(), "m.toml", TRACE_MODEL);
+    let (dir, m) = in_temp("m.toml", TRACE_MODEL);
     write(dir.path(), "t.csv", "timestamp\n5\n3\n-1\n");
     let (code, stdout, stderr) = out(rs().args(["run"]).arg(&m));
     assert_eq!(code, 2, "{stderr}");

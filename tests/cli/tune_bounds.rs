@@ -1,14 +1,13 @@
 //! `tune`'s first stage is bounded as a sweep is: at most 100,000 runs in one process, refused
 //! before any candidate is loaded, naming the bound and the shards that split it.
 
-use super::util::{out, rs, write};
+use super::util::{in_temp, out, rs};
 
 const MODEL: &str = "horizon = \"10s\"\n[workload]\nkind = \"open\"\nrate = \"100/s\"\n[retry]\nmax_attempts = 3\n[server]\nservice = \"5ms\"\n";
 
 #[test]
 fn a_first_stage_over_the_per_process_bound_is_refused_naming_the_shards() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = write(dir.path(), "m.toml", MODEL);
+    let (_dir, m) = in_temp("m.toml", MODEL);
     let m = m.to_str().unwrap();
     let search = [
         "tune",

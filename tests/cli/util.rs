@@ -95,6 +95,14 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
+/// A new temporary folder holding the file `name` written with `text`: the folder (removed when
+/// it drops) and the file's path.
+pub fn in_temp(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), name, text);
+    (dir, p)
+}
+
 /// The path of the shipped model `name` (e.g. `thundering-herd.toml`).
 pub fn shipped(name: &str) -> String {
     format!("{MODELS}/{name}")

@@ -4,6 +4,7 @@
 use retrystorm_core::catalogue::{MetricError, metric};
 use retrystorm_core::expect::Expectation;
 use retrystorm_core::load::load;
+use retrystorm_core::model::Model;
 use retrystorm_core::path::{EnginePath, engine_path};
 use retrystorm_core::run_model;
 use retrystorm_core::summary::Summary;
@@ -13,26 +14,21 @@ fn summary(text: &str) -> Summary {
     run_model(&model, 1, &mut |_| {}).summary
 }
 
-/// 50 clients start at 1 s against a server that always fails at once; no jitter, base 100 ms,
-/// doubling: attempts at +0, +100, +300 and +700 ms, then they give up, all at 1.7 s.
-const HERD: &str = r#"
-[workload]
-clients = 50
-start = "1s"
-[retry]
-max_attempts = 4
-jitter = "none"
-base = "100ms"
-cap = "10s"
-[server]
-fail = "always"
-"#;
+/// The small herd (`tests/fixtures/small-herd.toml`) without jitter, 50 clients that start at 1 s
+/// against a server that always fails at once; base 100 ms, doubling: attempts at +0, +100, +300
+/// and +700 ms, then they give up, all at 1.7 s.
+fn herd() -> Model {
+    let sets = ["workload.clients=50", "workload.start=1s"];
+    let no_jitter = crate::util::fixture("small-herd.toml", &sets).remove(0);
+    assert_eq!(no_jitter.name, "no-jitter");
+    no_jitter
+}
 
 #[test]
 fn a_herd_that_gives_up_drains_when_its_last_retry_fails() {
-    let model = load("m.toml", HERD, &[]).unwrap().base;
+    let model = herd();
     assert_eq!(engine_path(&model), EnginePath::Direct);
-    let s = summary(HERD);
+    let s = run_model(&model, 1, &mut |_| {}).summary;
     assert_eq!((s.failed, s.attempts), (50, 200));
     assert_eq!(s.drain_ms, Some(1_700.0));
     assert_eq!(metric(&s, "drain_ms"), Ok(1_700.0));

@@ -8,10 +8,20 @@ use retrystorm_core::summary::VariantResult;
 
 /// The variants of `models/NAME` (the base alone when it has none), with `--set` overrides.
 pub fn shipped(name: &str, sets: &[&str]) -> Vec<Model> {
-    let path = format!("{}/../../models/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap();
+    read_variants(&format!("models/{name}"), sets)
+}
+
+/// The same for the test model `tests/fixtures/NAME`, which the command line's tests share.
+pub fn fixture(name: &str, sets: &[&str]) -> Vec<Model> {
+    read_variants(&format!("tests/fixtures/{name}"), sets)
+}
+
+/// The variants of the file at `path` below the repository's root, with `--set` overrides.
+fn read_variants(path: &str, sets: &[&str]) -> Vec<Model> {
+    let text = std::fs::read_to_string(format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR")));
     let sets: Vec<Override> = sets.iter().map(|s| Override::parse(s).unwrap()).collect();
-    load(name, &text, &sets).unwrap().variants
+    let name = path.rsplit('/').next().unwrap();
+    load(name, &text.unwrap(), &sets).unwrap().variants
 }
 
 /// Every shipped model file (`models/*.toml`), sorted by name.

@@ -15,6 +15,14 @@ fn model(base: &str, trace: &'static str, sets: &[&str]) -> Result<Model, LoadEr
     load_resolved("dir/m.toml", base, &sets, &resolve).map(|s| s.base)
 }
 
+/// [`BASE`] over `trace`, keyed per intent with the dedupe store `store`, and the sets `more`.
+fn keyed(store: &str, trace: &'static str, more: &[&str]) -> Model {
+    let store = format!("idempotency.store=\"{store}\"");
+    let mut sets = vec![r#"idempotency.key="per-intent""#, store.as_str()];
+    sets.extend(more);
+    model(BASE, trace, &sets).unwrap()
+}
+
 fn run(m: &Model) -> Summary {
     run_model(m, 1, &mut |_| {}).summary
 }
@@ -125,11 +133,7 @@ const RESUBMITTED: &str = "timestamp,key\n0,pay-1\n0.5,pay-2\n2,pay-1\n";
 
 #[test]
 fn rows_sharing_a_key_are_one_intent_the_dedupe_store_answers_the_second() {
-    let stored = [
-        r#"idempotency.key="per-intent""#,
-        r#"idempotency.store="record-before""#,
-    ];
-    let s = run(&model(BASE, RESUBMITTED, &stored).unwrap());
+    let s = run(&keyed("record-before", RESUBMITTED, &[]));
     // Three rows, two intents: pay-1's second row is answered from the store.
     assert_eq!((s.intents, s.keys, s.succeeded), (3, 2, 3), "{s:?}");
     assert_eq!((s.effects, s.replayed), (2, 1), "{s:?}");
@@ -155,36 +159,24 @@ fn concurrent_rows_of_one_key_wait_or_get_409_as_the_store_mode_says() {
     // pay-1 twice at once: the second arrives while the first is in service (100 ms) on the
     // other worker.
     let trace = "timestamp,key\n0,pay-1\n0.01,pay-1\n";
-    let wait = [
-        r#"idempotency.key="per-intent""#,
-        r#"idempotency.store="record-before""#,
-        "server.capacity=2",
-    ];
-    let s = run(&model(BASE, trace, &wait).unwrap());
+    let s = run(&keyed("record-before", trace, &["server.capacity=2"]));
     assert_eq!(
         (s.keys, s.effects, s.applied_once, s.succeeded),
         (1, 1, 1, 2),
         "{s:?}"
     );
     let conflict = [
-        r#"idempotency.key="per-intent""#,
-        r#"idempotency.store="record-before-409""#,
         "server.capacity=2",
         "retry.max_attempts=3",
         r#"retry.base="200ms""#,
     ];
-    let s = run(&model(BASE, trace, &conflict).unwrap());
+    let s = run(&keyed("record-before-409", trace, &conflict));
     // The duplicate is refused with 409, retries after the first committed, and is replayed.
     assert_eq!((s.conflicts, s.replayed, s.effects), (1, 1, 1), "{s:?}");
     assert_eq!((s.applied_once, s.duplicated), (1, 0));
     // record-after: the key is written only after the effect, so the concurrent duplicate
     // runs it again (the article's bug), now across rows of the log.
-    let after = [
-        r#"idempotency.key="per-intent""#,
-        r#"idempotency.store="record-after""#,
-        "server.capacity=2",
-    ];
-    let s = run(&model(BASE, trace, &after).unwrap());
+    let s = run(&keyed("record-after", trace, &["server.capacity=2"]));
     assert_eq!((s.effects, s.duplicated), (2, 1), "{s:?}");
 }
 
@@ -192,14 +184,12 @@ fn concurrent_rows_of_one_key_wait_or_get_409_as_the_store_mode_says() {
 fn keyed_classes_add_up_to_the_keys_and_distinct_keys_change_nothing() {
     let rows = "timestamp,key\n0,a\n0.02,b\n0.04,a\n0.06,c\n0.08,a\n0.1,\n0.12,b\n";
     let sets = [
-        r#"idempotency.key="per-intent""#,
-        r#"idempotency.store="record-before""#,
         "server.fail=0.3",
         "retry.max_attempts=3",
         "network.response_loss=0.2",
         r#"retry.timeout="300ms""#,
     ];
-    let s = run(&model(BASE, rows, &sets).unwrap());
+    let s = run(&keyed("record-before", rows, &sets));
     assert_eq!((s.intents, s.keys), (7, 4));
     assert_eq!(
         s.lost + s.applied_once + s.duplicated + s.outcome_pending,
@@ -208,8 +198,8 @@ fn keyed_classes_add_up_to_the_keys_and_distinct_keys_change_nothing() {
     // Every key distinct: each row its own intent, the same run as without the column.
     let distinct = "timestamp,key\n0,a\n0.02,b\n0.04,c\n0.06,d\n";
     let plain = "timestamp\n0\n0.02\n0.04\n0.06\n";
-    let mut k = run(&model(BASE, distinct, &sets).unwrap());
-    let p = run(&model(BASE, plain, &sets).unwrap());
+    let mut k = run(&keyed("record-before", distinct, &sets));
+    let p = run(&keyed("record-before", plain, &sets));
     assert_eq!(k.keys, 4);
     k.keys = 0;
     assert_eq!(k, p);

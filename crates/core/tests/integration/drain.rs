@@ -39,20 +39,16 @@ fn a_herd_that_gives_up_drains_when_its_last_retry_fails() {
 }
 
 /// 4 clients at once, one worker, 50 ms each, first come first served: served at 50, 100, 150
-/// and 200 ms; the event loop (a shared queue).
-const QUEUE: &str = r#"
-[workload]
-clients = 4
-[server]
-capacity = 1
-service = "50ms"
-"#;
+/// and 200 ms.
+fn queue() -> String {
+    crate::util::four_at_once(1, "50ms")
+}
 
 #[test]
 fn a_queue_drains_when_its_last_request_is_served() {
-    let model = load("m.toml", QUEUE, &[]).unwrap().base;
+    let model = load("m.toml", &queue(), &[]).unwrap().base;
     assert!(matches!(engine_path(&model), EnginePath::EventLoop { .. }));
-    let s = summary(QUEUE);
+    let s = summary(&queue());
     assert_eq!(s.succeeded, 4);
     assert_eq!(s.drain_ms, Some(200.0));
     assert_eq!(s.completion_ms.max, 200.0);
@@ -60,7 +56,7 @@ fn a_queue_drains_when_its_last_request_is_served() {
 
 #[test]
 fn a_workload_cut_by_the_horizon_never_drained() {
-    let cut = format!("horizon = \"120ms\"\n{QUEUE}");
+    let cut = format!("horizon = \"120ms\"\n{}", queue());
     let s = summary(&cut);
     assert!(s.truncated && s.unsettled > 0);
     assert_eq!(s.drain_ms, None);

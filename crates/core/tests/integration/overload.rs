@@ -171,17 +171,13 @@ fn service_time_rises_with_concurrency() {
 }
 
 /// Four clients at once on four workers of 100 ms each.
-const FOUR_ON_FOUR: &str = r#"
-    [workload]
-    clients = 4
-    [server]
-    capacity = 4
-    service = "100ms"
-"#;
+fn four_on_four() -> String {
+    crate::util::four_at_once(4, "100ms")
+}
 
 #[test]
 fn capacity_drop_serialises_the_workers() {
-    let text = FOUR_ON_FOUR;
+    let text = &four_on_four();
     assert_eq!(run(&one(text), 1).summary.completion_ms.max, 100.0);
     let dropped =
         format!("{text}\ncapacity_drops = [{{ from = \"0s\", to = \"1s\", capacity = 1 }}]");
@@ -199,7 +195,8 @@ fn capacity_drop_serialises_the_workers() {
 #[test]
 fn a_capacity_drop_to_zero_pauses_the_server() {
     let text = &format!(
-        "{FOUR_ON_FOUR}capacity_drops = [{{ from = \"50ms\", to = \"1s\", capacity = 0 }}]\n"
+        "{}capacity_drops = [{{ from = \"50ms\", to = \"1s\", capacity = 0 }}]\n",
+        four_on_four()
     );
     // The first four start at 0 and finish at 100 ms, inside the pause: nothing else waits.
     let s = run(&one(text), 1).summary;

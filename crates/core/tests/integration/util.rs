@@ -51,6 +51,12 @@ pub fn assert_deterministic(model: &Model, seed: u64) -> VariantResult {
     first
 }
 
+/// Four clients at once on `capacity` workers of `service` each (a fixed duration), first come
+/// first served: the event loop (a shared queue). Ends in `[server]`, so that a test can add to it.
+pub fn four_at_once(capacity: u32, service: &str) -> String {
+    format!("[workload]\nclients = 4\n[server]\ncapacity = {capacity}\nservice = \"{service}\"\n")
+}
+
 /// 1000 clients in 1 s against a server that fails every attempt, 3 attempts with no backoff, under
 /// the shared retry budget `budget` (the lines of `[budget]`): the load a budget must hold back.
 pub fn always_failing(budget: &str) -> String {

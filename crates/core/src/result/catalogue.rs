@@ -7,7 +7,7 @@
 use crate::base::diagnostics::closest;
 use crate::result::summary::{
     AttemptPeak, ConnectionSummary, FanoutSummary, LayerSummary, Layered, MAX_ATTEMPTS,
-    ReplicaSummary, Summary, TierSummary,
+    Percentiles, ReplicaSummary, Summary, TierSummary,
 };
 use toml::Value;
 
@@ -343,6 +343,8 @@ enum Reader {
     Count(fn(&Summary) -> u64),
     Float(fn(&Summary) -> f64),
     Optional(fn(&Summary) -> Option<f64>),
+    /// Field `.1` of the percentiles `.0` (`completion_ms`, `success_ms`).
+    Percentile(fn(&Summary) -> &Percentiles, fn(&Percentiles) -> f64),
     /// Entry `.0` (attempt number - 1) of `attempt_peaks`, absent past the last.
     Attempt(usize, fn(&AttemptPeak) -> u64),
     /// A name [`metrics`] never holds (attempt 0, an unknown field of an attempt).
@@ -371,6 +373,23 @@ impl MetricReader {
                 _ => Reader::Absent,
             }));
         }
+        if let Some((family, field)) = name.split_once('.') {
+            let of: fn(&Summary) -> &Percentiles = match family {
+                "completion_ms" => |s| &s.completion_ms,
+                "success_ms" => |s| &s.success_ms,
+                _ => return None,
+            };
+            let get: fn(&Percentiles) -> f64 = match field {
+                "p50" => |p| p.p50,
+                "p90" => |p| p.p90,
+                "p99" => |p| p.p99,
+                "p999" => |p| p.p999,
+                "max" => |p| p.max,
+                "mean" => |p| p.mean,
+                _ => return None,
+            };
+            return Some(MetricReader(Reader::Percentile(of, get)));
+        }
         let r = match name {
             "intents" => Count(|s| s.intents),
             "attempts" => Count(|s| s.attempts),
@@ -385,18 +404,6 @@ impl MetricReader {
             "peak_arrivals_window" => Count(|s| s.peak_arrivals_window),
             "peak_retries_window" => Count(|s| s.peak_retries_window),
             "peak_window_ms" => Float(|s| s.peak_window_ms),
-            "completion_ms.p50" => Float(|s| s.completion_ms.p50),
-            "completion_ms.p90" => Float(|s| s.completion_ms.p90),
-            "completion_ms.p99" => Float(|s| s.completion_ms.p99),
-            "completion_ms.p999" => Float(|s| s.completion_ms.p999),
-            "completion_ms.max" => Float(|s| s.completion_ms.max),
-            "completion_ms.mean" => Float(|s| s.completion_ms.mean),
-            "success_ms.p50" => Float(|s| s.success_ms.p50),
-            "success_ms.p90" => Float(|s| s.success_ms.p90),
-            "success_ms.p99" => Float(|s| s.success_ms.p99),
-            "success_ms.p999" => Float(|s| s.success_ms.p999),
-            "success_ms.max" => Float(|s| s.success_ms.max),
-            "success_ms.mean" => Float(|s| s.success_ms.mean),
             "last_arrival_ms" => Float(|s| s.last_arrival_ms),
             "drain_ms" => Reader::Optional(|s| s.drain_ms),
             "lost" => Count(|s| s.lost),
@@ -433,6 +440,7 @@ impl MetricReader {
             Reader::Count(f) => count(f(s)),
             Reader::Float(f) => Some(f(s)),
             Reader::Optional(f) => f(s),
+            Reader::Percentile(of, get) => Some(get(of(s))),
             Reader::Attempt(i, f) => s.attempt_peaks.get(i).and_then(|a| count(f(a))),
             Reader::Absent => None,
         }
@@ -498,6 +506,7 @@ mod tests {
             "amplification",
             "peak_retries",
             "completion_ms.p99",
+            "success_ms.mean",
             "bucket_ms",
         ] {
             assert!(MetricReader::of(name).is_some(), "{name}");

@@ -47,6 +47,13 @@ fn a_stage_below_the_floor_is_refused_with_exit_1() {
         "{err}"
     );
     assert!(err.contains("below the floor"), "{err}");
+    // A pilot refused says it was the pilot.
+    let (code, _, err) = rare(dir.path(), &[&flags[..], &["--fixed-levels"]].concat());
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("error: rare: no estimate: the pilot run that places the levels: seed 1: "),
+        "{err}"
+    );
 }
 
 #[test]

@@ -47,6 +47,13 @@ fn a_stage_below_the_floor_is_refused_with_exit_1() {
         "{err}"
     );
     assert!(err.contains("below the floor"), "{err}");
+    // A pilot refused says it was the pilot.
+    let (code, _, err) = rare(dir.path(), &[&flags[..], &["--fixed-levels"]].concat());
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("error: rare: no estimate: the pilot run that places the levels: seed 1: "),
+        "{err}"
+    );
 }
 
 #[test]
@@ -163,4 +170,57 @@ fn attempts_per_second_is_a_score() {
         rare_retrying(dir.path(), &["--event", "attempts >= 50", "--seeds", "2"]);
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("probability: 1.000e0"), "{stdout}");
+}
+
+#[test]
+fn fixed_levels_come_from_a_pilot_and_give_the_same_bytes_on_one_job_and_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = [
+        "--event",
+        "queue >= 7",
+        "--until-empty",
+        "--seeds",
+        "3",
+        "--fixed-levels",
+    ];
+    let (code, one, err) = rare(dir.path(), &[&flags[..], &["--jobs", "1"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let (_, two, _) = rare(dir.path(), &[&flags[..], &["--jobs", "2"]].concat());
+    assert_eq!(one, two);
+    assert!(
+        one.contains("levels: fixed by a pilot run of seed 1 ("),
+        "{one}"
+    );
+    let (_, json, _) = rare(dir.path(), &[&flags[..], &["--json", "-"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["fixed_levels"], true);
+    let levels = v["pilot"]["levels"].as_array().unwrap().clone();
+    assert!(!levels.is_empty());
+    // Every seed splits at the pilot's levels; the pilot's events are in the total.
+    for r in v["runs"].as_array().unwrap() {
+        let used: Vec<serde_json::Value> = r["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| !s["level"].is_null())
+            .map(|s| s["level"].clone())
+            .collect();
+        assert_eq!(used, levels);
+    }
+    let per_seed: u64 = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["events"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        v["events"].as_u64().unwrap(),
+        per_seed + v["pilot"]["events"].as_u64().unwrap()
+    );
+    // Without the flag the JSON has no pilot.
+    let (_, plain, _) = rare(
+        dir.path(),
+        &["--event", "queue >= 7", "--until-empty", "--json", "-"],
+    );
+    assert!(!plain.contains("pilot"), "{plain}");
 }

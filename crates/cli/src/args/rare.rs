@@ -32,6 +32,11 @@ pub struct RareArgs {
     /// then "within one busy period of the score".
     #[arg(long)]
     pub until_empty: bool,
+    /// Place the levels once, by a pilot splitting run of the first seed on draws of its own,
+    /// and split every seed at those levels as they are: an unbiased estimate (levels placed
+    /// from the particles they are counted on bias it upward). The pilot's events are counted.
+    #[arg(long)]
+    pub fixed_levels: bool,
     /// Runs (particles) per stage.
     #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(20..=100_000))]
     pub particles: u32,

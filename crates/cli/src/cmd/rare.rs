@@ -14,7 +14,7 @@ use retrystorm_core::base::time::{Duration, Time};
 use retrystorm_core::model::Model;
 use retrystorm_core::rare::interval::{IntervalKind, RareEstimate, combine};
 use retrystorm_core::rare::target::{parse_score, parse_target};
-use retrystorm_core::rare::{RareError, RareSpec, Spread, Target, split};
+use retrystorm_core::rare::{Levels, RareError, RareSpec, Spread, Target, pilot, split, split_at};
 use retrystorm_report::{fmt, text_table};
 use serde_json::json;
 use std::sync::atomic::AtomicBool;
@@ -35,17 +35,34 @@ pub fn rare(a: RareArgs) -> Result<(), CliError> {
     // Ctrl-C ends the process, as in the other studies (`map`, `sweep`): a stopped estimate has
     // nothing to report, so no flag is ever set.
     let never = AtomicBool::new(false);
+    // With --fixed-levels, one pilot of the first seed places the levels every seed uses.
+    let levels = match (a.fixed_levels, seeds.first()) {
+        (true, Some(&first)) => Some(Pilot {
+            seed: first,
+            levels: pilot(&model, first, spec, &never, &pool).map_err(refused)?,
+        }),
+        _ => None,
+    };
     let mut runs = Vec::with_capacity(seeds.len());
     for &seed in &seeds {
-        runs.push(split(&model, seed, spec, &never, &pool).map_err(refused)?);
+        let run = match &levels {
+            Some(p) => split_at(&model, seed, spec, &p.levels, &never, &pool),
+            None => split(&model, seed, spec, &never, &pool),
+        };
+        runs.push(run.map_err(refused)?);
         bar.inc(1);
     }
     bar.finish_and_clear();
+    let mut estimate = combine(runs);
+    if let Some(p) = &levels {
+        estimate.events += p.levels.events;
+    }
     let shown = Shown {
         model: &model,
         spec,
         event: &a.event,
-        estimate: combine(runs),
+        estimate,
+        pilot: levels,
     };
     if !a.json.as_deref().is_some_and(is_stdout) {
         output::print(&shown.table())?;
@@ -103,12 +120,19 @@ impl Spread for Pool<'_> {
     }
 }
 
+/// The pilot run that placed the levels (`--fixed-levels`): its seed and what it placed.
+struct Pilot {
+    seed: u64,
+    levels: Levels,
+}
+
 /// What `rare` shows.
 struct Shown<'a> {
     model: &'a Model,
     spec: RareSpec,
     event: &'a str,
     estimate: RareEstimate,
+    pilot: Option<Pilot>,
 }
 
 /// What brute force would spend for the same relative half-width; where no such number exists
@@ -145,7 +169,7 @@ impl Shown<'_> {
             IntervalKind::Stages => "from one seed's stages as if their particles were independent (too narrow: give --seeds 5 or more)".to_string(),
         };
         let ratio = e.brute_force_events / e.events as f64;
-        let rows = [
+        let mut rows = vec![
             ("model", self.model.name.clone()),
             ("event", self.event.to_string()),
             ("score", self.score_label()),
@@ -165,6 +189,25 @@ impl Shown<'_> {
             ),
             ("brute force", brute_force(e, ratio)),
         ];
+        if let Some(p) = &self.pilot {
+            let levels: Vec<String> = p.levels.levels.iter().map(u64::to_string).collect();
+            let levels = if levels.is_empty() {
+                "none (the event is the first stage)".to_string()
+            } else {
+                format!("{} >= {}", self.score_name(), levels.join(", "))
+            };
+            rows.insert(
+                3,
+                (
+                    "levels",
+                    format!(
+                        "fixed by a pilot run of seed {} ({} events, counted in the events spent): {levels}",
+                        p.seed,
+                        fmt::int(p.levels.events)
+                    ),
+                ),
+            );
+        }
         let lines: String = rows.iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
         format!("{lines}\n{}", self.stages())
     }
@@ -183,12 +226,17 @@ impl Shown<'_> {
     }
 
     /// Each seed's stages, one a row: the level (the event itself last) and its pass rate.
-    fn stages(&self) -> String {
-        let score = if self.spec.excess {
+    /// The score the levels are on, as the stages name it.
+    fn score_name(&self) -> String {
+        if self.spec.excess {
             format!("{} excess", self.spec.score.name())
         } else {
             self.spec.score.name().to_string()
-        };
+        }
+    }
+
+    fn stages(&self) -> String {
+        let score = self.score_name();
         let headers = ["seed", "stage", "level", "passed", "pass rate"].map(String::from);
         let mut rows = Vec::new();
         for r in &self.estimate.runs {
@@ -224,6 +272,13 @@ impl Shown<'_> {
             "particles": self.spec.particles,
             "keep": self.spec.keep,
         });
+        if let (Some(o), Some(p)) = (v.as_object_mut(), &self.pilot) {
+            o.insert("fixed_levels".into(), json!(true));
+            o.insert(
+                "pilot".into(),
+                json!({"seed": p.seed, "levels": p.levels.levels, "events": p.levels.events}),
+            );
+        }
         if let (Some(o), Ok(serde_json::Value::Object(e))) =
             (v.as_object_mut(), serde_json::to_value(&self.estimate))
         {

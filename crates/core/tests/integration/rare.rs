@@ -7,7 +7,7 @@ use retrystorm_core::load::load;
 use retrystorm_core::model::Model;
 use retrystorm_core::path::gauge::Gauge;
 use retrystorm_core::rare::interval::{IntervalKind, combine};
-use retrystorm_core::rare::{InOrder, RareError, RareSpec, Spread, Target, split};
+use retrystorm_core::rare::{InOrder, RareError, RareSpec, Spread, Target, pilot, split, split_at};
 use std::sync::atomic::AtomicBool;
 
 /// Poisson arrivals at 1000/s, one worker serving exp(0.5 ms): load 0.5; no retries.
@@ -102,4 +102,35 @@ fn too_few_particles_are_refused_with_the_reason() {
         Err(RareError::Floor { passed, .. }) => assert!(passed < 10),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn levels_fixed_by_a_pilot_are_used_as_they_are_on_any_threads() {
+    let (m, stop) = (mm1(), AtomicBool::new(false));
+    // A pass rate at a fixed level varies more from seed to seed than at a level placed on the
+    // stage's own particles: 200 particles keep every stage above the floor.
+    let spec = RareSpec {
+        particles: 200,
+        ..busy_period(14)
+    };
+    let levels = pilot(&m, 5, spec, &stop, &InOrder).unwrap();
+    assert_eq!(levels, pilot(&m, 5, spec, &stop, &TwoThreads).unwrap());
+    assert!(levels.levels.len() >= 2, "{levels:?}");
+    assert!(levels.levels.windows(2).all(|w| w[0] < w[1]));
+    // The pilot's particles are not the estimate's: the same seed splits on other draws.
+    let adaptive = split(&m, 5, spec, &stop, &InOrder).unwrap();
+    let at: Vec<u64> = adaptive.stages.iter().filter_map(|s| s.level).collect();
+    let runs: Vec<_> = (5..15)
+        .map(|seed| split_at(&m, seed, spec, &levels, &stop, &InOrder).unwrap())
+        .collect();
+    let two = split_at(&m, 5, spec, &levels, &stop, &TwoThreads).unwrap();
+    assert_eq!(runs[0], two);
+    assert!(at != levels.levels || adaptive != runs[0]);
+    for r in &runs {
+        let used: Vec<u64> = r.stages.iter().filter_map(|s| s.level).collect();
+        assert_eq!(used, levels.levels);
+        assert!(r.stages.last().unwrap().level.is_none());
+    }
+    let e = combine(runs);
+    assert!(e.probability > 0.0 && e.low < e.probability && e.probability < e.high);
 }

@@ -74,6 +74,8 @@ pub enum RareError {
     TooManyStages { seed: u64 },
     #[error("stopped by Ctrl-C before an estimate")]
     Interrupted,
+    #[error("the pilot run that places the levels: {0}")]
+    Pilot(Box<RareError>),
 }
 
 /// One stage: the level its particles had to reach (`None`: the event itself, the last stage)
@@ -150,8 +152,14 @@ fn measure_from_typical(ps: &mut Particles, ends: &mut [particle::Ended]) {
     ps.typical = Some(typical);
 }
 
-/// The probability of `spec`'s event in `model` with `seed`, by splitting. Stops with
-/// [`RareError::Interrupted`] once `stop` is set.
+/// The probability of `spec`'s event in `model` with `seed`, by splitting, each level placed at
+/// the `keep` quantile of the stage before it. Stops with [`RareError::Interrupted`] once
+/// `stop` is set.
+///
+/// Levels placed from the very particles whose pass rates are then multiplied make the estimate
+/// biased upward by a relative amount of order `stages (1 - keep) / (keep particles)` (Cérou and
+/// Guyader 2007): independent seeds narrow the interval around it but do not remove it. Levels
+/// placed once by a [`pilot`] run and used as they are ([`split_at`]) do.
 pub fn split<S: Spread>(
     model: &Model,
     seed: u64,
@@ -159,16 +167,80 @@ pub fn split<S: Spread>(
     stop: &AtomicBool,
     spread: &S,
 ) -> Result<SplitRun, RareError> {
+    let mut ps = Particles::new(model, seed, spec, stop);
+    stages(&mut ps, seed, stop, spread, None)
+}
+
+/// Levels placed once by a pilot run, for estimates that use them as they are ([`split_at`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Levels {
+    /// The levels, lowest first; the stage after the last is the event.
+    pub levels: Vec<u64>,
+    /// The events the pilot spent.
+    pub events: u64,
+    /// With `--excess`, the typical score the pilot measured.
+    typical: Option<typical::Typical>,
+}
+
+/// An adaptive splitting run of `seed` on branches of its own (no particle of it is a particle
+/// of an estimate with the same seed), kept for its levels: where a quarter (`keep`) of its
+/// particles passed, and with `--excess` the typical score. Its estimate is not used.
+pub fn pilot<S: Spread>(
+    model: &Model,
+    seed: u64,
+    spec: RareSpec,
+    stop: &AtomicBool,
+    spread: &S,
+) -> Result<Levels, RareError> {
+    let mut ps = Particles::new(model, seed, spec, stop);
+    ps.pilot = true;
+    let run = stages(&mut ps, seed, stop, spread, None).map_err(|e| match e {
+        RareError::Interrupted => e,
+        e => RareError::Pilot(Box::new(e)),
+    })?;
+    Ok(Levels {
+        levels: run.stages.iter().filter_map(|s| s.level).collect(),
+        events: run.events,
+        typical: ps.typical,
+    })
+}
+
+/// The probability of `spec`'s event in `model` with `seed`, by splitting at `levels` as they
+/// are: fixed-effort splitting at levels fixed beforehand, whose estimate is unbiased
+/// (Glasserman et al. 1999; the product of the stages' pass rates of a Feynman-Kac particle
+/// system). A stage below the floor is refused as in [`split`].
+pub fn split_at<S: Spread>(
+    model: &Model,
+    seed: u64,
+    spec: RareSpec,
+    levels: &Levels,
+    stop: &AtomicBool,
+    spread: &S,
+) -> Result<SplitRun, RareError> {
+    let mut ps = Particles::new(model, seed, spec, stop);
+    ps.typical = levels.typical.clone();
+    stages(&mut ps, seed, stop, spread, Some(&levels.levels))
+}
+
+/// The stages of one splitting run: at the `fixed` levels, else each placed at the `keep`
+/// quantile of the stage before.
+fn stages<S: Spread>(
+    ps: &mut Particles,
+    seed: u64,
+    stop: &AtomicBool,
+    spread: &S,
+    fixed: Option<&[u64]>,
+) -> Result<SplitRun, RareError> {
+    let spec = ps.spec();
     let n = spec.particles as usize;
     let keep = ((spec.keep * n as f64).ceil() as usize).clamp(1, n);
-    let mut ps = Particles::new(model, seed, spec, stop);
     let (mut stages, mut estimate, mut current) = (Vec::new(), 1.0, 0);
     let (mut events, mut plain) = (0, 0.0);
     for k in 0..MAX_STAGES {
         let ends = spread.spread(n, &|i| ps.run(k, i));
         let mut ends = ends.into_iter().collect::<Result<Vec<_>, _>>()?;
-        if k == 0 && spec.excess {
-            measure_from_typical(&mut ps, &mut ends);
+        if k == 0 && spec.excess && ps.typical.is_none() {
+            measure_from_typical(ps, &mut ends);
         }
         if stop.load(Ordering::Relaxed) {
             return Err(RareError::Interrupted);
@@ -188,9 +260,14 @@ pub fn split<S: Spread>(
             }
         };
         let hits = count(&|e| e.hit);
-        let mut maxes: Vec<u64> = ends.iter().map(|e| e.max).collect();
-        let next = next_level(&mut maxes, keep, current);
-        let Some(level) = next.filter(|_| (hits.passed as usize) < keep) else {
+        let next = match fixed {
+            Some(levels) => levels.get(k).copied(),
+            None => {
+                let mut maxes: Vec<u64> = ends.iter().map(|e| e.max).collect();
+                next_level(&mut maxes, keep, current).filter(|_| (hits.passed as usize) < keep)
+            }
+        };
+        let Some(level) = next else {
             let last = floored(seed, hits, || "the event".to_string())?;
             estimate *= last.rate();
             stages.push(last);

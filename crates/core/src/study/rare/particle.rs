@@ -16,6 +16,10 @@ pub(super) fn branch(stage: usize, index: usize) -> u64 {
     (stage as u64 + 1) << 32 | index as u64
 }
 
+/// The branches of a pilot run ([`super::pilot`]) have the top bit set: a pilot never runs a
+/// particle of the estimates made with its levels.
+const PILOT: u64 = 1 << 63;
+
 /// How a particle's run went: the highest score it reached, whether the event happened, and
 /// the events it took; with `--excess`, a first-stage run's score per bin of time.
 #[derive(Clone, Debug)]
@@ -34,8 +38,10 @@ pub(super) struct Particles<'m> {
     spec: RareSpec,
     stop: &'m AtomicBool,
     pub(super) parents: Vec<PathSim<'m>>,
-    /// With `--excess`, the typical score per time, from the first stage.
+    /// With `--excess`, the typical score per time, from the first stage (or the pilot's).
     pub(super) typical: Option<Typical>,
+    /// The particles of a pilot run, on branches of their own.
+    pub(super) pilot: bool,
 }
 
 impl<'m> Particles<'m> {
@@ -47,14 +53,20 @@ impl<'m> Particles<'m> {
             stop,
             parents: Vec::new(),
             typical: None,
+            pilot: false,
         }
+    }
+
+    /// The study.
+    pub(super) fn spec(&self) -> RareSpec {
+        self.spec
     }
 
     /// Particle `index` of stage `stage` where it starts: a fresh run on its own branch at
     /// stage 0, else a copy of parent `index mod parents` on its own branch (each parent gets
     /// the same number of copies, give or take one).
     fn start(&self, stage: usize, index: usize) -> PathSim<'m> {
-        let b = branch(stage, index);
+        let b = branch(stage, index) | if self.pilot { PILOT } else { 0 };
         let sim = if stage == 0 {
             PathSim::new_branch(self.model, self.seed, b).gauged()
         } else {

@@ -11,7 +11,7 @@ const BINS: u64 = 1000;
 
 /// Each plain run's highest score in each of [`BINS`] bins of its horizon, and the typical
 /// value per bin once every run is in.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(super) struct Typical {
     /// The width of a bin, ns (at least 1).
     width: u64,

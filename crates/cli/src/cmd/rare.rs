@@ -225,7 +225,6 @@ impl Shown<'_> {
         label
     }
 
-    /// Each seed's stages, one a row: the level (the event itself last) and its pass rate.
     /// The score the levels are on, as the stages name it.
     fn score_name(&self) -> String {
         if self.spec.excess {
@@ -235,6 +234,7 @@ impl Shown<'_> {
         }
     }
 
+    /// Each seed's stages, one a row: the level (the event itself last) and its pass rate.
     fn stages(&self) -> String {
         let score = self.score_name();
         let headers = ["seed", "stage", "level", "passed", "pass rate"].map(String::from);

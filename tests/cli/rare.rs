@@ -224,3 +224,112 @@ fn fixed_levels_come_from_a_pilot_and_give_the_same_bytes_on_one_job_and_two() {
     );
     assert!(!plain.contains("pilot"), "{plain}");
 }
+
+/// `rare` on the M/M/1 queue, run in `dir` (so shard files are named relative to it).
+fn rare_in(dir: &std::path::Path, flags: &[&str]) -> (i32, String, String) {
+    write(dir, "mm1.toml", MM1);
+    out(rs().current_dir(dir).args(["rare", "mm1.toml"]).args(flags))
+}
+
+#[test]
+fn shards_merged_give_the_bytes_of_one_unsharded_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let flags = [
+        "--event",
+        "queue >= 7",
+        "--until-empty",
+        "--seeds",
+        "4",
+        "--fixed-levels",
+    ];
+    let (code, table, err) = rare_in(d, &flags);
+    assert_eq!(code, 0, "{err}");
+    let (_, json, _) = rare_in(d, &[&flags[..], &["--json", "-"]].concat());
+    for i in 1..=3 {
+        let (shard, out) = (format!("{i}/3"), format!("s{i}.jsonl"));
+        let (code, said, err) = rare_in(
+            d,
+            &[&flags[..], &["--shard", &shard, "--out", &out]].concat(),
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(said.contains(&format!("rare shard {i}/3")), "{said}");
+    }
+    // Shard 3/3 (the third seed, run 2) left out: named, and nothing estimated.
+    let (code, _, err) = out(rs().current_dir(d).args([
+        "merge",
+        "s1.jsonl",
+        "s2.jsonl",
+        "-o",
+        "part.jsonl",
+        "--partial",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = out(rs().current_dir(d).args(["rare", "part.jsonl"]));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("3 of 4 runs present; 1 missing: runs 2"),
+        "{err}"
+    );
+    assert!(err.contains("merge every shard"), "{err}");
+    let (code, _, err) = out(rs()
+        .current_dir(d)
+        .args(["merge", "s3.jsonl", "s1.jsonl", "s2.jsonl", "-o", "m.jsonl"]));
+    assert_eq!(code, 0, "{err}");
+    let (_, merged_table, _) = out(rs().current_dir(d).args(["rare", "m.jsonl"]));
+    assert_eq!(merged_table, table);
+    let (_, merged_json, _) = out(rs().current_dir(d).args(["rare", "m.jsonl", "--json", "-"]));
+    assert_eq!(merged_json, json);
+    // The file fixes the study: a flag that would change it is refused.
+    let (code, _, err) = out(rs()
+        .current_dir(d)
+        .args(["rare", "m.jsonl", "--particles", "50"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("m.jsonl is a sweep file: its header fixes the model, the study and the seeds, so --particles cannot apply"), "{err}");
+    // A rare study's file is not a sweep of plain runs, nor the other way round.
+    let (code, _, err) = out(rs().current_dir(d).args(["report", "m.jsonl"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("m.jsonl:1: a `rare` study's file"), "{err}");
+}
+
+#[test]
+fn shards_of_other_studies_are_not_merged_and_a_shard_needs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = ["--event", "queue >= 7", "--until-empty", "--seeds", "2"];
+    let (code, _, err) = rare_in(d, &[&base[..], &["--shard", "1/2"]].concat());
+    assert_eq!(code, 2);
+    assert!(err.contains("give --out SHARD.jsonl"), "{err}");
+    let (code, _, err) = rare_in(
+        d,
+        &[&base[..], &["--shard", "3/3", "--out", "x.jsonl"]].concat(),
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("the study has 2 seeds, so this shard would have none"),
+        "{err}"
+    );
+    rare_in(
+        d,
+        &[&base[..], &["--shard", "1/2", "--out", "a.jsonl"]].concat(),
+    );
+    let other = ["--event", "queue >= 6", "--until-empty", "--seeds", "2"];
+    rare_in(
+        d,
+        &[&other[..], &["--shard", "2/2", "--out", "b.jsonl"]].concat(),
+    );
+    let (code, _, err) = out(rs()
+        .current_dir(d)
+        .args(["merge", "a.jsonl", "b.jsonl", "-o", "m.jsonl"]));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("b.jsonl is not a shard of the same sweep as a.jsonl (its rare study differs"),
+        "{err}"
+    );
+    let (code, _, err) = out(rs().current_dir(d).args(["rare", "m.jsonl"]));
+    assert_ne!(code, 0, "{err}");
+    // No --event for a model: said what to give.
+    let (code, _, err) = rare_in(d, &["--seeds", "2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--event is needed"), "{err}");
+}

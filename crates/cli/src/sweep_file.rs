@@ -11,7 +11,8 @@ use crate::{error::CliError, output, progress};
 use retrystorm_core::sweep::Grid;
 use retrystorm_report::sweep::chart::sweep_chart;
 use retrystorm_report::sweep::format::{
-    SweepFile, SweepRecord, header_line, parse_sweep, starts_like_sweep,
+    Record, SweepFile, SweepLine, SweepRecord, header_line, parse_records, parse_sweep,
+    parse_sweep_line, starts_like_sweep,
 };
 use retrystorm_report::sweep::header::{
     Mismatch, SweepHeader, VERSION, input_name, made_by, mismatch, stamped,
@@ -22,30 +23,47 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-/// Reads a sweep file, refusing other schema versions and malformed lines (naming file:line).
-/// It must be a regular file (checked before opening it, so a FIFO cannot block).
+/// Reads a sweep file of plain runs ([`read_records`]).
 pub fn read_sweep(path: &Path) -> Result<SweepFile, CliError> {
+    read_records(path)
+}
+
+/// Reads a sweep file of `R` records, refusing other schema versions, other kinds of file and
+/// malformed lines (naming file:line). It must be a regular file (checked before opening it,
+/// so a FIFO cannot block).
+pub fn read_records<R: Record>(path: &Path) -> Result<SweepFile<R>, CliError> {
     let name = path.display().to_string();
     let mut bytes = Vec::new();
     output::open_input(path, "the sweep file")?
         .read_to_end(&mut bytes)
         .map_err(|e| CliError::Input(format!("{name}: {e}")))?;
-    parse_sweep(&name, &bytes).map_err(CliError::Input)
+    parse_records(&name, &bytes).map_err(CliError::Input)
+}
+
+/// The first line of a regular file (`None` for anything else: a FIFO would block).
+fn first_line(path: &Path) -> Option<String> {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let f = std::fs::File::open(path).ok()?;
+    let mut first = String::new();
+    let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(f), &mut first);
+    Some(first)
 }
 
 /// Whether `path` starts like a sweep file (for `report`).
 pub fn looks_like_sweep(path: &Path) -> bool {
-    // Only a regular file is opened: a FIFO would block.
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return false;
-    }
-    let Ok(f) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut first = String::new();
-    let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(f), &mut first);
     // A corrupt sweep file is still one (its error names the line, not TOML).
-    starts_like_sweep(&first) || path.extension().is_some_and(|e| e == "jsonl")
+    first_line(path).is_some_and(|first| {
+        starts_like_sweep(&first) || path.extension().is_some_and(|e| e == "jsonl")
+    })
+}
+
+/// Whether `path` is the sweep file of a `rare` study (its header says so).
+pub fn holds_rare(path: &Path) -> bool {
+    first_line(path).is_some_and(|first| {
+        matches!(parse_sweep_line::<SweepRecord>(first.trim_end()), Ok(SweepLine::Header(h)) if h.rare.is_some())
+    })
 }
 
 /// A note for files whose headers predate the version and input fingerprints: what was not

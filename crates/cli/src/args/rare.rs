@@ -13,9 +13,10 @@ pub struct RareArgs {
     #[arg(long)]
     pub variant: Option<String>,
     /// The event: `SCORE >= N` (the score reaches N before the run ends) or `recovered == false`
-    /// (goodput not back by the horizon after the trigger).
+    /// (goodput not back by the horizon after the trigger). Needed for a model; a study's file
+    /// (`--out`, merged shards) holds its own.
     #[arg(long, value_name = "EXPR")]
-    pub event: String,
+    pub event: Option<String>,
     /// The score the levels are placed on, read off the engine's state after every event
     /// (default: the event's score, else `queue`); a wrong name lists the scores.
     #[arg(long, value_name = "NAME")]
@@ -43,4 +44,13 @@ pub struct RareArgs {
     /// Write the estimate as JSON here ("-" for stdout, which replaces the table).
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Run only the seeds of slice I of N (the seeds at positions j with j mod N = I - 1; with
+    /// --fixed-levels every shard runs the same pilot) and stop (needs --out); join the slices
+    /// with `merge`, then `retrystorm rare MERGED.jsonl` gives the estimate.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Write each seed's splitting run as a sweep file (JSON Lines) here; `retrystorm rare FILE`
+    /// shows its estimate again.
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub out: Option<PathBuf>,
 }

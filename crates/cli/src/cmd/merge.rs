@@ -1,18 +1,29 @@
-//! `retrystorm merge`: the shards of one sweep (or search) joined into one file, in grid order
-//! (the joining itself is the report crate's `sweep::merge`).
+//! `retrystorm merge`: the shards of one sweep, search or `rare` study joined into one file, in
+//! grid order (the joining itself is the report crate's `sweep::merge`).
 
 use crate::args::MergeArgs;
-use crate::sweep_file::{read_sweep, unchecked_note};
+use crate::sweep_file::{holds_rare, read_records, unchecked_note};
 use crate::text::plural;
 use crate::{error::CliError, output, progress};
+use retrystorm_report::sweep::format::{Record, SweepRecord};
 use retrystorm_report::sweep::merge::Merge;
+use retrystorm_report::sweep::split::SplitRecord;
 
 pub fn merge(a: MergeArgs) -> Result<(), CliError> {
     output::check(&[output::Out::new("--out", &a.out)], &[])?;
-    let mut merged = Merge::default();
+    // The first file says what is merged: every other file must be of the same study.
+    match a.inputs.first() {
+        Some(p) if holds_rare(p) => join::<SplitRecord>(&a),
+        _ => join::<SweepRecord>(&a),
+    }
+}
+
+/// Joins the inputs, files of `R` records.
+fn join<R: Record>(a: &MergeArgs) -> Result<(), CliError> {
+    let mut merged = Merge::<R>::default();
     for p in &a.inputs {
         let name = p.display().to_string();
-        let f = read_sweep(p)?;
+        let f = read_records::<R>(p)?;
         if f.torn {
             progress::note(&format!(
                 "{name}: ignoring a torn last line (an interrupted write)"

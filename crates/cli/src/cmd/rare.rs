@@ -2,67 +2,218 @@
 //! multilevel splitting (`retrystorm_core::rare`), one splitting run per `--seeds` seed, each
 //! stage's particles spread over the `--jobs` pool; the estimate, its 95% interval, each seed's
 //! levels with their pass rates, and the events spent against brute force, as a table or JSON.
+//! `--shard I/N --out FILE` runs a slice of the seeds into a sweep file, `merge` joins the
+//! slices and `rare MERGED.jsonl` shows the estimate, as `map` does with its shards.
 
 use crate::args::RareArgs;
 use crate::emit::is_stdout;
-use crate::model_args::{Resolved, pick_variant};
-use crate::prepare::study_outputs;
+use crate::prepare::{study_outputs, variant_grid};
 use crate::run::Runner;
+use crate::sweep_file::{looks_like_sweep, read_records};
+use crate::text::plural;
 use crate::{error::CliError, output, progress};
 use indicatif::ProgressBar;
 use retrystorm_core::base::time::{Duration, Time};
 use retrystorm_core::model::Model;
 use retrystorm_core::rare::interval::{IntervalKind, RareEstimate, combine};
 use retrystorm_core::rare::target::{parse_score, parse_target};
-use retrystorm_core::rare::{Levels, RareError, RareSpec, Spread, Target, pilot, split, split_at};
-use retrystorm_report::{fmt, text_table};
+use retrystorm_core::rare::{RareError, RareSpec, Spread, Target, pilot, split, split_at};
+use retrystorm_core::sweep::parse_shard;
+use retrystorm_report::sweep::header::{SweepHeader, stamped};
+use retrystorm_report::sweep::merge::Merge;
+use retrystorm_report::sweep::split::{PilotLevels, RareStudy, SplitRecord};
+use retrystorm_report::{fmt, sweep::format::sweep_text, text_table};
 use serde_json::json;
 use std::sync::atomic::AtomicBool;
 
 pub fn rare(a: RareArgs) -> Result<(), CliError> {
-    let outs = study_outputs(&[("--json", &a.json)], &a.model)?;
-    let spec = spec(&a)?;
-    let resolved = Resolved::read_variant(&a.model, a.variant.as_deref())?;
-    let model = pick_variant(&resolved.scenario, a.variant.as_deref(), &resolved.origin)?;
-    let seeds = resolved.seeds();
+    let outs = study_outputs(&[("--json", &a.json), ("--out", &a.out)], &a.model)?;
+    if looks_like_sweep(&a.model.model) {
+        return from_file(&a);
+    }
+    let study = study(&a)?;
+    let spec = spec(&study)?;
+    let (shard_i, shard_n) = shard(&a)?;
+    let chosen = variant_grid(&a.model, a.variant.as_deref(), vec![])?;
+    let (model, grid) = (&chosen.chosen, &chosen.grid);
+    let seeds = &grid.seeds;
+    if shard_i > seeds.len() as u64 {
+        return Err(CliError::Input(format!(
+            "--shard {shard_i}/{shard_n}: the study has {}, so this shard would have none",
+            plural(seeds.len() as u64, "seed")
+        )));
+    }
     output::refuse_inputs(&outs)?;
+    // A shard's file is claimed before the runs: two shards given one --out cannot both write it.
+    let claim = match (&a.out, shard_n > 1) {
+        (Some(p), true) => Some(output::claim(
+            output::Out::new("--out", p),
+            "a shard's runs go to a new file: remove it (merged already?), or give another --out",
+        )?),
+        _ => None,
+    };
     let runner = Runner::new(a.model.jobs)?;
-    let bar = progress::bar(seeds.len() as u64, "seeds");
+    let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
+    let (records, pilot) = split_seeds(model, seeds, &jobs, spec, a.fixed_levels, &runner)?;
+    let study = RareStudy { pilot, ..study };
+    let header = SweepHeader {
+        rare: Some(study),
+        ..stamped(
+            SweepHeader::new(
+                &chosen.model.scenario.name,
+                &chosen.model.text,
+                &a.model.sets,
+                grid,
+                seeds.len() as u64,
+            ),
+            chosen.model.inputs.clone(),
+        )
+    };
+    match (claim, &a.out) {
+        (Some(c), _) => c.write(&sweep_text(&header, &records))?,
+        (None, Some(p)) => {
+            output::write(output::Out::new("--out", p), &sweep_text(&header, &records))?
+        }
+        (None, None) => {}
+    }
+    if shard_n > 1 {
+        return output::print(&format!(
+            "{}: rare shard {shard_i}/{shard_n}, {} of {} into {}; join the shards with `retrystorm merge`, then `retrystorm rare MERGED.jsonl`\n",
+            header.model,
+            plural(records.len() as u64, "seed"),
+            seeds.len(),
+            a.out.as_ref().expect("checked").display()
+        ));
+    }
+    show(&a, &header, records)
+}
+
+/// The splitting runs of the seeds at `jobs` (this shard's), each stage's particles on the
+/// `--jobs` pool; with `fixed` at the levels of a pilot of the study's first seed, the same in
+/// every shard, which it returns.
+fn split_seeds(
+    model: &Model,
+    seeds: &[u64],
+    jobs: &[u64],
+    spec: RareSpec,
+    fixed: bool,
+    runner: &Runner,
+) -> Result<(Vec<SplitRecord>, Option<PilotLevels>), CliError> {
+    let bar = progress::bar(jobs.len() as u64, "seeds");
     let pool = Pool {
-        runner: &runner,
+        runner,
         bar: ProgressBar::hidden(),
     };
     // Ctrl-C ends the process, as in the other studies (`map`, `sweep`): a stopped estimate has
     // nothing to report, so no flag is ever set.
     let never = AtomicBool::new(false);
-    // With --fixed-levels, one pilot of the first seed places the levels every seed uses.
-    let levels = match (a.fixed_levels, seeds.first()) {
-        (true, Some(&first)) => Some(Pilot {
-            seed: first,
-            levels: pilot(&model, first, spec, &never, &pool).map_err(refused)?,
-        }),
-        _ => None,
+    let levels = match fixed {
+        true => Some(pilot(model, seeds[0], spec, &never, &pool).map_err(refused)?),
+        false => None,
     };
-    let mut runs = Vec::with_capacity(seeds.len());
-    for &seed in &seeds {
+    let mut records = Vec::with_capacity(jobs.len());
+    for &job in jobs {
+        let seed = seeds[job as usize];
         let run = match &levels {
-            Some(p) => split_at(&model, seed, spec, &p.levels, &never, &pool),
-            None => split(&model, seed, spec, &never, &pool),
+            Some(l) => split_at(model, seed, spec, l, &never, &pool),
+            None => split(model, seed, spec, &never, &pool),
         };
-        runs.push(run.map_err(refused)?);
+        records.push(SplitRecord::new(job, run.map_err(refused)?));
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let mut estimate = combine(runs);
-    if let Some(p) = &levels {
-        estimate.events += p.levels.events;
+    let pilot = levels.map(|l| PilotLevels {
+        seed: seeds[0],
+        levels: l.levels,
+        events: l.events,
+    });
+    Ok((records, pilot))
+}
+
+/// What the flags ask to estimate; a missing `--event` says what to give.
+fn study(a: &RareArgs) -> Result<RareStudy, CliError> {
+    let event = a.event.clone().ok_or_else(|| {
+        CliError::Input(
+            "--event is needed: the event whose probability to estimate, e.g. --event 'queue >= 100' or --event 'recovered == false'".into(),
+        )
+    })?;
+    Ok(RareStudy {
+        event,
+        score: a.score.clone(),
+        score_from: a.score_from.clone(),
+        excess: a.excess,
+        until_empty: a.until_empty,
+        particles: a.particles,
+        pilot: None,
+    })
+}
+
+/// `--shard I/N` (1/1 without it); a shard of several needs `--out`, where its seeds go.
+fn shard(a: &RareArgs) -> Result<(u64, u64), CliError> {
+    let (i, n) = match &a.shard {
+        Some(s) => parse_shard(s).map_err(|e| CliError::Input(format!("--shard {s}: {e}")))?,
+        None => (1, 1),
+    };
+    if n > 1 && a.out.is_none() {
+        return Err(CliError::Input(
+            "--shard: a shard's seeds go to a sweep file: give --out SHARD.jsonl, join the shards with `retrystorm merge`, then `retrystorm rare MERGED.jsonl`".into(),
+        ));
+    }
+    Ok((i, n))
+}
+
+/// `rare FILE`: the estimate of a study's file (`--out`, or merged shards), every seed present.
+fn from_file(a: &RareArgs) -> Result<(), CliError> {
+    let name = a.model.model.display().to_string();
+    let given: Vec<&str> = [
+        a.event.as_ref().map(|_| "--event"),
+        a.score.as_ref().map(|_| "--score"),
+        a.score_from.as_ref().map(|_| "--score-from"),
+        a.excess.then_some("--excess"),
+        a.until_empty.then_some("--until-empty"),
+        a.fixed_levels.then_some("--fixed-levels"),
+        (a.particles != 100).then_some("--particles"),
+        a.variant.as_ref().map(|_| "--variant"),
+        a.shard.as_ref().map(|_| "--shard"),
+        a.out.as_ref().map(|_| "--out"),
+        (!a.model.sets.is_empty()).then_some("--set"),
+        a.model.seed.map(|_| "--seed"),
+        (a.model.seeds != 1).then_some("--seeds"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !given.is_empty() {
+        return Err(CliError::Input(format!(
+            "{name} is a sweep file: its header fixes the model, the study and the seeds, so {} cannot apply",
+            given.join(", ")
+        )));
+    }
+    let mut merged = Merge::<SplitRecord>::default();
+    merged
+        .add(&name, read_records(&a.model.model)?)
+        .map_err(CliError::Input)?;
+    if let Some(what) = merged.missing() {
+        return Err(CliError::Input(format!(
+            "{name}: {what}; merge every shard (`retrystorm merge`) before estimating"
+        )));
+    }
+    let (header, _) = merged.first().expect("a file was added");
+    show(a, header, merged.records().cloned().collect())
+}
+
+/// The estimate of the seeds' runs, as a table or JSON.
+fn show(a: &RareArgs, header: &SweepHeader, records: Vec<SplitRecord>) -> Result<(), CliError> {
+    let study = header.rare.as_ref().expect("a rare study's header");
+    let mut estimate = combine(records.into_iter().map(|r| r.split).collect());
+    if let Some(p) = &study.pilot {
+        estimate.events += p.events;
     }
     let shown = Shown {
-        model: &model,
-        spec,
-        event: &a.event,
+        model: &header.grid.variants[0],
+        spec: spec(study)?,
+        study,
         estimate,
-        pilot: levels,
     };
     if !a.json.as_deref().is_some_and(is_stdout) {
         output::print(&shown.table())?;
@@ -73,19 +224,19 @@ pub fn rare(a: RareArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The study the flags ask for; a bad `--event` or `--score` names what is allowed.
-fn spec(a: &RareArgs) -> Result<RareSpec, CliError> {
-    let target =
-        parse_target(&a.event).map_err(|e| CliError::Input(format!("--event {}: {e}", a.event)))?;
-    let score = match (&a.score, target) {
+/// The study's spec; a bad `--event` or `--score` names what is allowed.
+fn spec(study: &RareStudy) -> Result<RareSpec, CliError> {
+    let target = parse_target(&study.event)
+        .map_err(|e| CliError::Input(format!("--event {}: {e}", study.event)))?;
+    let score = match (&study.score, target) {
         (Some(name), _) => {
             parse_score(name).map_err(|e| CliError::Input(format!("--score {name}: {e}")))?
         }
         (None, Target::Reaches { gauge, .. }) => gauge,
         (None, Target::NotRecovered) => retrystorm_core::path::gauge::Gauge::Queue,
     };
-    let spec = RareSpec::new(target, score, a.until_empty).map_err(CliError::Input)?;
-    let score_from = match &a.score_from {
+    let spec = RareSpec::new(target, score, study.until_empty).map_err(CliError::Input)?;
+    let score_from = match &study.score_from {
         None => Time::ZERO,
         Some(t) => {
             let d = Duration::parse(t).map_err(|e| {
@@ -95,9 +246,9 @@ fn spec(a: &RareArgs) -> Result<RareSpec, CliError> {
         }
     };
     Ok(RareSpec {
-        particles: a.particles,
+        particles: study.particles,
         score_from,
-        excess: a.excess,
+        excess: study.excess,
         ..spec
     })
 }
@@ -120,19 +271,13 @@ impl Spread for Pool<'_> {
     }
 }
 
-/// The pilot run that placed the levels (`--fixed-levels`): its seed and what it placed.
-struct Pilot {
-    seed: u64,
-    levels: Levels,
-}
-
 /// What `rare` shows.
 struct Shown<'a> {
-    model: &'a Model,
+    /// The variant estimated.
+    model: &'a str,
     spec: RareSpec,
-    event: &'a str,
+    study: &'a RareStudy,
     estimate: RareEstimate,
-    pilot: Option<Pilot>,
 }
 
 /// What brute force would spend for the same relative half-width; where no such number exists
@@ -170,8 +315,8 @@ impl Shown<'_> {
         };
         let ratio = e.brute_force_events / e.events as f64;
         let mut rows = vec![
-            ("model", self.model.name.clone()),
-            ("event", self.event.to_string()),
+            ("model", self.model.to_string()),
+            ("event", self.study.event.clone()),
             ("score", self.score_label()),
             ("probability", sci(e.probability)),
             (
@@ -189,8 +334,8 @@ impl Shown<'_> {
             ),
             ("brute force", brute_force(e, ratio)),
         ];
-        if let Some(p) = &self.pilot {
-            let levels: Vec<String> = p.levels.levels.iter().map(u64::to_string).collect();
+        if let Some(p) = &self.study.pilot {
+            let levels: Vec<String> = p.levels.iter().map(u64::to_string).collect();
             let levels = if levels.is_empty() {
                 "none (the event is the first stage)".to_string()
             } else {
@@ -203,7 +348,7 @@ impl Shown<'_> {
                     format!(
                         "fixed by a pilot run of seed {} ({} events, counted in the events spent): {levels}",
                         p.seed,
-                        fmt::int(p.levels.events)
+                        fmt::int(p.events)
                     ),
                 ),
             );
@@ -263,8 +408,8 @@ impl Shown<'_> {
 
     fn json(&self) -> String {
         let mut v = json!({
-            "model": self.model.name,
-            "event": self.event,
+            "model": self.model,
+            "event": self.study.event,
             "score": self.spec.score.name(),
             "score_from_ms": self.spec.score_from.since(Time::ZERO).as_millis_f64(),
             "excess": self.spec.excess,
@@ -272,12 +417,9 @@ impl Shown<'_> {
             "particles": self.spec.particles,
             "keep": self.spec.keep,
         });
-        if let (Some(o), Some(p)) = (v.as_object_mut(), &self.pilot) {
+        if let (Some(o), Some(p)) = (v.as_object_mut(), &self.study.pilot) {
             o.insert("fixed_levels".into(), json!(true));
-            o.insert(
-                "pilot".into(),
-                json!({"seed": p.seed, "levels": p.levels.levels, "events": p.levels.events}),
-            );
+            o.insert("pilot".into(), json!(p));
         }
         if let (Some(o), Ok(serde_json::Value::Object(e))) =
             (v.as_object_mut(), serde_json::to_value(&self.estimate))

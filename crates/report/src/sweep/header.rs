@@ -2,6 +2,7 @@
 //! with the retrystorm version and the fingerprints of the files the model reads; and how two
 //! headers differ, which decides whether files are one sweep (`merge`, `--resume`).
 
+use crate::sweep::split::RareStudy;
 use retrystorm_core::sweep::Grid;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -37,6 +38,10 @@ pub struct SweepHeader {
     /// missing from it are not a shard left out. Absent from a sweep's header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<String>,
+    /// The `rare` study whose splitting runs the file holds, one a seed (absent from a sweep's
+    /// header).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rare: Option<RareStudy>,
 }
 
 impl SweepHeader {
@@ -54,6 +59,7 @@ impl SweepHeader {
             grid: grid.clone(),
             jobs,
             search: None,
+            rare: None,
         }
     }
 
@@ -129,6 +135,11 @@ pub fn mismatch(ours: &SweepHeader, theirs: &SweepHeader) -> Option<Mismatch> {
     if ours.grid != theirs.grid {
         return Some(Mismatch::Sweep(
             "its --vary, --seeds or --seed differ".into(),
+        ));
+    }
+    if ours.rare != theirs.rare {
+        return Some(Mismatch::Sweep(
+            "its rare study differs: the event, score, particles or levels".into(),
         ));
     }
     if let (Some(a), Some(b)) = (&ours.inputs, &theirs.inputs)

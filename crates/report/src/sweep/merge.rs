@@ -2,23 +2,31 @@
 //! first's, a run found twice must be the same run, and what is missing is named as whole shards
 //! (`--shard I/N`) or ranges.
 
-use crate::sweep::format::{SweepFile, SweepRecord};
+use crate::sweep::format::{Record, SweepFile, SweepRecord};
 use crate::sweep::header::{Mismatch, SweepHeader, input_name, made_by, mismatch};
 use std::collections::BTreeMap;
 
 /// The shards read so far, joined in grid order.
-#[derive(Default)]
-pub struct Merge {
+pub struct Merge<R = SweepRecord> {
     /// The first file's header, and its name.
     first: Option<(SweepHeader, String)>,
     /// Every run, by its index in the grid, with the file it was first read from.
-    runs: BTreeMap<u64, (SweepRecord, String)>,
+    runs: BTreeMap<u64, (R, String)>,
 }
 
-impl Merge {
+impl<R> Default for Merge<R> {
+    fn default() -> Self {
+        Merge {
+            first: None,
+            runs: BTreeMap::new(),
+        }
+    }
+}
+
+impl<R: Record> Merge<R> {
     /// Adds the shard `name`: refused (why, in words) when it is of another sweep than the
     /// first file or holds a run that differs from the same run of an earlier file.
-    pub fn add(&mut self, name: &str, file: SweepFile) -> Result<(), String> {
+    pub fn add(&mut self, name: &str, file: SweepFile<R>) -> Result<(), String> {
         match &self.first {
             None => self.first = Some((file.header, name.to_string())),
             Some((h, first)) => {
@@ -28,13 +36,13 @@ impl Merge {
             }
         }
         for r in file.records {
-            match self.runs.get(&r.job) {
+            match self.runs.get(&r.job()) {
                 Some((old, from)) if *old != r => {
-                    return Err(format!("run {} differs between {from} and {name}", r.job));
+                    return Err(format!("run {} differs between {from} and {name}", r.job()));
                 }
                 Some(_) => {}
                 None => {
-                    self.runs.insert(r.job, (r, name.to_string()));
+                    self.runs.insert(r.job(), (r, name.to_string()));
                 }
             }
         }
@@ -46,6 +54,11 @@ impl Merge {
         self.first.as_ref().map(|(h, n)| (h, n.as_str()))
     }
 
+    /// The runs found, in grid order.
+    pub fn records(&self) -> impl Iterator<Item = &R> {
+        self.runs.values().map(|(r, _)| r)
+    }
+
     /// How many runs were found.
     pub fn runs(&self) -> u64 {
         self.runs.len() as u64
@@ -54,10 +67,7 @@ impl Merge {
     /// The merged file's text: the header, then every run in grid order.
     pub fn text(&self) -> Option<String> {
         let (h, _) = self.first()?;
-        Some(crate::sweep::format::sweep_text(
-            h,
-            self.runs.values().map(|(r, _)| r),
-        ))
+        Some(crate::sweep::format::sweep_text(h, self.records()))
     }
 
     /// What is missing of the header's grid, in words, if anything is (a search's file holds

@@ -26,7 +26,7 @@ mod typical;
 
 use crate::model::Model;
 use particle::Particles;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 pub use target::{RareSpec, Target};
 
@@ -80,7 +80,7 @@ pub enum RareError {
 
 /// One stage: the level its particles had to reach (`None`: the event itself, the last stage)
 /// and how many of them did.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stage {
     pub level: Option<u64>,
     pub passed: u32,
@@ -93,8 +93,8 @@ impl Stage {
     }
 }
 
-/// One seed's estimate by splitting.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// One seed's estimate by splitting (read back from a `rare` shard's file).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SplitRun {
     pub seed: u64,
     /// The product of the stages' pass rates.

@@ -8,7 +8,7 @@
 
 use crate::args::SweepChartArgs;
 use crate::{error::CliError, output, progress};
-use retrystorm_core::sweep::Grid;
+use retrystorm_core::sweep::{Grid, parse_shard};
 use retrystorm_report::sweep::chart::sweep_chart;
 use retrystorm_report::sweep::format::{
     Record, SweepFile, SweepLine, SweepRecord, header_line, parse_records, parse_sweep,
@@ -280,4 +280,88 @@ pub fn plan(
         total,
     );
     Ok((grid, total, stamped(header, model.inputs.clone())))
+}
+
+/// A study's `--shard I/N` and `--out` (`map`, `rare`): which slice of the grid's runs it runs,
+/// and the sweep file they go to, claimed before the first run for a shard, so two shards given
+/// one `--out` cannot both write it.
+pub struct Slice<'a> {
+    pub i: u64,
+    pub n: u64,
+    /// `map` or `rare`: the command that reads the merged file.
+    command: &'static str,
+    out: Option<&'a Path>,
+    claim: Option<output::Claim>,
+}
+
+impl<'a> Slice<'a> {
+    /// `--shard` (1/1 without it); a shard of several needs `--out`, where its runs go.
+    pub fn new(
+        command: &'static str,
+        shard: Option<&str>,
+        out: Option<&'a Path>,
+    ) -> Result<Slice<'a>, CliError> {
+        let (i, n) = match shard {
+            Some(s) => parse_shard(s).map_err(|e| CliError::Input(format!("--shard {s}: {e}")))?,
+            None => (1, 1),
+        };
+        if n > 1 && out.is_none() {
+            return Err(CliError::Input(format!(
+                "--shard: a shard's runs go to a sweep file: give --out SHARD.jsonl, join the shards with `retrystorm merge`, then `retrystorm {command} MERGED.jsonl`"
+            )));
+        }
+        Ok(Slice {
+            i,
+            n,
+            command,
+            out,
+            claim: None,
+        })
+    }
+
+    /// Refuses a shard past the `total` runs (`what` names them: "the map has 4 runs").
+    pub fn check(&self, total: u64, what: impl FnOnce() -> String) -> Result<(), CliError> {
+        if self.i > total {
+            return Err(CliError::Input(format!(
+                "--shard {}/{}: {}, so this shard would have none",
+                self.i,
+                self.n,
+                what()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Claims a shard's `--out`: call before the runs.
+    pub fn claim(&mut self) -> Result<(), CliError> {
+        if let (Some(p), true) = (self.out, self.n > 1) {
+            self.claim = Some(output::claim(
+                output::Out::new("--out", p),
+                "a shard's runs go to a new file: remove it (merged already?), or give another --out",
+            )?);
+        }
+        Ok(())
+    }
+
+    /// Writes the file's `text` to `--out`, if given; for a shard, says so (`done`: "2 runs of
+    /// 8") and returns true: the command then stops.
+    pub fn write(self, model: &str, text: &str, done: &str) -> Result<bool, CliError> {
+        match (self.claim, self.out) {
+            (Some(c), _) => c.write(text)?,
+            (None, Some(p)) => output::write(output::Out::new("--out", p), text)?,
+            (None, None) => {}
+        }
+        if self.n == 1 {
+            return Ok(false);
+        }
+        output::print(&format!(
+            "{model}: {} shard {}/{}, {done} into {}; join the shards with `retrystorm merge`, then `retrystorm {} MERGED.jsonl`\n",
+            self.command,
+            self.i,
+            self.n,
+            self.out.expect("checked").display(),
+            self.command
+        ))?;
+        Ok(true)
+    }
 }

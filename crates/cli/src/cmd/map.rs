@@ -8,13 +8,13 @@ use crate::args::MapArgs;
 use crate::grid::{check_grid_size, parse_axes};
 use crate::prepare::{StudyView, VariantGrid, show, study_outputs, variant_grid};
 use crate::run::Runner;
-use crate::sweep_file::{looks_like_sweep, read_sweep};
+use crate::sweep_file::{Slice, looks_like_sweep, read_sweep};
 use crate::text::plural;
 use crate::{error::CliError, output, progress};
 use retrystorm_core::expect;
 use retrystorm_core::model::Model;
 use retrystorm_core::summary::Summary;
-use retrystorm_core::sweep::{Axis, Grid, parse_shard};
+use retrystorm_core::sweep::{Axis, Grid};
 use retrystorm_core::time::Duration;
 use retrystorm_report::sweep::format::{SweepRecord, sweep_text};
 use retrystorm_report::sweep::header::{SWEEP_SCHEMA_VERSION, SweepHeader, stamped};
@@ -87,10 +87,10 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
     }
     let axes = two_axes(&a.study.vary)?;
     let refine = adaptive::levels(&a, &view)?;
-    let (shard_i, shard_n) = shard(&a)?;
+    let mut slice = Slice::new("map", a.shard.as_deref(), a.out.as_deref())?;
     let study = variant_grid(&a.model, a.study.variant.as_deref(), axes)?;
     let (model, grid) = (&study.model, &study.grid);
-    let total = check_size(grid, shard_i, shard_n)?;
+    let total = check_size(grid, &slice)?;
     let models = cell_models(&study, &view)?;
     let judged = analytic::judged(a.verdict, &models);
     let header = stamped(
@@ -103,37 +103,22 @@ pub fn map(a: MapArgs) -> Result<(), CliError> {
         ),
         model.inputs.clone(),
     );
-    let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
+    let jobs: Vec<u64> = grid.shard(slice.i, slice.n).collect();
     output::refuse_inputs(&outs)?;
     if let Some(levels) = refine {
         let (records, spent) = adaptive::run(&a, &study, &models, &view, levels)?;
         let variant = &grid.variants[0];
         return render(&a, &view, &header, variant, &records, judged, Some(&spent));
     }
-    // A shard's file is claimed before the runs: two shards given one --out cannot both write it.
-    let claim = match (&a.out, shard_n > 1) {
-        (Some(p), true) => Some(output::claim(
-            output::Out::new("--out", p),
-            "a shard's runs go to a new file: remove it (merged already?), or give another --out",
-        )?),
-        _ => None,
-    };
+    slice.claim()?;
     let records = run_cells(&a, grid, &models, &jobs)?;
-    match (claim, &a.out) {
-        (Some(c), _) => c.write(&sweep_text(&header, &records))?,
-        (None, Some(p)) => {
-            output::write(output::Out::new("--out", p), &sweep_text(&header, &records))?
-        }
-        (None, None) => {}
-    }
-    if shard_n > 1 {
-        return output::print(&format!(
-            "{}: map shard {shard_i}/{shard_n}, {} of {} into {}; join the shards with `retrystorm merge`, then `retrystorm map MERGED.jsonl`\n",
-            header.model,
-            plural(records.len() as u64, "run"),
-            fmt::int(total),
-            a.out.as_ref().expect("checked").display()
-        ));
+    let done = format!(
+        "{} of {}",
+        plural(records.len() as u64, "run"),
+        fmt::int(total)
+    );
+    if slice.write(&header.model, &sweep_text(&header, &records), &done)? {
+        return Ok(());
     }
     render(
         &a,
@@ -158,22 +143,8 @@ fn two_axes(vary: &[String]) -> Result<Vec<Axis>, CliError> {
     Ok(axes)
 }
 
-/// `--shard I/N` (1/1 without it); a shard of several needs `--out`, where its runs go.
-fn shard(a: &MapArgs) -> Result<(u64, u64), CliError> {
-    let (shard_i, shard_n) = match &a.shard {
-        Some(s) => parse_shard(s).map_err(|e| CliError::Input(format!("--shard {s}: {e}")))?,
-        None => (1, 1),
-    };
-    if shard_n > 1 && a.out.is_none() {
-        return Err(CliError::Input(
-            "--shard: a shard's runs go to a sweep file: give --out SHARD.jsonl, join the shards with `retrystorm merge`, then `retrystorm map MERGED.jsonl`".into(),
-        ));
-    }
-    Ok((shard_i, shard_n))
-}
-
 /// Refuses a map of more than [`MAX_CELLS`] cells, or a shard with no runs; the map's runs.
-fn check_size(grid: &Grid, shard_i: u64, shard_n: u64) -> Result<u64, CliError> {
+fn check_size(grid: &Grid, slice: &Slice) -> Result<u64, CliError> {
     let total = check_grid_size(grid)?;
     if grid.points() > MAX_CELLS {
         return Err(CliError::Input(format!(
@@ -181,12 +152,7 @@ fn check_size(grid: &Grid, shard_i: u64, shard_n: u64) -> Result<u64, CliError> 
             grid.points()
         )));
     }
-    if shard_i > total {
-        return Err(CliError::Input(format!(
-            "--shard {shard_i}/{shard_n}: the map has {}, so this shard would have none",
-            plural(total, "run")
-        )));
-    }
+    slice.check(total, || format!("the map has {}", plural(total, "run")))?;
     Ok(total)
 }
 

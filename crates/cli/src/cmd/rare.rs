@@ -9,7 +9,7 @@ use crate::args::RareArgs;
 use crate::emit::is_stdout;
 use crate::prepare::{study_outputs, variant_grid};
 use crate::run::Runner;
-use crate::sweep_file::{looks_like_sweep, read_records};
+use crate::sweep_file::{Slice, looks_like_sweep, read_records};
 use crate::text::plural;
 use crate::{error::CliError, output, progress};
 use indicatif::ProgressBar;
@@ -18,7 +18,6 @@ use retrystorm_core::model::Model;
 use retrystorm_core::rare::interval::{IntervalKind, RareEstimate, combine};
 use retrystorm_core::rare::target::{parse_score, parse_target};
 use retrystorm_core::rare::{RareError, RareSpec, Spread, Target, pilot, split, split_at};
-use retrystorm_core::sweep::parse_shard;
 use retrystorm_report::sweep::header::{SweepHeader, stamped};
 use retrystorm_report::sweep::merge::Merge;
 use retrystorm_report::sweep::split::{PilotLevels, RareStudy, SplitRecord};
@@ -33,27 +32,17 @@ pub fn rare(a: RareArgs) -> Result<(), CliError> {
     }
     let study = study(&a)?;
     let spec = spec(&study)?;
-    let (shard_i, shard_n) = shard(&a)?;
+    let mut slice = Slice::new("rare", a.shard.as_deref(), a.out.as_deref())?;
     let chosen = variant_grid(&a.model, a.variant.as_deref(), vec![])?;
     let (model, grid) = (&chosen.chosen, &chosen.grid);
     let seeds = &grid.seeds;
-    if shard_i > seeds.len() as u64 {
-        return Err(CliError::Input(format!(
-            "--shard {shard_i}/{shard_n}: the study has {}, so this shard would have none",
-            plural(seeds.len() as u64, "seed")
-        )));
-    }
+    slice.check(seeds.len() as u64, || {
+        format!("the study has {}", plural(seeds.len() as u64, "seed"))
+    })?;
     output::refuse_inputs(&outs)?;
-    // A shard's file is claimed before the runs: two shards given one --out cannot both write it.
-    let claim = match (&a.out, shard_n > 1) {
-        (Some(p), true) => Some(output::claim(
-            output::Out::new("--out", p),
-            "a shard's runs go to a new file: remove it (merged already?), or give another --out",
-        )?),
-        _ => None,
-    };
+    slice.claim()?;
     let runner = Runner::new(a.model.jobs)?;
-    let jobs: Vec<u64> = grid.shard(shard_i, shard_n).collect();
+    let jobs: Vec<u64> = grid.shard(slice.i, slice.n).collect();
     let (records, pilot) = split_seeds(model, seeds, &jobs, spec, a.fixed_levels, &runner)?;
     let study = RareStudy { pilot, ..study };
     let header = SweepHeader {
@@ -69,21 +58,13 @@ pub fn rare(a: RareArgs) -> Result<(), CliError> {
             chosen.model.inputs.clone(),
         )
     };
-    match (claim, &a.out) {
-        (Some(c), _) => c.write(&sweep_text(&header, &records))?,
-        (None, Some(p)) => {
-            output::write(output::Out::new("--out", p), &sweep_text(&header, &records))?
-        }
-        (None, None) => {}
-    }
-    if shard_n > 1 {
-        return output::print(&format!(
-            "{}: rare shard {shard_i}/{shard_n}, {} of {} into {}; join the shards with `retrystorm merge`, then `retrystorm rare MERGED.jsonl`\n",
-            header.model,
-            plural(records.len() as u64, "seed"),
-            seeds.len(),
-            a.out.as_ref().expect("checked").display()
-        ));
+    let done = format!(
+        "{} of {}",
+        plural(records.len() as u64, "seed"),
+        seeds.len()
+    );
+    if slice.write(&header.model, &sweep_text(&header, &records), &done)? {
+        return Ok(());
     }
     show(&a, &header, records)
 }
@@ -146,20 +127,6 @@ fn study(a: &RareArgs) -> Result<RareStudy, CliError> {
         particles: a.particles,
         pilot: None,
     })
-}
-
-/// `--shard I/N` (1/1 without it); a shard of several needs `--out`, where its seeds go.
-fn shard(a: &RareArgs) -> Result<(u64, u64), CliError> {
-    let (i, n) = match &a.shard {
-        Some(s) => parse_shard(s).map_err(|e| CliError::Input(format!("--shard {s}: {e}")))?,
-        None => (1, 1),
-    };
-    if n > 1 && a.out.is_none() {
-        return Err(CliError::Input(
-            "--shard: a shard's seeds go to a sweep file: give --out SHARD.jsonl, join the shards with `retrystorm merge`, then `retrystorm rare MERGED.jsonl`".into(),
-        ));
-    }
-    Ok((i, n))
 }
 
 /// `rare FILE`: the estimate of a study's file (`--out`, or merged shards), every seed present.

@@ -2,7 +2,6 @@
 //! with the retrystorm version and the fingerprints of the files the model reads; and how two
 //! headers differ, which decides whether files are one sweep (`merge`, `--resume`).
 
-use crate::sweep::split::RareStudy;
 use retrystorm_core::sweep::Grid;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -42,6 +41,27 @@ pub struct SweepHeader {
     /// header).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rare: Option<RareStudy>,
+}
+
+/// What a `rare` study estimated: its flags as given (the file is read back through the same
+/// parsing), and with `--fixed-levels` the pilot's levels every shard must share.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RareStudy {
+    pub event: String,
+    pub score: Option<String>,
+    pub score_from: Option<String>,
+    pub excess: bool,
+    pub until_empty: bool,
+    pub particles: u32,
+    pub pilot: Option<PilotLevels>,
+}
+
+/// The levels a pilot run placed (`--fixed-levels`): its seed, the levels, and its events.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PilotLevels {
+    pub seed: u64,
+    pub levels: Vec<u64>,
+    pub events: u64,
 }
 
 impl SweepHeader {

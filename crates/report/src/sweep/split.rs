@@ -1,34 +1,14 @@
 //! The sweep file of a `rare` study: the header's grid is one point of one variant over the
-//! `--seeds` seeds, the header's `rare` says what was estimated, and each line is one seed's
-//! splitting run. Its shards (`rare --shard I/N --out`) are merged like a sweep's, and the
-//! merged file gives the estimate an unsharded run prints.
+//! `--seeds` seeds, the header's `rare` says what was estimated
+//! ([`RareStudy`](crate::sweep::header::RareStudy)), and each line is one seed's splitting run.
+//! Its shards (`rare --shard I/N --out`) are merged like a sweep's, and the merged file gives
+//! the estimate an unsharded run prints.
 
 use crate::sweep::format::Record;
 use crate::sweep::header::{SWEEP_SCHEMA_VERSION, SweepHeader};
 use retrystorm_core::rare::SplitRun;
 use retrystorm_core::sweep::Grid;
 use serde::{Deserialize, Serialize};
-
-/// What a `rare` study estimated: its flags as given (the file is read back through the same
-/// parsing), and with `--fixed-levels` the pilot's levels every shard must share.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RareStudy {
-    pub event: String,
-    pub score: Option<String>,
-    pub score_from: Option<String>,
-    pub excess: bool,
-    pub until_empty: bool,
-    pub particles: u32,
-    pub pilot: Option<PilotLevels>,
-}
-
-/// The levels a pilot run placed (`--fixed-levels`): its seed, the levels, and its events.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PilotLevels {
-    pub seed: u64,
-    pub levels: Vec<u64>,
-    pub events: u64,
-}
 
 /// One line per seed: its splitting run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -84,6 +64,7 @@ impl Record for SplitRecord {
 mod tests {
     use super::*;
     use crate::sweep::format::{parse_records, parse_sweep, sweep_text};
+    use crate::sweep::header::RareStudy;
     use retrystorm_core::rare::Stage;
 
     fn file() -> (SweepHeader, Vec<SplitRecord>) {

@@ -16,7 +16,9 @@ pub enum Target {
 
 /// The event the text of `--event` names; the error says what is allowed.
 pub fn parse_target(text: &str) -> Result<Target, String> {
-    let words: Vec<&str> = text.split_whitespace().collect();
+    // The operators need no spaces around them: `queue>=100` is `queue >= 100`.
+    let spaced = text.replace(">=", " >= ").replace("==", " == ");
+    let words: Vec<&str> = spaced.split_whitespace().collect();
     let allowed = || {
         format!(
             "expected `SCORE >= N` with SCORE one of {} and N a whole number of at least 1, or `recovered == false`",
@@ -101,6 +103,8 @@ mod tests {
             parse_target(" recovered  ==  false"),
             Ok(Target::NotRecovered)
         );
+        assert_eq!(parse_target("recovered==false"), Ok(Target::NotRecovered));
+        assert_eq!(parse_target("queue>=14"), parse_target("queue >= 14"));
         let e = parse_target("depth >= 3").unwrap_err();
         assert!(
             e.starts_with("no score `depth`") && e.contains("queue, in_flight, orbit, attempts"),

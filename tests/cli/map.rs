@@ -43,12 +43,19 @@ const AXES: [&str; 4] = [
     "retry.max_attempts=1,4",
 ];
 
+/// `retrystorm map FILE ARGS...`.
+fn map_file(file: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["map", file.to_str().unwrap()];
+    all.extend(args);
+    retrystorm(&all)
+}
+
+/// [`map_file`] over [`AXES`] with three seeds, recovery within 10 s.
 fn map(m: &Path, extra: &[&str]) -> (i32, String, String) {
-    let mut args = vec!["map", m.to_str().unwrap()];
-    args.extend(AXES);
+    let mut args = AXES.to_vec();
     args.extend(["--seeds", "3", "--within", "10s"]);
     args.extend(extra);
-    retrystorm(&args)
+    map_file(m, &args)
 }
 
 #[test]
@@ -115,7 +122,7 @@ fn the_map_is_the_same_for_any_thread_count_and_from_merged_shards() {
         assert!(out.contains("retrystorm merge"), "{out}");
     }
     // One shard alone is not a map.
-    let (code, _, err) = retrystorm(&["map", s1.to_str().unwrap()]);
+    let (code, _, err) = map_file(&s1, &[]);
     assert_eq!(code, 2);
     assert!(err.contains("merge every shard"), "{err}");
     let (code, _, err) = retrystorm(&[
@@ -126,19 +133,11 @@ fn the_map_is_the_same_for_any_thread_count_and_from_merged_shards() {
         all.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
-    let (code, merged, err) = retrystorm(&[
-        "map",
-        all.to_str().unwrap(),
-        "--within",
-        "10s",
-        "--json",
-        "-",
-    ]);
+    let (code, merged, err) = map_file(&all, &["--within", "10s", "--json", "-"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(merged, one);
     // A sweep file fixes the axes.
-    let (code, _, err) =
-        retrystorm(&["map", all.to_str().unwrap(), "--vary", "retry.base=1ms,2ms"]);
+    let (code, _, err) = map_file(&all, &["--vary", "retry.base=1ms,2ms"]);
     assert_eq!(code, 2);
     assert!(err.contains("is a sweep file"), "{err}");
 }
@@ -146,10 +145,9 @@ fn the_map_is_the_same_for_any_thread_count_and_from_merged_shards() {
 #[test]
 fn another_metric_is_mapped_by_its_mean() {
     let (_dir, m) = model();
-    let mut args = vec!["map", m.to_str().unwrap()];
-    args.extend(AXES);
+    let mut args = AXES.to_vec();
     args.extend(["--metric", "amplification", "--json", "-"]);
-    let (code, out, err) = retrystorm(&args);
+    let (code, out, err) = map_file(&m, &args);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let cells = v["cells"].as_array().unwrap();
@@ -161,20 +159,17 @@ fn another_metric_is_mapped_by_its_mean() {
 #[test]
 fn bad_axes_and_models_without_a_trigger_exit_2() {
     let (dir, m) = model();
-    let ms = m.to_str().unwrap();
+    // Two axes that are fine in themselves; `then` adds what is wrong after them.
+    const RETRY_AXES: [&str; 4] = [
+        "--vary",
+        "retry.max_attempts=1,4",
+        "--vary",
+        "retry.base=1ms,2ms",
+    ];
+    let then = |extra: &[&'static str]| [&RETRY_AXES[..], extra].concat();
     for (args, says) in [
         (vec!["--vary", "retry.max_attempts=1,4"], "two --vary axes"),
-        (
-            vec![
-                "--vary",
-                "retry.max_attempts=1,4",
-                "--vary",
-                "retry.base=1ms,2ms",
-                "--vary",
-                "retry.cap=1s,2s",
-            ],
-            "got 3",
-        ),
+        (then(&["--vary", "retry.cap=1s,2s"]), "got 3"),
         (
             vec!["--vary", "retry.max_attempts", "--vary", "retry.base=1ms"],
             "KEY=RANGE_OR_LIST",
@@ -188,52 +183,13 @@ fn bad_axes_and_models_without_a_trigger_exit_2() {
             ],
             "max_atempts",
         ),
+        (then(&["--within", "soon"]), "--within soon"),
         (
-            vec![
-                "--vary",
-                "retry.max_attempts=1,4",
-                "--vary",
-                "retry.base=1ms,2ms",
-                "--within",
-                "soon",
-            ],
-            "--within soon",
-        ),
-        (
-            vec![
-                "--vary",
-                "retry.max_attempts=1,4",
-                "--vary",
-                "retry.base=1ms,2ms",
-                "--metric",
-                "amplification",
-                "--within",
-                "1s",
-            ],
+            then(&["--metric", "amplification", "--within", "1s"]),
             "--within",
         ),
-        (
-            vec![
-                "--vary",
-                "retry.max_attempts=1,4",
-                "--vary",
-                "retry.base=1ms,2ms",
-                "--shard",
-                "1/2",
-            ],
-            "--out",
-        ),
-        (
-            vec![
-                "--vary",
-                "retry.max_attempts=1,4",
-                "--vary",
-                "retry.base=1ms,2ms",
-                "--metric",
-                "p99",
-            ],
-            "did you mean",
-        ),
+        (then(&["--shard", "1/2"]), "--out"),
+        (then(&["--metric", "p99"]), "did you mean"),
         (
             vec![
                 "--vary",
@@ -244,22 +200,13 @@ fn bad_axes_and_models_without_a_trigger_exit_2() {
             "a map of 10201 cells",
         ),
     ] {
-        let mut all = vec!["map", ms];
-        all.extend(args.iter().copied());
-        let (code, out, err) = retrystorm(&all);
+        let (code, out, err) = map_file(&m, &args);
         assert_eq!(code, 2, "{args:?}: {out}{err}");
         assert!(err.contains(says), "{args:?}: {err}");
     }
     let calm = dir.path().join("calm.toml");
     std::fs::write(&calm, MODEL.replace("schedule = [", "# schedule = [")).unwrap();
-    let (code, _, err) = retrystorm(&[
-        "map",
-        calm.to_str().unwrap(),
-        "--vary",
-        "retry.max_attempts=1,4",
-        "--vary",
-        "retry.base=1ms,2ms",
-    ]);
+    let (code, _, err) = map_file(&calm, &RETRY_AXES);
     assert_eq!(code, 2);
     assert!(err.contains("has none"), "{err}");
 }

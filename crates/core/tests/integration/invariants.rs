@@ -23,8 +23,8 @@ use proptest::prelude::*;
 use retrystorm_core::backoff::Jitter;
 use retrystorm_core::dist::Dist;
 use retrystorm_core::model::{
-    CommitMode, CrashPoint, Discipline, FailMode, KeyMode, Limit, LossNotice, Model, Rate, Server,
-    StoreMode, WorkloadKind,
+    CommitMode, CrashPoint, Discipline, FailMode, Idempotency, KeyMode, Limit, LossNotice, Model,
+    Network, Rate, Server, StoreMode, Workload, WorkloadKind,
 };
 use retrystorm_core::run_model;
 use retrystorm_core::summary::{Ended, VariantResult};
@@ -73,8 +73,17 @@ prop_compose! {
         rate in 50.0f64..2000.0,
         workers in 1u64..6,
         think in prop_oneof![Just(Dist::Constant(Duration::ZERO)), dist()],
-    ) -> (WorkloadKind, u64, u64, f64, u64, Dist) {
-        (kind, n, spread, rate, workers, think)
+    ) -> Workload {
+        Workload {
+            kind,
+            clients: n,
+            intents: n,
+            spread: ms(spread),
+            rate: Rate(rate),
+            workers,
+            think,
+            ..Workload::default()
+        }
     }
 }
 
@@ -105,8 +114,15 @@ prop_compose! {
         req_loss in prob(0.5),
         notice in prop_oneof![Just(LossNotice::Error), Just(LossNotice::Timeout)],
         resp_loss in prob(0.5),
-    ) -> (Dist, Option<Dist>, f64, LossNotice, f64) {
-        (latency, back, req_loss, notice, resp_loss)
+    ) -> Network {
+        Network {
+            latency,
+            response_latency: back,
+            request_loss: req_loss,
+            loss_notice: notice,
+            response_loss: resp_loss,
+            ..Network::default()
+        }
     }
 }
 
@@ -124,8 +140,18 @@ prop_compose! {
         drop_expired in any::<bool>(),
         crash in prob(0.5),
         after_key in any::<bool>(),
-    ) -> (Limit, Limit, bool, Dist, FailMode, bool, f64, bool) {
-        (capacity, queue, lifo, service, fail, drop_expired, crash, after_key)
+    ) -> Server {
+        Server {
+            capacity,
+            queue,
+            discipline: if lifo { Discipline::Lifo } else { Discipline::Fifo },
+            service,
+            fail,
+            drop_expired,
+            crash_probability: crash,
+            crash_point: if after_key { CrashPoint::AfterKey } else { CrashPoint::AfterEffect },
+            ..Server::default()
+        }
     }
 }
 
@@ -144,8 +170,14 @@ prop_compose! {
             Just(CommitMode::EffectThenKey),
             Just(CommitMode::KeyThenEffect)
         ],
-    ) -> (KeyMode, StoreMode, Option<Duration>, CommitMode) {
-        (key, store, ttl, commit)
+    ) -> Idempotency {
+        Idempotency {
+            key,
+            store,
+            ttl,
+            commit,
+            ..Idempotency::default()
+        }
     }
 }
 
@@ -157,19 +189,16 @@ fn model() -> impl Strategy<Value = Model> {
         server_part(),
         idem_part(),
     )
-        .prop_map(|(w, r, n, s, i)| {
+        .prop_map(|(workload, r, network, server, idempotency)| {
             let mut m = Model {
                 name: "random".into(),
                 horizon: Duration::from_secs(20),
+                workload,
+                network,
+                server,
+                idempotency,
                 ..Model::default()
             };
-            m.workload.kind = w.0;
-            m.workload.clients = w.1;
-            m.workload.intents = w.1;
-            m.workload.spread = ms(w.2);
-            m.workload.rate = Rate(w.3);
-            m.workload.workers = w.4;
-            m.workload.think = w.5;
             m.retry.max_attempts = r.0;
             m.retry.timeout = r.1.map(retrystorm_core::policy::adaptive::Adaptive::Fixed);
             m.retry.deadline = r.2;
@@ -178,31 +207,6 @@ fn model() -> impl Strategy<Value = Model> {
             m.retry.cap = ms(r.4 + r.5);
             m.retry.restart_probability = r.6;
             m.idempotency.persist_key = r.7;
-            m.network.latency = n.0;
-            m.network.response_latency = n.1;
-            m.network.request_loss = n.2;
-            m.network.loss_notice = n.3;
-            m.network.response_loss = n.4;
-            m.server.capacity = s.0;
-            m.server.queue = s.1;
-            m.server.discipline = if s.2 {
-                Discipline::Lifo
-            } else {
-                Discipline::Fifo
-            };
-            m.server.service = s.3;
-            m.server.fail = s.4;
-            m.server.drop_expired = s.5;
-            m.server.crash_probability = s.6;
-            m.server.crash_point = if s.7 {
-                CrashPoint::AfterKey
-            } else {
-                CrashPoint::AfterEffect
-            };
-            m.idempotency.key = i.0;
-            m.idempotency.store = i.1;
-            m.idempotency.ttl = i.2;
-            m.idempotency.commit = i.3;
             sane(m)
         })
 }

@@ -396,29 +396,31 @@ fn draw_load_panels(
             "first attempts + retries per {}, one line per variant",
             fmt::duration(axes.column_ms)
         );
-        return draw_y(axes.log_y, axes.y_max, |y| {
-            load_panel(
-                &areas[0], scale, y, &title, panels, true, false, x_desc, y_desc,
-            )
-        });
+        let spec = PanelSpec {
+            scale,
+            title: &title,
+            panels,
+            overlay: true,
+            goodput: false,
+            x_desc,
+            y_desc,
+        };
+        return draw_y(axes.log_y, axes.y_max, |y| spec.draw(&areas[0], y));
     }
     let goodput = any_goodput(panels, opt);
     for (i, (p, area)) in panels.iter().zip(areas).enumerate() {
         let title = panel_title(p);
         let last = i + 1 == panels.len();
-        draw_y(axes.log_y, axes.y_max, |y| {
-            load_panel(
-                area,
-                scale,
-                y,
-                &title,
-                std::slice::from_ref(p),
-                false,
-                goodput,
-                if last { x_desc } else { "" },
-                y_desc,
-            )
-        })?;
+        let spec = PanelSpec {
+            scale,
+            title: &title,
+            panels: std::slice::from_ref(p),
+            overlay: false,
+            goodput,
+            x_desc: if last { x_desc } else { "" },
+            y_desc,
+        };
+        draw_y(axes.log_y, axes.y_max, |y| spec.draw(area, y))?;
     }
     Ok(())
 }

@@ -44,121 +44,109 @@ pub(super) enum YSpec {
     Log(f64, f64),
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn load_panel(
-    area: &DrawingArea<SVGBackend<'_>, Shift>,
-    scale: &Scale,
-    y: YSpec,
-    title: &str,
-    panels: &[LoadPanel],
-    overlay: bool,
-    goodput: bool,
-    x_desc: &str,
-    y_desc: &str,
-) -> Result<(), ReportError> {
-    match y {
-        YSpec::Linear(hi) => load_panel_in(
-            area,
-            scale,
-            0f64..hi,
-            0.0,
-            hi,
-            title,
-            panels,
-            overlay,
-            goodput,
-            x_desc,
-            y_desc,
-        ),
-        YSpec::Log(lo, hi) => load_panel_in(
-            area,
-            scale,
-            (lo..hi).log_scale(),
-            lo,
-            hi,
-            title,
-            panels,
-            overlay,
-            goodput,
-            x_desc,
-            y_desc,
-        ),
-    }
+/// What one load panel shows, whatever its y axis.
+#[derive(Clone, Copy)]
+pub(super) struct PanelSpec<'p, 'v> {
+    pub(super) scale: &'p Scale,
+    pub(super) title: &'p str,
+    pub(super) panels: &'p [LoadPanel<'v>],
+    pub(super) overlay: bool,
+    pub(super) goodput: bool,
+    /// Empty but under the last panel.
+    pub(super) x_desc: &'p str,
+    pub(super) y_desc: &'p str,
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn load_panel_in<Y>(
-    area: &DrawingArea<SVGBackend<'_>, Shift>,
-    scale: &Scale,
-    y_spec: Y,
-    y_lo: f64,
-    y_hi: f64,
-    title: &str,
-    panels: &[LoadPanel],
-    overlay: bool,
-    goodput: bool,
-    x_desc: &str,
-    y_desc: &str,
-) -> Result<(), ReportError>
-where
-    Y: AsRangedCoord<Value = f64>,
-    Y::CoordDescType: ValueFormatter<f64>,
-{
-    let last = !x_desc.is_empty();
-    let mut chart = ChartBuilder::on(area)
-        .caption(title, bold(16))
-        .margin_left(12)
-        .margin_right(24)
-        .margin_top(4)
-        .margin_bottom(6)
-        .x_label_area_size(if last { 46 } else { 26 })
-        .y_label_area_size(78)
-        .build_cartesian_2d(scale.x0..scale.x1, y_spec)
-        .map_err(chart_err(CHART))?;
-    let x_fmt = |x: &f64| {
-        if *x < 0.0 {
-            String::new()
-        } else {
-            fmt::tick(*x)
+impl PanelSpec<'_, '_> {
+    /// The panel in `area` on the y axis `y`.
+    pub(super) fn draw(
+        self,
+        area: &DrawingArea<SVGBackend<'_>, Shift>,
+        y: YSpec,
+    ) -> Result<(), ReportError> {
+        match y {
+            YSpec::Linear(hi) => self.draw_in(area, 0f64..hi, 0.0, hi),
+            YSpec::Log(lo, hi) => self.draw_in(area, (lo..hi).log_scale(), lo, hi),
         }
-    };
-    let y_fmt = |y: &f64| fmt::tick(*y);
-    let mut mesh = chart.configure_mesh();
-    mesh.x_labels(12)
-        .y_labels(5)
-        .x_label_formatter(&x_fmt)
-        .y_label_formatter(&y_fmt)
-        .label_style(font(13))
-        .axis_desc_style(font(14))
-        .y_desc(y_desc)
-        .bold_line_style(GRID_BOLD)
-        .light_line_style(GRID)
-        .max_light_lines(1);
-    if last {
-        mesh.x_desc(x_desc);
     }
-    mesh.draw().map_err(chart_err(CHART))?;
 
-    // Windows first, behind the data.
-    draw_windows(&mut chart, panels, scale, y_lo, y_hi)?;
-    let n = panels.len();
-    for (k, p) in panels.iter().enumerate() {
-        let width = scale.factor as f64 * p.bucket / scale.unit;
-        if overlay {
-            let outline = step_polygon(&p.total, width, y_lo);
-            let line = variant(p.index).stroke_width(thin_stroke(k, n));
-            chart
-                .draw_series(LineSeries::new(outline, line))
-                .map_err(chart_err(CHART))?;
-        } else {
-            draw_stacks(&mut chart, p, width, y_lo, goodput)?;
+    /// [`PanelSpec::draw`] on the y coordinate `y_spec`, from `y_lo` to `y_hi`.
+    fn draw_in<Y>(
+        self,
+        area: &DrawingArea<SVGBackend<'_>, Shift>,
+        y_spec: Y,
+        y_lo: f64,
+        y_hi: f64,
+    ) -> Result<(), ReportError>
+    where
+        Y: AsRangedCoord<Value = f64>,
+        Y::CoordDescType: ValueFormatter<f64>,
+    {
+        let PanelSpec {
+            scale,
+            title,
+            panels,
+            overlay,
+            goodput,
+            x_desc,
+            y_desc,
+        } = self;
+        let last = !x_desc.is_empty();
+        let mut chart = ChartBuilder::on(area)
+            .caption(title, bold(16))
+            .margin_left(12)
+            .margin_right(24)
+            .margin_top(4)
+            .margin_bottom(6)
+            .x_label_area_size(if last { 46 } else { 26 })
+            .y_label_area_size(78)
+            .build_cartesian_2d(scale.x0..scale.x1, y_spec)
+            .map_err(chart_err(CHART))?;
+        let x_fmt = |x: &f64| {
+            if *x < 0.0 {
+                String::new()
+            } else {
+                fmt::tick(*x)
+            }
+        };
+        let y_fmt = |y: &f64| fmt::tick(*y);
+        let mut mesh = chart.configure_mesh();
+        mesh.x_labels(12)
+            .y_labels(5)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .label_style(font(13))
+            .axis_desc_style(font(14))
+            .y_desc(y_desc)
+            .bold_line_style(GRID_BOLD)
+            .light_line_style(GRID)
+            .max_light_lines(1);
+        if last {
+            mesh.x_desc(x_desc);
         }
-        if let Some(r) = p.recovered_at {
-            let row = if overlay { Some(k) } else { None };
-            draw_recovery(&mut chart, p, r / scale.unit, row, scale.x1, (y_lo, y_hi))?;
+        mesh.draw().map_err(chart_err(CHART))?;
+
+        // Windows first, behind the data.
+        draw_windows(&mut chart, panels, scale, y_lo, y_hi)?;
+        let n = panels.len();
+        for (k, p) in panels.iter().enumerate() {
+            let width = scale.factor as f64 * p.bucket / scale.unit;
+            if overlay {
+                let outline = step_polygon(&p.total, width, y_lo);
+                let line = variant(p.index).stroke_width(thin_stroke(k, n));
+                chart
+                    .draw_series(LineSeries::new(outline, line))
+                    .map_err(chart_err(CHART))?;
+            } else {
+                draw_stacks(&mut chart, p, width, y_lo, goodput)?;
+            }
+            if let Some(r) = p.recovered_at {
+                let row = if overlay { Some(k) } else { None };
+                draw_recovery(&mut chart, p, r / scale.unit, row, scale.x1, (y_lo, y_hi))?;
+            }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 const CHART: &str = "load";

@@ -1,20 +1,27 @@
 //! The textbook queues of `validate`, built in with no retries: M/M/1, M/M/c (Erlang C) and
-//! M/D/1, each against its closed form for the mean wait; `mean_wait_of` is the case the replica
-//! experiments compare their queues with too.
+//! M/D/1, each against its closed form for the mean wait; `open_model` and `mean_wait_of` are the
+//! model and the case the replica experiments build on too.
 
 use super::experiment::{Case, Experiment, Reference, Value, case};
 
 use Reference::Exact;
 use Value::Metric;
 
-/// An open Poisson queue with no retries: `c` workers, `service` per request.
-fn queue(rate: &str, c: u32, service: &str, horizon: &str) -> String {
+/// A model of open Poisson arrivals with no retries, `rest` after its `[server]` line: the
+/// server's keys and any variants.
+pub(super) fn open_model(name: &str, horizon: &str, rate: &str, rest: &str) -> String {
     format!(
-        "name = \"queue\"\nhorizon = \"{horizon}\"\nbucket = \"1s\"\n\
+        "name = \"{name}\"\nhorizon = \"{horizon}\"\nbucket = \"1s\"\n\
          [workload]\nkind = \"open\"\nrate = \"{rate}\"\n\
          [retry]\nmax_attempts = 1\n\
-         [server]\ncapacity = {c}\nservice = \"{service}\"\n"
+         [server]\n{rest}"
     )
+}
+
+/// An open Poisson queue with no retries: `c` workers, `service` per request.
+fn queue(rate: &str, c: u32, service: &str, horizon: &str) -> String {
+    let server = format!("capacity = {c}\nservice = \"{service}\"\n");
+    open_model("queue", horizon, rate, &server)
 }
 
 /// Erlang C: the chance an arrival waits in M/M/c with offered load `a` (in workers).

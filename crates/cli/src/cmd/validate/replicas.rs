@@ -3,7 +3,7 @@
 //! with the closed forms they are compared with. Beside `suite`, which lists them in its order.
 
 use super::experiment::{Case, Experiment, Reference, Value, case};
-use super::queueing::mean_wait_of;
+use super::queueing::{mean_wait_of, open_model};
 
 use Reference::{Exact, Order};
 use Value::{Metric, Ratio};
@@ -59,13 +59,14 @@ pub(super) fn replicas_random() -> Experiment {
         id: "replicas-random",
         title: "4 single-worker replicas, random or round robin, rho = 0.7 (lambda 2800/s, exp(1ms))",
         model: || {
-            "name = \"replicas\"\nhorizon = \"100s\"\nbucket = \"1s\"\n\
-             [workload]\nkind = \"open\"\nrate = \"2800/s\"\n\
-             [retry]\nmax_attempts = 1\n\
-             [server]\nreplicas = 4\ncapacity = 1\nservice = \"exp(1ms)\"\n\
-             [[variant]]\nname = \"random\"\nserver.balancer = \"random\"\n\
-             [[variant]]\nname = \"round-robin\"\nserver.balancer = \"round-robin\"\n"
-                .into()
+            open_model(
+                "replicas",
+                "100s",
+                "2800/s",
+                "replicas = 4\ncapacity = 1\nservice = \"exp(1ms)\"\n\
+                 [[variant]]\nname = \"random\"\nserver.balancer = \"random\"\n\
+                 [[variant]]\nname = \"round-robin\"\nserver.balancer = \"round-robin\"\n",
+            )
         },
         file: "(built in)",
         sets: &[],
@@ -145,14 +146,15 @@ pub(super) fn supermarket() -> Experiment {
         id: "supermarket",
         title: "Least request, 2 choices, 100 replicas of exp(1ms) (supermarket model; M/M/1 alone: 3.333 / 10 ms)",
         model: || {
-            "name = \"supermarket\"\nhorizon = \"6s\"\nbucket = \"1s\"\n\
-             [workload]\nkind = \"open\"\nrate = \"70000/s\"\n\
-             [retry]\nmax_attempts = 1\n\
-             [server]\nreplicas = 100\ncapacity = 1\nservice = \"exp(1ms)\"\n\
-             balancer = \"least-request\"\nchoice_count = 2\n\
-             [[variant]]\nname = \"lambda-0.7\"\nworkload.rate = \"70000/s\"\n\
-             [[variant]]\nname = \"lambda-0.9\"\nworkload.rate = \"90000/s\"\n"
-                .into()
+            open_model(
+                "supermarket",
+                "6s",
+                "70000/s",
+                "replicas = 100\ncapacity = 1\nservice = \"exp(1ms)\"\n\
+                 balancer = \"least-request\"\nchoice_count = 2\n\
+                 [[variant]]\nname = \"lambda-0.7\"\nworkload.rate = \"70000/s\"\n\
+                 [[variant]]\nname = \"lambda-0.9\"\nworkload.rate = \"90000/s\"\n",
+            )
         },
         file: "(built in)",
         sets: &[],

@@ -12,7 +12,8 @@ const DEFAULT_BASE: Duration = Duration::from_millis(25);
 /// `rate_limited_retry_back_off.max_interval` default ("Defaults to 300 seconds").
 const DEFAULT_RESET_MAX: Duration = Duration::from_secs(300);
 
-/// `retry_back_off`: Envoy's fully jittered doubling from `base_interval` up to `max_interval`.
+/// `retry_back_off`: Envoy's fully jittered doubling from `base_interval` up to `max_interval`;
+/// then `rate_limited_retry_back_off`.
 pub(super) fn backoff(
     file: &str,
     at: &str,
@@ -80,19 +81,6 @@ pub(super) fn backoff(
     );
     e.set("retry", "base", duration(base), base_note);
     e.set("retry", "cap", duration(cap), cap_note);
-
-    Ok(())
-}
-
-/// `rate_limited_retry_back_off`: Retry-After honoured (in seconds) up to `max_interval`.
-pub(super) fn rate_limited_backoff(
-    file: &str,
-    at: &str,
-    rp: &Map<String, Value>,
-    e: &mut Emit,
-) -> Result<(), CliError> {
-    let f = |k: &str| format!("{at}.{k}");
-    // rate_limited_retry_back_off.
     match rp.get("rate_limited_retry_back_off") {
         None => e.set(
             "retry",
@@ -100,64 +88,66 @@ pub(super) fn rate_limited_backoff(
             quoted("ignore"),
             "no rate_limited_retry_back_off: Envoy ignores Retry-After",
         ),
-        Some(r) => {
-            let rat = f("rate_limited_retry_back_off");
-            let r = object(file, &rat, r)?;
-            keys(file, &rat, r, &["reset_headers", "max_interval"], &[])?;
-            let headers = r
-                .get("reset_headers")
-                .and_then(Value::as_array)
-                .filter(|h| !h.is_empty())
-                .ok_or_else(|| {
-                    refuse(
-                        file,
-                        &format!("{rat}.reset_headers"),
-                        "required: a non-empty list of {name, format} (route_components.proto)",
-                    )
-                })?;
-            for (i, h) in headers.iter().enumerate() {
-                let hat = format!("{rat}.reset_headers[{i}]");
-                let h = object(file, &hat, h)?;
-                keys(file, &hat, h, &["name", "format"], &[])?;
-                let name = h.get("name").and_then(Value::as_str).unwrap_or("");
-                let format = h.get("format").and_then(Value::as_str).unwrap_or("SECONDS");
-                if !name.eq_ignore_ascii_case("retry-after") || format != "SECONDS" {
-                    return Err(refuse(
-                        file,
-                        &hat,
-                        format!(
-                            "{name:?} ({format}) cannot act: the model's servers send only Retry-After in seconds; supported: {{name: Retry-After, format: SECONDS}}"
-                        ),
-                    ));
-                }
-            }
-            let (max, mnote) = match r.get("max_interval") {
-                None => (
-                    DEFAULT_RESET_MAX,
-                    format!(
-                        "{rat}.max_interval absent: Envoy's default 300s; longer hints are discarded"
-                    ),
+        Some(r) => rate_limited(file, &f("rate_limited_retry_back_off"), r, e)?,
+    }
+    Ok(())
+}
+
+/// `rate_limited_retry_back_off` (at `rat`): Retry-After honoured (in seconds) up to
+/// `max_interval`.
+fn rate_limited(file: &str, rat: &str, r: &Value, e: &mut Emit) -> Result<(), CliError> {
+    let r = object(file, rat, r)?;
+    keys(file, rat, r, &["reset_headers", "max_interval"], &[])?;
+    let headers = r
+        .get("reset_headers")
+        .and_then(Value::as_array)
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| {
+            refuse(
+                file,
+                &format!("{rat}.reset_headers"),
+                "required: a non-empty list of {name, format} (route_components.proto)",
+            )
+        })?;
+    for (i, h) in headers.iter().enumerate() {
+        let hat = format!("{rat}.reset_headers[{i}]");
+        let h = object(file, &hat, h)?;
+        keys(file, &hat, h, &["name", "format"], &[])?;
+        let name = h.get("name").and_then(Value::as_str).unwrap_or("");
+        let format = h.get("format").and_then(Value::as_str).unwrap_or("SECONDS");
+        if !name.eq_ignore_ascii_case("retry-after") || format != "SECONDS" {
+            return Err(refuse(
+                file,
+                &hat,
+                format!(
+                    "{name:?} ({format}) cannot act: the model's servers send only Retry-After in seconds; supported: {{name: Retry-After, format: SECONDS}}"
                 ),
-                Some(v) => {
-                    let (m, n) = millis(file, &format!("{rat}.max_interval"), v)?;
-                    if m == Duration::ZERO {
-                        return Err(refuse(
-                            file,
-                            &format!("{rat}.max_interval"),
-                            "must be greater than zero (route_components.proto)",
-                        ));
-                    }
-                    (m, format!("{n}; longer hints are discarded"))
-                }
-            };
-            e.set(
-                "retry",
-                "retry_after",
-                quoted("envoy"),
-                format!("{rat}.reset_headers = Retry-After (SECONDS): U[hint, 1.5 hint)"),
-            );
-            e.set("retry", "retry_after_cap", duration(max), mnote);
+            ));
         }
     }
+    let (max, mnote) = match r.get("max_interval") {
+        None => (
+            DEFAULT_RESET_MAX,
+            format!("{rat}.max_interval absent: Envoy's default 300s; longer hints are discarded"),
+        ),
+        Some(v) => {
+            let (m, n) = millis(file, &format!("{rat}.max_interval"), v)?;
+            if m == Duration::ZERO {
+                return Err(refuse(
+                    file,
+                    &format!("{rat}.max_interval"),
+                    "must be greater than zero (route_components.proto)",
+                ));
+            }
+            (m, format!("{n}; longer hints are discarded"))
+        }
+    };
+    e.set(
+        "retry",
+        "retry_after",
+        quoted("envoy"),
+        format!("{rat}.reset_headers = Retry-After (SECONDS): U[hint, 1.5 hint)"),
+    );
+    e.set("retry", "retry_after_cap", duration(max), mnote);
     Ok(())
 }

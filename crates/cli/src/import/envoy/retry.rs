@@ -3,7 +3,7 @@
 
 use super::super::grpc::object;
 use super::super::{Emit, duration, quoted, refuse};
-use super::backoff::{backoff, rate_limited_backoff};
+use super::backoff::backoff;
 use super::{Pending, keys, millis};
 use crate::error::CliError;
 use retrystorm_core::time::Duration;
@@ -139,7 +139,6 @@ pub(super) fn retry_policy(
     attempts(file, at, rp, &classes, &on_text, e)?;
     timeouts(file, at, rp, route_timeout, e)?;
     backoff(file, at, rp, e)?;
-    rate_limited_backoff(file, at, rp, e)?;
     host_selection(file, at, rp)
 }
 

@@ -12,7 +12,6 @@ pub struct Aimd {
     pub(super) max: u32,
     pub(super) backoff: f64,
     pub(super) timeout: Duration,
-    pub(super) inflight: u32,
 }
 
 impl Aimd {
@@ -23,29 +22,11 @@ impl Aimd {
             max: c.max_limit(),
             backoff: c.backoff_ratio,
             timeout: c.timeout,
-            inflight: 0,
         }
-    }
-    /// `SimpleLimiter.tryAcquire`: refused when `inflight >= limit`.
-    pub fn acquire(&mut self) -> Admit {
-        try_acquire(&mut self.inflight, self.limit)
-    }
-    /// `AIMDLimit._update(startTime, rtt, inflight, didDrop)`, then the attempt leaves.
-    pub fn sample(&mut self, rtt: Duration, inflight: u32, dropped: bool) {
-        let mut limit = self.limit;
-        if dropped || rtt > self.timeout {
-            limit = (f64::from(limit) * self.backoff) as u32;
-        } else if inflight * 2 >= limit {
-            limit += 1;
-        }
-        self.limit = limit.max(self.min).min(self.max);
-    }
-    pub fn limit(&self) -> u32 {
-        self.limit
     }
 }
 
-impl Limiter for Aimd {
+impl Algorithm for Aimd {
     const KEYS: &'static [&'static str] = &[
         "initial_limit",
         "min_limit",
@@ -53,9 +34,8 @@ impl Limiter for Aimd {
         "backoff_ratio",
         "timeout",
     ];
-    const CONCURRENCY: bool = true;
 
-    fn new(c: &LimiterConfig, _start: Time, _stream: Stream) -> Self {
+    fn new(c: &LimiterConfig, _stream: Stream) -> Self {
         Aimd::new(c)
     }
 
@@ -79,16 +59,18 @@ impl Limiter for Aimd {
         Ok(())
     }
 
-    #[inline]
-    fn acquire(&mut self, _now: Time) -> Admit {
-        Aimd::acquire(self)
+    fn limit(&self) -> u32 {
+        self.limit
     }
 
-    /// A drop for an answer the backend did not accept (503, 429, overloaded, timeout,
-    /// connection: `onDropped`), a sample otherwise (`onSuccess`).
-    #[inline]
-    fn on_outcome(&mut self, _now: Time, class: Class, rtt: Duration) {
-        self.sample(rtt, self.inflight, !class.is_accepted());
-        self.inflight = self.inflight.saturating_sub(1);
+    /// `AIMDLimit._update`: a drop or an RTT above `timeout` backs off, enough in flight grows.
+    fn sample(&mut self, rtt: Duration, inflight: u32, dropped: bool) {
+        let mut limit = self.limit;
+        if dropped || rtt > self.timeout {
+            limit = (f64::from(limit) * self.backoff) as u32;
+        } else if inflight * 2 >= limit {
+            limit += 1;
+        }
+        self.limit = limit.max(self.min).min(self.max);
     }
 }

@@ -47,7 +47,6 @@ pub struct Gradient2 {
     pub(super) tolerance: f64,
     pub(super) queue_size: f64,
     pub(super) long_rtt: ExpAvg,
-    pub(super) inflight: u32,
 }
 
 impl Gradient2 {
@@ -60,27 +59,7 @@ impl Gradient2 {
             tolerance: c.rtt_tolerance,
             queue_size: f64::from(c.queue_size),
             long_rtt: ExpAvg::new(c.long_window, 10),
-            inflight: 0,
         }
-    }
-    /// `Gradient2Limit._update(startTime, rtt, inflight, didDrop)`; `didDrop` is not read.
-    pub fn sample(&mut self, rtt: Duration, inflight: u32) {
-        let short = rtt_ns(rtt) as f64;
-        let long = self.long_rtt.add(short);
-        if long / short > 2.0 {
-            self.long_rtt.value *= 0.95;
-        }
-        if f64::from(inflight) < self.estimated / 2.0 {
-            return;
-        }
-        let gradient = (self.tolerance * long / short).clamp(0.5, 1.0);
-        let new = self.estimated * gradient + self.queue_size;
-        let new = self.estimated * (1.0 - self.smoothing) + new * self.smoothing;
-        self.estimated = new.min(self.max).max(self.min);
-    }
-    /// `getLimit()`: the estimate truncated, as `(int) newLimit`.
-    pub fn limit(&self) -> u32 {
-        self.estimated as u32
     }
     /// The long RTT (`getRttNoLoad`), nanoseconds.
     pub fn long_rtt(&self) -> f64 {
@@ -88,7 +67,7 @@ impl Gradient2 {
     }
 }
 
-impl Limiter for Gradient2 {
+impl Algorithm for Gradient2 {
     const KEYS: &'static [&'static str] = &[
         "smoothing",
         "initial_limit",
@@ -98,10 +77,9 @@ impl Limiter for Gradient2 {
         "long_window",
         "rtt_tolerance",
     ];
-    const CONCURRENCY: bool = true;
     const DEFAULT_SMOOTHING: f64 = 0.2;
 
-    fn new(c: &LimiterConfig, _start: Time, _stream: Stream) -> Self {
+    fn new(c: &LimiterConfig, _stream: Stream) -> Self {
         Gradient2::new(c)
     }
 
@@ -126,16 +104,24 @@ impl Limiter for Gradient2 {
         Ok(())
     }
 
-    #[inline]
-    fn acquire(&mut self, _now: Time) -> Admit {
-        let limit = self.limit();
-        try_acquire(&mut self.inflight, limit)
+    /// `getLimit()`: the estimate truncated, as `(int) newLimit`.
+    fn limit(&self) -> u32 {
+        self.estimated as u32
     }
 
-    /// Every outcome is a sample (the Java never reads `didDrop`).
-    #[inline]
-    fn on_outcome(&mut self, _now: Time, _class: Class, rtt: Duration) {
-        self.sample(rtt, self.inflight);
-        self.inflight = self.inflight.saturating_sub(1);
+    /// `Gradient2Limit._update`: every outcome is a sample (the Java never reads `didDrop`).
+    fn sample(&mut self, rtt: Duration, inflight: u32, _dropped: bool) {
+        let short = rtt_ns(rtt) as f64;
+        let long = self.long_rtt.add(short);
+        if long / short > 2.0 {
+            self.long_rtt.value *= 0.95;
+        }
+        if f64::from(inflight) < self.estimated / 2.0 {
+            return;
+        }
+        let gradient = (self.tolerance * long / short).clamp(0.5, 1.0);
+        let new = self.estimated * gradient + self.queue_size;
+        let new = self.estimated * (1.0 - self.smoothing) + new * self.smoothing;
+        self.estimated = new.min(self.max).max(self.min);
     }
 }

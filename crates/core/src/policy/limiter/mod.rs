@@ -55,6 +55,7 @@ pub mod aimd;
 pub mod aws;
 mod config;
 pub mod gradient2;
+mod simple;
 #[cfg(test)]
 mod tests;
 pub mod vegas;
@@ -63,6 +64,7 @@ pub use aimd::Aimd;
 pub use aws::AwsAdaptive;
 pub use config::*;
 pub use gradient2::Gradient2;
+pub use simple::{Algorithm, Simple};
 pub use vegas::Vegas;
 
 use crate::base::invalid::Invalid;
@@ -89,15 +91,6 @@ pub enum Admit {
 /// An RTT in nanoseconds as the Java sees it, at least 1.
 fn rtt_ns(rtt: Duration) -> u64 {
     rtt.0.max(1)
-}
-
-/// `SimpleLimiter.tryAcquire`: refused when `inflight >= limit`.
-fn try_acquire(inflight: &mut u32, limit: u32) -> Admit {
-    if *inflight >= limit {
-        return Admit::Reject;
-    }
-    *inflight += 1;
-    Admit::Go
 }
 
 /// What every client-side limiter does, one instance per scope: asked before each attempt goes
@@ -242,11 +235,11 @@ limiters! {
     AwsAdaptive = "aws-adaptive" => AwsAdaptive,
     /// Netflix concurrency-limits' `AIMDLimit` behind a `SimpleLimiter`: attempts beyond the
     /// limit in flight are rejected in the client.
-    Aimd = "aimd" => Aimd,
+    Aimd = "aimd" => Simple<Aimd>,
     /// Netflix concurrency-limits' `Gradient2Limit`: the limit follows the ratio of a long-term
     /// RTT average to the latest RTT; beyond it, rejected.
-    Gradient2 = "gradient2" => Gradient2,
+    Gradient2 = "gradient2" => Simple<Gradient2>,
     /// Netflix concurrency-limits' `VegasLimit`: the limit follows the queue estimated from the
     /// smallest RTT seen; beyond it, rejected.
-    Vegas = "vegas" => Vegas,
+    Vegas = "vegas" => Simple<Vegas>,
 }

@@ -164,13 +164,17 @@ fn aimd_follows_aimdlimit() {
         kind: LimiterKind::Aimd,
         ..Default::default()
     };
-    let mut a = Aimd::new(&cfg);
+    let mut l = Simple {
+        limit: Aimd::new(&cfg),
+        inflight: 0,
+    };
     let ms = Duration::from_millis;
     // 20 in flight: the 21st is rejected.
     for _ in 0..20 {
-        assert_eq!(a.acquire(), Admit::Go);
+        assert_eq!(l.acquire(Time::ZERO), Admit::Go);
     }
-    assert_eq!(a.acquire(), Admit::Reject);
+    assert_eq!(l.acquire(Time::ZERO), Admit::Reject);
+    let mut a = l.limit;
     // A success with inflight 20: 20 * 2 >= 20, so 21.
     a.sample(ms(10), 20, false);
     assert_eq!(a.limit(), 21);
@@ -215,7 +219,7 @@ fn gradient2_follows_gradient2limit() {
     // sample moves the limit to 0.8 * L + 0.2 * (L + 4) = L + 0.8.
     let mut want = 20.0;
     for _ in 0..10 {
-        g.sample(ms(10), 20);
+        g.sample(ms(10), 20, false);
         want = want * 0.8 + (want + 4.0) * 0.2;
         assert!(close(g.estimated, want), "{} != {want}", g.estimated);
     }
@@ -224,35 +228,35 @@ fn gradient2_follows_gradient2limit() {
     // The 11th sample is past the warm-up: an EWMA with factor 2 / 601. At 40 ms the
     // gradient 1.5 * long / 40 ms is 0.38, floored at 0.5: 28 * 0.5 + 4 = 18, smoothed
     // 0.8 * 28 + 0.2 * 18 = 26.
-    g.sample(ms(40), 28);
+    g.sample(ms(40), 28, false);
     let f = 2.0 / 601.0;
     let long = 10e6 * (1.0 - f) + 40e6 * f;
     assert!(close(g.long_rtt(), long));
     assert!(close(g.estimated, 26.0), "{}", g.estimated);
     // 20 ms: gradient 1.5 * long / 20 ms = 0.757..., no floor.
-    g.sample(ms(20), 14);
+    g.sample(ms(20), 14, false);
     let long = long * (1.0 - f) + 20e6 * f;
     let gradient = 1.5 * long / 20e6;
     let want = 26.0 * 0.8 + (26.0 * gradient + 4.0) * 0.2;
     assert!(close(g.estimated, want), "{} != {want}", g.estimated);
     // Below half the limit in flight (12 < 25.x / 2): the long RTT moves, the limit not.
     let before = g.estimated;
-    g.sample(ms(40), 12);
+    g.sample(ms(40), 12, false);
     let long = long * (1.0 - f) + 40e6 * f;
     assert_eq!(g.estimated, before);
     assert!(close(g.long_rtt(), long));
     // A short RTT under half the long one: the long RTT is cut by 0.95 after the add.
-    g.sample(ms(1), 0);
+    g.sample(ms(1), 0, false);
     let long = (long * (1.0 - f) + 1e6 * f) * 0.95;
     assert!(close(g.long_rtt(), long), "{} != {long}", g.long_rtt());
     // Long spikes pull the limit down to minLimit 20, never below; drops are not read.
     for _ in 0..50 {
-        g.sample(Duration::from_secs(1), 100);
+        g.sample(Duration::from_secs(1), 100, false);
     }
     assert_eq!(g.estimated, 20.0);
     // Fast answers grow it by 0.8 a sample up to maxConcurrency 200, never above.
     for _ in 0..1000 {
-        g.sample(Duration::from_micros(1), 1000);
+        g.sample(Duration::from_micros(1), 1000, false);
     }
     assert_eq!(g.limit(), 200);
 }

@@ -27,7 +27,6 @@ pub struct Vegas {
     pub(super) rtt_noload: u64,
     /// `ThreadLocalRandom` for the probe jitter.
     pub(super) stream: Stream,
-    pub(super) inflight: u32,
 }
 
 impl Vegas {
@@ -41,7 +40,6 @@ impl Vegas {
             probe_jitter: 0.0,
             rtt_noload: 0,
             stream,
-            inflight: 0,
         };
         v.reset_probe_jitter();
         v
@@ -49,22 +47,6 @@ impl Vegas {
     /// `ThreadLocalRandom.nextDouble(0.5, 1)`.
     fn reset_probe_jitter(&mut self) {
         self.probe_jitter = 0.5 + 0.5 * self.stream.uniform();
-    }
-    /// `VegasLimit._update(startTime, rtt, inflight, didDrop)`.
-    pub fn sample(&mut self, rtt: Duration, inflight: u32, dropped: bool) {
-        let rtt = rtt_ns(rtt);
-        self.probe_count += 1;
-        if self.probe_jitter * self.probe_multiplier * self.estimated <= self.probe_count as f64 {
-            self.reset_probe_jitter();
-            self.probe_count = 0;
-            self.rtt_noload = rtt;
-            return;
-        }
-        if self.rtt_noload == 0 || rtt < self.rtt_noload {
-            self.rtt_noload = rtt;
-            return;
-        }
-        self.update(rtt, inflight, dropped);
     }
     /// `updateEstimatedLimit`, with the Builder's default functions.
     fn update(&mut self, rtt: u64, inflight: u32, dropped: bool) {
@@ -90,29 +72,24 @@ impl Vegas {
         let new = new.min(self.max).max(1.0);
         self.estimated = (1.0 - self.smoothing) * est + self.smoothing * new;
     }
-    /// `getLimit()`: the estimate truncated.
-    pub fn limit(&self) -> u32 {
-        self.estimated as u32
-    }
     /// The no-load RTT, nanoseconds (0 before the first sample).
     pub fn rtt_noload(&self) -> u64 {
         self.rtt_noload
     }
 }
 
-impl Limiter for Vegas {
+impl Algorithm for Vegas {
     const KEYS: &'static [&'static str] = &[
         "smoothing",
         "initial_limit",
         "max_limit",
         "probe_multiplier",
     ];
-    const CONCURRENCY: bool = true;
     const DEFAULT_SMOOTHING: f64 = 1.0;
     const DEFAULT_MAX_LIMIT: u32 = 1000;
 
     /// `stream` draws the probe jitter.
-    fn new(c: &LimiterConfig, _start: Time, stream: Stream) -> Self {
+    fn new(c: &LimiterConfig, stream: Stream) -> Self {
         Vegas::new(c, stream)
     }
 
@@ -135,16 +112,25 @@ impl Limiter for Vegas {
         Ok(())
     }
 
-    #[inline]
-    fn acquire(&mut self, _now: Time) -> Admit {
-        let limit = self.limit();
-        try_acquire(&mut self.inflight, limit)
+    /// `getLimit()`: the estimate truncated.
+    fn limit(&self) -> u32 {
+        self.estimated as u32
     }
 
-    /// A drop for an answer the backend did not accept, a sample otherwise.
-    #[inline]
-    fn on_outcome(&mut self, _now: Time, class: Class, rtt: Duration) {
-        self.sample(rtt, self.inflight, !class.is_accepted());
-        self.inflight = self.inflight.saturating_sub(1);
+    /// `VegasLimit._update`: a probe, a smaller no-load RTT, or an update of the estimate.
+    fn sample(&mut self, rtt: Duration, inflight: u32, dropped: bool) {
+        let rtt = rtt_ns(rtt);
+        self.probe_count += 1;
+        if self.probe_jitter * self.probe_multiplier * self.estimated <= self.probe_count as f64 {
+            self.reset_probe_jitter();
+            self.probe_count = 0;
+            self.rtt_noload = rtt;
+            return;
+        }
+        if self.rtt_noload == 0 || rtt < self.rtt_noload {
+            self.rtt_noload = rtt;
+            return;
+        }
+        self.update(rtt, inflight, dropped);
     }
 }

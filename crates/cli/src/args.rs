@@ -6,7 +6,7 @@ use retrystorm_core::trace::OutcomeFilter;
 use std::path::PathBuf;
 
 mod rare;
-pub use rare::RareArgs;
+pub use rare::{DEFAULT_PARTICLES, RareArgs};
 
 /// The names `--trace-outcome` takes.
 pub const OUTCOMES: [&str; 7] = {

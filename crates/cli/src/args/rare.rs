@@ -5,6 +5,9 @@ use super::ModelArgs;
 use clap::Args;
 use std::path::PathBuf;
 
+/// `--particles` when not given.
+pub const DEFAULT_PARTICLES: u32 = 100;
+
 #[derive(Args, Debug)]
 pub struct RareArgs {
     #[command(flatten)]
@@ -39,7 +42,7 @@ pub struct RareArgs {
     #[arg(long)]
     pub fixed_levels: bool,
     /// Runs (particles) per stage.
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(20..=100_000))]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_PARTICLES, value_parser = clap::value_parser!(u32).range(20..=100_000))]
     pub particles: u32,
     /// Write the estimate as JSON here ("-" for stdout, which replaces the table).
     #[arg(long, value_name = "PATH")]

@@ -5,7 +5,7 @@
 //! `--shard I/N --out FILE` runs a slice of the seeds into a sweep file, `merge` joins the
 //! slices and `rare MERGED.jsonl` shows the estimate, as `map` does with its shards.
 
-use crate::args::RareArgs;
+use crate::args::{DEFAULT_PARTICLES, RareArgs};
 use crate::emit::is_stdout;
 use crate::prepare::{study_outputs, variant_grid};
 use crate::run::Runner;
@@ -139,7 +139,7 @@ fn from_file(a: &RareArgs) -> Result<(), CliError> {
         a.excess.then_some("--excess"),
         a.until_empty.then_some("--until-empty"),
         a.fixed_levels.then_some("--fixed-levels"),
-        (a.particles != 100).then_some("--particles"),
+        (a.particles != DEFAULT_PARTICLES).then_some("--particles"),
         a.variant.as_ref().map(|_| "--variant"),
         a.shard.as_ref().map(|_| "--shard"),
         a.out.as_ref().map(|_| "--out"),

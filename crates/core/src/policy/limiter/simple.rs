@@ -37,7 +37,7 @@ pub trait Algorithm: Clone + std::fmt::Debug {
 /// rejected in the client.
 #[derive(Clone, Debug)]
 pub struct Simple<L> {
-    pub limit: L,
+    pub algorithm: L,
     pub(super) inflight: u32,
 }
 
@@ -49,7 +49,7 @@ impl<L: Algorithm> Limiter for Simple<L> {
 
     fn new(c: &LimiterConfig, _start: Time, stream: Stream) -> Self {
         Simple {
-            limit: L::new(c, stream),
+            algorithm: L::new(c, stream),
             inflight: 0,
         }
     }
@@ -61,7 +61,7 @@ impl<L: Algorithm> Limiter for Simple<L> {
     /// `tryAcquire`: refused when `inflight >= limit`.
     #[inline]
     fn acquire(&mut self, _now: Time) -> Admit {
-        if self.inflight >= self.limit.limit() {
+        if self.inflight >= self.algorithm.limit() {
             return Admit::Reject;
         }
         self.inflight += 1;
@@ -72,11 +72,12 @@ impl<L: Algorithm> Limiter for Simple<L> {
     /// connection: `onDropped`), a sample otherwise (`onSuccess`); then the attempt leaves.
     #[inline]
     fn on_outcome(&mut self, _now: Time, class: Class, rtt: Duration) {
-        self.limit.sample(rtt, self.inflight, !class.is_accepted());
+        self.algorithm
+            .sample(rtt, self.inflight, !class.is_accepted());
         self.inflight = self.inflight.saturating_sub(1);
     }
 
     fn rekey(&mut self, stream: Stream) {
-        self.limit.rekey(stream);
+        self.algorithm.rekey(stream);
     }
 }

@@ -165,7 +165,7 @@ fn aimd_follows_aimdlimit() {
         ..Default::default()
     };
     let mut l = Simple {
-        limit: Aimd::new(&cfg),
+        algorithm: Aimd::new(&cfg),
         inflight: 0,
     };
     let ms = Duration::from_millis;
@@ -174,7 +174,7 @@ fn aimd_follows_aimdlimit() {
         assert_eq!(l.acquire(Time::ZERO), Admit::Go);
     }
     assert_eq!(l.acquire(Time::ZERO), Admit::Reject);
-    let mut a = l.limit;
+    let mut a = l.algorithm;
     // A success with inflight 20: 20 * 2 >= 20, so 21.
     a.sample(ms(10), 20, false);
     assert_eq!(a.limit(), 21);
